@@ -1,0 +1,3 @@
+module rewind.dev/e2e
+
+go 1.25

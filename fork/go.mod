@@ -1,0 +1,3 @@
+module rewind.dev/fork
+
+go 1.25

@@ -1,0 +1,3 @@
+module rewind.dev/jsonl
+
+go 1.25

@@ -1,0 +1,59 @@
+# Shared helpers for scripts/bench sections (sourced, not run).
+#   bench_setup            installs hyperfine and GNU time if missing, builds the binaries into $BENCH_BIN
+#   median CMD             median wall seconds of a shell command over $BENCH_RUNS runs (2 warm-ups)
+#   peak_rss_mb CMD        peak resident set size of one run, in MiB
+#   row FIGURE OURS REFNAME REF TARGET   prints one table row with the ratio OURS/REF
+#   goroot_copy            a copy of $(go env GOROOT)/src under $BENCH_DIR (made once), printed
+
+bench_setup() {
+  BENCH_RUNS=${BENCH_RUNS:-7}
+  if [ -z "${BENCH_DIR:-}" ]; then
+    BENCH_DIR=$(mktemp -d /tmp/rewind-bench.XXXXXX)
+    trap 'rm -rf "$BENCH_DIR"' EXIT
+  fi
+  mkdir -p "$BENCH_DIR"
+  local need=()
+  command -v hyperfine >/dev/null || need+=(hyperfine)
+  [ -x /usr/bin/time ] || need+=(time)
+  command -v pigz >/dev/null || need+=(pigz)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "bench: installing ${need[*]}" >&2
+    (apt-get update -qq && apt-get install -y -qq "${need[@]}") >/dev/null
+  fi
+  BENCH_BIN=$BENCH_DIR/bin
+  mkdir -p "$BENCH_BIN"
+  for main in "$REWIND_SRC"/*/cmd/*/main.go; do
+    local pkg; pkg=$(dirname "$main")
+    (cd "$REWIND_SRC" && go build -trimpath -o "$BENCH_BIN/$(basename "$pkg")" "./${pkg#"$REWIND_SRC"/}")
+  done
+  export PATH="$BENCH_BIN:$PATH"
+}
+
+median() {
+  local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
+  hyperfine -N --style none --warmup 2 --runs "$BENCH_RUNS" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
+    || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" --export-csv "$csv" -- "$1" >/dev/null
+  awk -F, 'NR==2 {print $4}' "$csv"
+  rm -f "$csv"
+}
+
+peak_rss_mb() {
+  /usr/bin/time -f '%M' -o "$BENCH_DIR/rss" bash -c "$1" >/dev/null 2>&1
+  awk '{printf "%.1f", $1/1024}' "$BENCH_DIR/rss"
+}
+
+fmt_s() { awk -v s="$1" 'BEGIN { if (s < 1) printf "%.1f ms", s*1000; else printf "%.2f s", s }'; }
+
+row() {
+  local figure=$1 ours=$2 refname=$3 ref=$4 target=$5
+  local ratio; ratio=$(awk -v a="$ours" -v b="$ref" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }')
+  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${BENCH_SECTION:-}" "$figure" "$(fmt_s "$ours")" "$refname" "$(fmt_s "$ref")" "$ratio" "$target"
+}
+
+goroot_copy() {
+  local dst=$BENCH_DIR/goroot-src
+  if [ ! -d "$dst" ]; then
+    cp -r "$(go env GOROOT)/src" "$dst"
+  fi
+  echo "$dst"
+}
