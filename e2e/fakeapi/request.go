@@ -1,0 +1,133 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Request is a parsed /v1/messages request body.
+type Request struct {
+	Model    string    `json:"model"`
+	Stream   bool      `json:"stream"`
+	System   Content   `json:"system"`
+	Messages []Message `json:"messages"`
+	Tools    []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+
+	Raw []byte `json:"-"`
+}
+
+// Message is one conversation message; Content is a string or a list of blocks in the wire
+// format, always a list of blocks here.
+type Message struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// Content is a list of content blocks; a plain string decodes as one text block.
+type Content []Block
+
+// Block is one content block. Only the fields the scripts need are decoded.
+type Block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+}
+
+// UnmarshalJSON accepts a string or an array of blocks.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*c = Content{{Type: "text", Text: s}}
+		return nil
+	}
+	var blocks []Block
+	if err := json.Unmarshal(b, &blocks); err != nil {
+		return fmt.Errorf("content is neither a string nor a list of blocks: %w", err)
+	}
+	*c = blocks
+	return nil
+}
+
+// ParseRequest decodes a /v1/messages request body.
+func ParseRequest(body []byte) (*Request, error) {
+	var r Request
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("fakeapi: request body: %w", err)
+	}
+	r.Raw = body
+	return &r, nil
+}
+
+// isInjected reports whether a user text block was put there by the client, not typed.
+func isInjected(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	return t == "" || hasPrefixAny(t, "<system-reminder>", "<command-name>", "<command-message>",
+		"<local-command-", "Caveat: The messages below", "[Request interrupted")
+}
+
+// Prompts returns the texts the user typed, oldest first: the text blocks of user messages
+// that are not client-injected reminders (tool results are not text blocks).
+func (r *Request) Prompts() []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && !isInjected(b.Text) {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+// LastPrompt is the newest typed prompt in the request, or "" when there is none.
+func (r *Request) LastPrompt() string {
+	p := r.Prompts()
+	if len(p) == 0 {
+		return ""
+	}
+	return p[len(p)-1]
+}
+
+// HasToolResult reports whether the conversation already holds the result of tool call id.
+func (r *Request) HasToolResult(id string) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && b.ToolUseID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SystemText is the system prompt's text blocks joined by newlines.
+func (r *Request) SystemText() string {
+	var parts []string
+	for _, b := range r.System {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// HasTool reports whether the request offers the model a tool of that name. The client's
+// side requests (titles, summaries) offer none, so this tells the main conversation apart.
+func (r *Request) HasTool(name string) bool {
+	for _, t := range r.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}

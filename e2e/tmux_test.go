@@ -1,0 +1,91 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// screen is an interactive program running in a private tmux server, driven with send-keys and
+// read with capture-pane, as a user would see it.
+type screen struct {
+	t    *testing.T
+	tmux string
+	sock string
+}
+
+// startScreen runs argv (no shell) in dir with exactly env, on a 160×45 terminal.
+func startScreen(t *testing.T, dir string, env []string, argv ...string) *screen {
+	t.Helper()
+	tmux := os.Getenv("REWIND_E2E_TMUX")
+	if tmux == "" {
+		tmux = "tmux"
+	}
+	s := &screen{t: t, tmux: tmux, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	args := []string{"new-session", "-d", "-s", "e2e", "-x", "160", "-y", "45", "-c", dir, "env", "-i"}
+	args = append(append(args, env...), argv...)
+	s.run(args...)
+	t.Cleanup(func() { exec.Command(s.tmux, "-S", s.sock, "kill-server").Run() })
+	return s
+}
+
+func (s *screen) run(args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command(s.tmux, append([]string{"-S", s.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %q: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// capture is the visible screen text.
+func (s *screen) capture() string { return s.run("capture-pane", "-p", "-t", "e2e") }
+
+// waitFor polls the screen until it contains want, and returns the screen.
+func (s *screen) waitFor(want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		text := s.capture()
+		if strings.Contains(text, want) {
+			return text
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("screen never showed %q; it shows:\n%s", want, text)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// typeLine types text and presses Enter, as separate keystrokes the way a user would.
+func (s *screen) typeLine(text string) {
+	s.t.Helper()
+	s.run("send-keys", "-t", "e2e", "-l", text)
+	time.Sleep(300 * time.Millisecond) // let the input box take the paste before Enter
+	s.run("send-keys", "-t", "e2e", "Enter")
+}
+
+func (s *screen) keys(keys ...string) {
+	s.t.Helper()
+	s.run(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
+}
+
+// waitExit waits until the program has exited (tmux ends the session with it).
+func (s *screen) waitExit() {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if exec.Command(s.tmux, "-S", s.sock, "has-session", "-t", "e2e").Run() != nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.t.Fatalf("program did not exit; screen:\n%s", s.capture())
+}
