@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"rewind.dev/jsonl"
+)
+
+// atConfig is `rewind-jsonl at --event ID FILE`.
+type atConfig struct {
+	env   *env
+	agent agentFlag
+	event string
+}
+
+func newAtCmd(e *env) *ffcli.Command {
+	c := &atConfig{env: e}
+	return newSub(e, "at", "rewind-jsonl at --event ID FILE [--agent A]",
+		"print the cut before an event, which is removed with all after it",
+		"Prints {\"type\":\"boundary\",\"offset\":…,\"events_kept\":…,\"events_removed\":…}. Events are\n"+
+			"complete lines holding a JSON object. Exit status 4 when no line has the id.", c)
+}
+
+func (c *atConfig) RegisterFlags(fs *flag.FlagSet) {
+	c.agent.register(fs)
+	fs.StringVar(&c.event, "event", "", "the event id (Claude: uuid; Droid, pi, Copilot: id)")
+}
+
+type atOut struct {
+	Type string `json:"type"`
+	jsonl.EventCut
+}
+
+func (c *atConfig) Exec(ctx context.Context, args []string) error {
+	if c.event == "" {
+		return parseError{errors.New("missing --event ID"), "run rewind-jsonl at --event <uuid> FILE"}
+	}
+	path, err := onePath("at", args)
+	if err != nil {
+		return err
+	}
+	t, err := c.agent.open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	cut, err := t.At(ctx, c.event)
+	if err != nil {
+		return scanError(err)
+	}
+	return c.env.emit(atOut{Type: "boundary", EventCut: cut})
+}

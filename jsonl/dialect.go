@@ -1,0 +1,278 @@
+package jsonl
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed dialects/*.json
+var dialectFiles embed.FS
+
+// Dialect is one agent's transcript profile, loaded from dialects/<name>.json. Its fields are
+// data; the methods interpret them. Treat a Dialect as read-only.
+type Dialect struct {
+	// Name is the agent's name as used by --agent: claude, droid, codex, pi, copilot.
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// IDField is the dotted path of a line's event id ("uuid", "id"); empty when the agent's
+	// lines carry no ids (codex).
+	IDField string `json:"id_field"`
+	// TimestampField is the dotted path of a line's timestamp.
+	TimestampField string       `json:"timestamp_field"`
+	Detect         DetectRule   `json:"detect"`
+	Prompt         PromptRule   `json:"prompt"`
+	Preamble       PreambleRule `json:"preamble"`
+	Title          TitleRule    `json:"title"`
+}
+
+// Cond is one test on a line's JSON object. Field is a dotted path; exactly one test is set.
+type Cond struct {
+	Field     string            `json:"field"`
+	Equals    json.RawMessage   `json:"equals,omitempty"`     // value equals this JSON value
+	NotEquals json.RawMessage   `json:"not_equals,omitempty"` // absent, or a different value
+	In        []json.RawMessage `json:"in,omitempty"`         // value equals one of these
+	NotTrue   bool              `json:"not_true,omitempty"`   // absent, or anything but true
+	Absent    bool              `json:"absent,omitempty"`     // the key is not there at all
+	Present   bool              `json:"present,omitempty"`    // the key is there
+	HasPrefix string            `json:"has_prefix,omitempty"` // a string starting with this
+	NotPrefix string            `json:"not_prefix,omitempty"` // absent, not a string, or not starting with this
+	// EqualsPromptField (preamble rules only): the value is the string Prefix followed by the
+	// prompt line's value at this path.
+	EqualsPromptField string `json:"equals_prompt_field,omitempty"`
+	Prefix            string `json:"prefix,omitempty"`
+}
+
+// Conds holds when every Cond holds.
+type Conds []Cond
+
+// DetectRule tells the agent from a transcript's path and first lines.
+type DetectRule struct {
+	PathContains    []string `json:"path_contains"`     // a path containing one of these hints at the agent
+	SignatureTypes  []string `json:"signature_types"`   // line types only this agent writes
+	Types           []string `json:"types"`             // line types this agent writes among others
+	RequireAnyField []string `json:"require_any_field"` // a line counts only when it has one of these keys
+}
+
+// PromptRule says which lines are real user prompts (turns).
+type PromptRule struct {
+	Match Conds `json:"match"`
+	// Content lists dotted paths of the prompt's content: a string, or an array of blocks
+	// ({"type":"text","text":…}, {"type":"image",…}, …).
+	Content []string `json:"content"`
+	// Attachments lists dotted paths of arrays whose non-empty value counts as content even
+	// without text (pasted images, attached files).
+	Attachments      []string `json:"attachments"`
+	TextBlockTypes   []string `json:"text_block_types"`   // default text, input_text
+	ImageBlockTypes  []string `json:"image_block_types"`  // default image, input_image
+	RejectBlockTypes []string `json:"reject_block_types"` // a block of one of these types: not a prompt
+	// RejectTextPrefixes: the text, leading white space trimmed, starting with one of these is
+	// not a prompt.
+	RejectTextPrefixes []string `json:"reject_text_prefixes"`
+	// StripLeadingWrappers: [open, close] pairs removed from the start of the text before the
+	// tests (injected context such as <system-reminder>…</system-reminder>); text that is only
+	// wrappers is not a prompt.
+	StripLeadingWrappers [][2]string `json:"strip_leading_wrappers"`
+}
+
+// PreambleRule says which lines just before a prompt belong to it, so that a cut before the
+// prompt removes them too (Claude's file-history-snapshot and queue-operation lines).
+type PreambleRule struct {
+	MaxLines    int     `json:"max_lines"`   // how far back from the prompt to look
+	Owned       []Conds `json:"owned"`       // lines that belong to the prompt: the cut moves before them
+	Transparent []Conds `json:"transparent"` // lines passed over without moving the cut
+}
+
+// TitleRule says where a session's title lives and how a fork marks its own.
+type TitleRule struct {
+	Sources []TitleSource `json:"sources"`
+	Fork    ForkTitle     `json:"fork"`
+}
+
+// TitleSource is one kind of line carrying a title. The newest line of the highest Rank wins.
+type TitleSource struct {
+	Match Conds  `json:"match"`
+	Field string `json:"field"`
+	Rank  int    `json:"rank"`
+}
+
+// ForkTitle says how a fork marks its title.
+type ForkTitle struct {
+	// Method is "append_line" (append Line with {title} and {session_id} filled in),
+	// "rewrite_first_line" (set Field of the first line, which holds the title), or "none".
+	Method string          `json:"method"`
+	Prefix string          `json:"prefix"`
+	Line   json.RawMessage `json:"line,omitempty"`
+	Field  string          `json:"field,omitempty"`
+}
+
+var (
+	loadOnce   sync.Once
+	dialects   map[string]*Dialect
+	dialectErr error
+)
+
+func loadDialects() {
+	dialects = make(map[string]*Dialect)
+	entries, err := fs.ReadDir(dialectFiles, "dialects")
+	if err != nil {
+		dialectErr = err
+		return
+	}
+	for _, e := range entries {
+		data, err := dialectFiles.ReadFile(path.Join("dialects", e.Name()))
+		if err != nil {
+			dialectErr = err
+			return
+		}
+		d, err := ParseDialect(data)
+		if err != nil {
+			dialectErr = fmt.Errorf("dialect %s: %w", e.Name(), err)
+			return
+		}
+		dialects[d.Name] = d
+	}
+}
+
+// ParseDialect reads a dialect profile from its JSON form and checks it.
+func ParseDialect(data []byte) (*Dialect, error) {
+	var d Dialect
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, fmt.Errorf("parse dialect profile: %w", err)
+	}
+	if d.Name == "" {
+		return nil, fmt.Errorf("dialect profile has no name")
+	}
+	if len(d.Prompt.Match) == 0 {
+		return nil, fmt.Errorf("dialect %s: prompt rule has no match conditions", d.Name)
+	}
+	all := append([]Conds{d.Prompt.Match}, d.Preamble.Owned...)
+	all = append(all, d.Preamble.Transparent...)
+	for _, s := range d.Title.Sources {
+		all = append(all, s.Match)
+	}
+	for _, cs := range all {
+		for _, c := range cs {
+			if c.Field == "" {
+				return nil, fmt.Errorf("dialect %s: a condition has no field", d.Name)
+			}
+		}
+	}
+	if len(d.Prompt.TextBlockTypes) == 0 {
+		d.Prompt.TextBlockTypes = []string{"text", "input_text"}
+	}
+	if len(d.Prompt.ImageBlockTypes) == 0 {
+		d.Prompt.ImageBlockTypes = []string{"image", "input_image"}
+	}
+	switch d.Title.Fork.Method {
+	case "", "none":
+		d.Title.Fork.Method = "none"
+	case "append_line", "rewrite_first_line":
+	default:
+		return nil, fmt.Errorf("dialect %s: unknown fork title method %q", d.Name, d.Title.Fork.Method)
+	}
+	return &d, nil
+}
+
+// Dialects returns every built-in dialect, sorted by name.
+func Dialects() []*Dialect {
+	loadOnce.Do(loadDialects)
+	out := make([]*Dialect, 0, len(dialects))
+	for _, d := range dialects {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// DialectNames returns the built-in dialects' names, sorted.
+func DialectNames() []string {
+	var names []string
+	for _, d := range Dialects() {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// LookupDialect returns the built-in dialect with this name (case-insensitive).
+func LookupDialect(name string) (*Dialect, error) {
+	loadOnce.Do(loadDialects)
+	if dialectErr != nil {
+		return nil, dialectErr
+	}
+	if d, ok := dialects[strings.ToLower(strings.TrimSpace(name))]; ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(DialectNames(), ", "))
+}
+
+// holds reports whether the condition holds for o. prompt is the prompt line's object for
+// EqualsPromptField conditions (nil elsewhere: such a condition then fails).
+func (c Cond) holds(o, prompt *object) bool {
+	raw, present := o.get(c.Field)
+	switch {
+	case c.EqualsPromptField != "":
+		if prompt == nil || !present {
+			return false
+		}
+		want := prompt.str(c.EqualsPromptField)
+		return want != "" && rawString(raw) == c.Prefix+want
+	case c.Equals != nil:
+		return present && rawEqual(raw, c.Equals)
+	case c.NotEquals != nil:
+		return !present || !rawEqual(raw, c.NotEquals)
+	case c.In != nil:
+		if !present {
+			return false
+		}
+		for _, v := range c.In {
+			if rawEqual(raw, v) {
+				return true
+			}
+		}
+		return false
+	case c.NotTrue:
+		return !present || !rawEqual(raw, json.RawMessage("true"))
+	case c.Absent:
+		return !present
+	case c.Present:
+		return present
+	case c.HasPrefix != "":
+		return present && strings.HasPrefix(rawString(raw), c.HasPrefix)
+	case c.NotPrefix != "":
+		return !present || !strings.HasPrefix(rawString(raw), c.NotPrefix)
+	}
+	return present
+}
+
+func (cs Conds) holds(o, prompt *object) bool {
+	for _, c := range cs {
+		if !c.holds(o, prompt) {
+			return false
+		}
+	}
+	return true
+}
+
+// needles returns byte strings that every line matching cs must contain: the JSON encoding of
+// each string Equals value. Lines without them are rejected before parsing, which keeps tail
+// scans over large tool-output lines cheap. (A writer that escaped plain ASCII as \u00XX would
+// defeat this; no agent does.)
+func (cs Conds) needles() [][]byte {
+	var out [][]byte
+	for _, c := range cs {
+		if c.Equals == nil {
+			continue
+		}
+		if s := rawString(c.Equals); s != "" {
+			b, _ := json.Marshal(s)
+			out = append(out, b)
+		}
+	}
+	return out
+}

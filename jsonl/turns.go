@@ -1,0 +1,183 @@
+package jsonl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Turn is one real user prompt and the lines that follow it up to the next prompt.
+type Turn struct {
+	// N counts prompts from the end: 1 is the most recent.
+	N int `json:"n"`
+	// Offset is where a cut before this prompt goes: before the prompt line and before the
+	// lines the agent wrote for it just before it (the dialect's preamble: Claude's
+	// file-history-snapshot and queue-operation lines). A fork keeps [0, Offset).
+	Offset int64 `json:"offset"`
+	// PromptOffset is where the prompt line itself starts (≥ Offset). A checkpoint taken at the
+	// agent's prompt hook has a cursor between Offset and PromptOffset: compare cursors with
+	// PromptOffset to find "the code as it was before this prompt".
+	PromptOffset int64 `json:"prompt_offset"`
+	// End is where the turn ends: the next prompt's Offset, or the end of the complete data.
+	End int64 `json:"end"`
+	// ID is the prompt line's event id ("" when the agent writes none).
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	// Text is the prompt's text, at most 200 characters ("[image]" for an image-only prompt).
+	Text string `json:"text"`
+}
+
+// ScanTurns calls fn for each turn, newest first, until fn returns false. It reads the file
+// backwards in blocks from the end: stopping after the Nth turn costs the bytes between that
+// turn and the end, not the size of the file.
+func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
+	if err := t.needDialect(); err != nil {
+		return err
+	}
+	if t.end == 0 {
+		return nil
+	}
+	d := t.Dialect
+	r := NewReverseReader(t.ra, t.end)
+	var (
+		pending  *Turn
+		prompt   *object
+		lookback int
+		n        int
+		newer    = t.end // Offset of the newer turn: the End of the one being built
+	)
+	emit := func() bool {
+		n++
+		pending.N = n
+		pending.End = newer
+		newer = pending.Offset
+		tu := *pending
+		pending, prompt = nil, nil
+		return fn(tu)
+	}
+	for i := 0; ; i++ {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		if pending != nil {
+			switch d.preambleRole(l.Data, prompt, lookback) {
+			case roleOwned:
+				pending.Offset = l.Offset
+				lookback++
+				continue
+			case roleTransparent:
+				lookback++
+				continue
+			}
+			if !emit() {
+				return nil
+			}
+		}
+		ev, o := d.classify(l.Data, true)
+		if ev.Kind == KindPrompt {
+			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
+			prompt, lookback = o, 0
+		}
+	}
+	if pending != nil {
+		emit()
+	}
+	return nil
+}
+
+type preambleRole int
+
+const (
+	roleNone preambleRole = iota
+	roleOwned
+	roleTransparent
+)
+
+// preambleRole tells whether a line just before a prompt (lookback lines already passed)
+// belongs to the prompt, is passed over, or ends the preamble. Blank and garbage lines are
+// passed over.
+func (d *Dialect) preambleRole(line []byte, prompt *object, lookback int) preambleRole {
+	p := &d.Preamble
+	if lookback >= p.MaxLines || (len(p.Owned) == 0 && len(p.Transparent) == 0) {
+		return roleNone
+	}
+	c := Clean(line)
+	if len(c) == 0 {
+		return roleTransparent
+	}
+	may := func(cs []Conds) bool {
+		for _, c1 := range cs {
+			if mayMatch(c, c1) {
+				return true
+			}
+		}
+		return false
+	}
+	if !may(p.Owned) && !may(p.Transparent) {
+		if c[0] != '{' {
+			return roleTransparent
+		}
+		return roleNone
+	}
+	o := parseObject(c)
+	if o == nil {
+		return roleTransparent
+	}
+	for _, cs := range p.Owned {
+		if cs.holds(o, prompt) {
+			return roleOwned
+		}
+	}
+	for _, cs := range p.Transparent {
+		if cs.holds(o, prompt) {
+			return roleTransparent
+		}
+	}
+	return roleNone
+}
+
+func mayMatch(line []byte, cs Conds) bool {
+	for _, n := range cs.needles() {
+		if !containsBytes(line, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// Turns returns the last n turns, newest first (every turn when n ≤ 0).
+func (t *Transcript) Turns(ctx context.Context, n int) ([]Turn, error) {
+	var out []Turn
+	err := t.ScanTurns(ctx, func(tu Turn) bool {
+		out = append(out, tu)
+		return n <= 0 || len(out) < n
+	})
+	return out, err
+}
+
+// Back returns the Nth most recent turn (n ≥ 1): cutting at its Offset rewinds the
+// conversation to before that prompt. With fewer than n prompts it returns an error wrapping
+// ErrFewerPrompts.
+func (t *Transcript) Back(ctx context.Context, n int) (Turn, error) {
+	if n < 1 {
+		return Turn{}, fmt.Errorf("back %d: the count must be at least 1", n)
+	}
+	turns, err := t.Turns(ctx, n)
+	if err != nil {
+		return Turn{}, err
+	}
+	if len(turns) < n {
+		return Turn{}, fmt.Errorf("%s has %d user prompt(s), asked to go back %d: %w", displayPath(t.Path), len(turns), n, ErrFewerPrompts)
+	}
+	return turns[n-1], nil
+}
