@@ -28,7 +28,7 @@ func Detect(path string, head []byte) Detection {
 	for i, d := range ds {
 		for _, hint := range d.Detect.PathContains {
 			if hint != "" && strings.Contains(p, hint) {
-				score[i] += 4
+				score[i] += 3
 				break
 			}
 		}
@@ -60,7 +60,7 @@ func Detect(path string, head []byte) Detection {
 		return Detection{}
 	}
 	share := score[best] / total
-	evidence := math.Min(1, score[best]/8)
+	evidence := math.Min(1, score[best]/6)
 	conf := math.Round(share*evidence*100) / 100
 	return Detection{Agent: ds[best].Name, Confidence: conf, Dialect: ds[best]}
 }
@@ -83,9 +83,9 @@ func (d *Dialect) lineScore(o *object, typ string) float64 {
 	case typ == "":
 		return 0
 	case contains(d.Detect.SignatureTypes, typ):
-		return 2
+		return 3
 	case contains(d.Detect.Types, typ):
-		return 0.5
+		return 1
 	}
 	return 0
 }

@@ -41,11 +41,12 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 	d := t.Dialect
 	r := NewReverseReader(t.ra, t.end)
 	var (
-		pending  *Turn
-		prompt   *object
-		lookback int
-		n        int
-		newer    = t.end // Offset of the newer turn: the End of the one being built
+		pending    *Turn
+		prompt     *object
+		lookback   int  // lines passed since the pending prompt
+		contiguous bool // no line outside the preamble passed yet
+		n          int
+		newer      = t.end // Offset of the newer turn: the End of the one being built
 	)
 	emit := func() bool {
 		n++
@@ -69,16 +70,31 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", displayPath(t.Path), err)
 		}
-		if pending != nil {
-			switch d.preambleRole(l.Data, prompt, lookback) {
+		if pending != nil && lookback < d.Preamble.MaxLines {
+			lookback++
+			switch d.preambleRole(l.Data, prompt, contiguous) {
 			case roleOwned:
 				pending.Offset = l.Offset
-				lookback++
+				contiguous = true
 				continue
 			case roleTransparent:
-				lookback++
 				continue
 			}
+			contiguous = false
+			if d.Preamble.linked() && lookback < d.Preamble.MaxLines {
+				// A line linked to the prompt (its file-history-snapshot) may sit a few lines
+				// further back: keep looking, but never past another prompt.
+				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+					if !emit() {
+						return nil
+					}
+					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
+					prompt, lookback, contiguous = o, 0, true
+				}
+				continue
+			}
+		}
+		if pending != nil {
 			if !emit() {
 				return nil
 			}
@@ -86,7 +102,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		ev, o := d.classify(l.Data, true)
 		if ev.Kind == KindPrompt {
 			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
-			prompt, lookback = o, 0
+			prompt, lookback, contiguous = o, 0, true
 		}
 	}
 	if pending != nil {
@@ -103,12 +119,13 @@ const (
 	roleTransparent
 )
 
-// preambleRole tells whether a line just before a prompt (lookback lines already passed)
-// belongs to the prompt, is passed over, or ends the preamble. Blank and garbage lines are
-// passed over.
-func (d *Dialect) preambleRole(line []byte, prompt *object, lookback int) preambleRole {
+// preambleRole tells whether a line before a prompt belongs to the prompt, is passed over, or
+// is outside the preamble. Owned rules linked to the prompt (equals_prompt_field) hold anywhere
+// in the look-back window; the others only while every line since the prompt was preamble
+// (contiguous). Blank and garbage lines are passed over.
+func (d *Dialect) preambleRole(line []byte, prompt *object, contiguous bool) preambleRole {
 	p := &d.Preamble
-	if lookback >= p.MaxLines || (len(p.Owned) == 0 && len(p.Transparent) == 0) {
+	if len(p.Owned) == 0 && len(p.Transparent) == 0 {
 		return roleNone
 	}
 	c := Clean(line)
@@ -134,7 +151,7 @@ func (d *Dialect) preambleRole(line []byte, prompt *object, lookback int) preamb
 		return roleTransparent
 	}
 	for _, cs := range p.Owned {
-		if cs.holds(o, prompt) {
+		if (contiguous || cs.linked()) && cs.holds(o, prompt) {
 			return roleOwned
 		}
 	}
@@ -180,4 +197,24 @@ func (t *Transcript) Back(ctx context.Context, n int) (Turn, error) {
 		return Turn{}, fmt.Errorf("%s has %d user prompt(s), asked to go back %d: %w", displayPath(t.Path), len(turns), n, ErrFewerPrompts)
 	}
 	return turns[n-1], nil
+}
+
+// linked reports whether the conditions tie a line to the prompt (equals_prompt_field).
+func (cs Conds) linked() bool {
+	for _, c := range cs {
+		if c.EqualsPromptField != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// linked reports whether any owned rule is linked to the prompt.
+func (p *PreambleRule) linked() bool {
+	for _, cs := range p.Owned {
+		if cs.linked() {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,219 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCursorMissingFile(t *testing.T) {
+	tr, err := Open(filepath.Join(t.TempDir(), "not-yet.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tr.Cursor(context.Background(), CursorOptions{CountLines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ByteOffsetEnd != 0 || c.Lines == nil || *c.Lines != 0 || c.PrefixSHA256 != c.TailSHA256 {
+		t.Errorf("cursor of a missing file: %+v", c)
+	}
+	turns, err := tr.Turns(context.Background(), 0)
+	if err != nil || len(turns) != 0 {
+		t.Errorf("turns of a missing file: %v, %v", turns, err)
+	}
+}
+
+func TestCursorIgnoresIncompleteLine(t *testing.T) {
+	d, _ := LookupDialect("claude")
+	full := `{"type":"user","uuid":"u1","message":{"content":"hi"}}` + "\n" + `{"type":"last-prompt"}` + "\n"
+	data := full + `{"type":"assistant","uuid":"u2"`
+	tr, _ := New("", strings.NewReader(data), int64(len(data)), d)
+	c, err := tr.Cursor(context.Background(), CursorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ByteOffsetEnd != int64(len(full)) || c.LastEventID != "u1" || c.Lines != nil {
+		t.Errorf("cursor %+v", c)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	d, _ := LookupDialect("claude")
+	base := strings.Repeat(`{"type":"assistant","uuid":"a","message":{}}`+"\n", 4000) // > 2×64 KiB
+	cursorOf := func(data string) Cursor {
+		tr, _ := New("", strings.NewReader(data), int64(len(data)), d)
+		c, err := tr.Cursor(context.Background(), CursorOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c := cursorOf(base)
+	mid := len(base) / 2
+	tests := []struct {
+		name    string
+		data    string
+		extends bool
+		reason  string
+	}{
+		{"unchanged", base, true, "unchanged"},
+		{"incomplete line appended", base + `{"type"`, true, "unchanged"},
+		{"appended", base + "{}\n", true, "appended"},
+		{"shorter", base[:len(base)-10], false, "shorter"},
+		{"prefix differs", "X" + base[1:], false, "prefix_differs"},
+		{"tail differs", base[:len(base)-5] + "X" + base[len(base)-4:], false, "tail_differs"},
+		{"not a line boundary", base[:len(base)-1] + "X\n", false, "not_line_boundary"},
+		// A change in the middle, outside both windows, is not seen: the cost bound's price.
+		{"middle change unseen", base[:mid] + "Y" + base[mid+1:], true, "unchanged"},
+	}
+	for _, tt := range tests {
+		tr, _ := New("", strings.NewReader(tt.data), int64(len(tt.data)), d)
+		v, err := tr.Verify(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Extends != tt.extends || v.Reason != tt.reason {
+			t.Errorf("%s: %+v, want %v %s", tt.name, v, tt.extends, tt.reason)
+		}
+	}
+	missing, _ := Open(filepath.Join(t.TempDir(), "gone.jsonl"), d)
+	if v, _ := missing.Verify(c); v.Extends || v.Reason != "missing" {
+		t.Errorf("missing file: %+v", v)
+	}
+	if v, _ := missing.Verify(cursorOf("")); !v.Extends {
+		t.Errorf("missing file against an empty cursor: %+v", v)
+	}
+}
+
+func TestParseCursor(t *testing.T) {
+	good, _ := json.Marshal(Cursor{ByteOffsetEnd: 5, PrefixSHA256: strings.Repeat("a", 64), TailSHA256: strings.Repeat("b", 64)})
+	tests := []struct {
+		in string
+		ok bool
+	}{
+		{string(good), true},
+		{`{"type":"cursor",` + string(good[1:]), true},
+		{`{}`, false},
+		{`{"byte_offset_end":-1}`, false},
+		{`nope`, false},
+		{`{"byte_offset_end":1,"prefix_sha256":"zz","tail_sha256":"zz"}`, false},
+	}
+	for _, tt := range tests {
+		if _, err := ParseCursor([]byte(tt.in)); (err == nil) != tt.ok {
+			t.Errorf("ParseCursor(%s) error %v, want ok=%v", tt.in, err, tt.ok)
+		}
+	}
+}
+
+func TestAt(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(fixtureDir, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl")
+	tr, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	starts := lineStarts(t, path)
+	cut, err := tr.At(ctx, "562d5ac1-e873-4603-88b7-23757f1726ed") // line 29
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut != (EventCut{Offset: starts[29], EventsKept: 28, EventsRemoved: 8}) {
+		t.Errorf("At = %+v", cut)
+	}
+	if _, err := tr.At(ctx, "no-such-id"); !errorsIs(err, ErrEventNotFound) {
+		t.Errorf("missing id: %v", err)
+	}
+	// An id that appears only as a parentUuid is not the event.
+	if _, err := tr.At(ctx, "a361bc34-80a6-432e-befe-72511e8584d2"); err != nil {
+		t.Errorf("At(line 10's uuid): %v", err)
+	}
+	codex, _ := Open(filepath.Join(fixtureDir, "codex/SANITIZED-agent-sessions-codex-small-compacted.jsonl"), nil)
+	defer codex.Close()
+	if _, err := codex.At(ctx, "x"); !errorsIs(err, ErrNoEventIDs) {
+		t.Errorf("codex At: %v", err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, f := range fixtures(t) {
+		head, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head = head[:min(len(head), HashWindow)]
+		want := filepath.Base(filepath.Dir(f))
+		// Content alone, with no path hint.
+		if got := Detect("", head); got.Agent != want || got.Confidence <= 0.5 {
+			t.Errorf("%s: detected %s (%v), want %s", filepath.Base(f), got.Agent, got.Confidence, want)
+		}
+	}
+	paths := map[string]string{
+		"/home/u/.claude/projects/-home-u-demo/ab.jsonl":        "claude",
+		"/home/u/.factory/sessions/-home-u-demo/ab.jsonl":       "droid",
+		"/home/u/.codex/sessions/2026/01/02/rollout-x-ab.jsonl": "codex",
+		"/home/u/.pi/agent/sessions/--home-u--/2026_ab.jsonl":   "pi",
+		"/home/u/.copilot/session-state/ab/events.jsonl":        "copilot",
+	}
+	for p, want := range paths {
+		if got := Detect(p, nil); got.Agent != want || got.Confidence > 0.5 {
+			t.Errorf("Detect(%s) = %+v, want %s with low confidence", p, got, want)
+		}
+	}
+	if got := Detect("/tmp/x.jsonl", []byte("garbage\n{}\n")); got.Dialect != nil {
+		t.Errorf("garbage detected as %+v", got)
+	}
+	// Unknown agent: turns fail with ErrUnknownAgent, cursor still works.
+	data := "{\"hello\":1}\n"
+	tr, err := New("", strings.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Turns(context.Background(), 0); !errorsIs(err, ErrUnknownAgent) {
+		t.Errorf("turns of an unknown agent: %v", err)
+	}
+	if c, err := tr.Cursor(context.Background(), CursorOptions{}); err != nil || c.ByteOffsetEnd != int64(len(data)) {
+		t.Errorf("cursor of an unknown agent: %+v %v", c, err)
+	}
+}
+
+func TestTitle(t *testing.T) {
+	ctx := context.Background()
+	claude, _ := LookupDialect("claude")
+	data := strings.Join([]string{
+		`{"type":"ai-title","aiTitle":"ai one"}`,
+		`{"type":"custom-title","customTitle":"mine"}`,
+		`{"type":"ai-title","aiTitle":"ai two"}`,
+	}, "\n") + "\n"
+	tr, _ := New("", strings.NewReader(data), int64(len(data)), claude)
+	if ti, ok, err := tr.Title(ctx); err != nil || !ok || ti.Text != "mine" {
+		t.Errorf("claude title %+v %v %v, want the custom title", ti, ok, err)
+	}
+	if got := claude.ForkTitle("mine"); got != "[Fork] mine" || claude.ForkTitle(got) != got {
+		t.Errorf("ForkTitle: %q", got)
+	}
+	line, ok, err := claude.ForkTitleLine(`[Fork] "q" <b>`, "S1")
+	want := `{"type": "custom-title", "customTitle": "[Fork] \"q\" <b>", "sessionId": "S1"}` + "\n"
+	if err != nil || !ok || string(line) != want {
+		t.Errorf("ForkTitleLine = %q %v %v, want %q", line, ok, err, want)
+	}
+	droid, _ := LookupDialect("droid")
+	if _, ok, _ := droid.ForkTitleLine("x", "y"); ok || droid.Title.Fork.Method != "rewrite_first_line" || droid.Title.Fork.Field != "title" {
+		t.Errorf("droid fork title: %+v", droid.Title.Fork)
+	}
+	var buf bytes.Buffer
+	for _, d := range Dialects() {
+		buf.WriteString(d.Name + " ")
+	}
+	if buf.String() != "claude codex copilot droid pi " {
+		t.Errorf("dialects: %s", buf.String())
+	}
+	if _, err := LookupDialect("emacs"); err == nil {
+		t.Error("LookupDialect(emacs) succeeded")
+	}
+}

@@ -1,0 +1,219 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lineStarts returns the start offset of each line (1-based: starts[1] is line 1).
+func lineStarts(t *testing.T, path string) []int64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := []int64{-1, 0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, int64(i+1))
+		}
+	}
+	return starts
+}
+
+// TestHandReadPrompts pins prompts read by hand in each kind of fixture: the cut line (before
+// the prompt's file-history-snapshot / queue-operation lines), the prompt line and its text.
+func TestHandReadPrompts(t *testing.T) {
+	tests := []struct {
+		file                string
+		count               int
+		n                   int
+		cutLine, promptLine int
+		text                string
+	}{
+		// Queue lines (enqueue, dequeue) written before the prompt: cut before them.
+		{"claude/realclient-cc2.1.197-4-prompts-resumed.jsonl", 4, 1, 27, 29, "write notes.txt=third; bash rm src/main.go"},
+		{"claude/realclient-cc2.1.197-4-prompts-resumed.jsonl", 4, 4, 1, 3, "write src/main.go=package main"},
+		// The file-history-snapshot of L5 is L1, past the snapshot of the hook-blocked L6.
+		{"claude/entire-00c9e2-hook-blocked-prompt-interrupt.jsonl", 3, 3, 1, 5, "fix tests"},
+		{"claude/entire-00c9e2-hook-blocked-prompt-interrupt.jsonl", 3, 2, 7, 8, "fix tests"},
+		{"claude/entire-00c9e2-hook-blocked-prompt-interrupt.jsonl", 3, 1, 31, 32, "fix the test, the code is right"},
+		// Image-only prompt, 19 prompts with slash-command prompts counted.
+		{"claude/entire-26dcd5-image-paste-long-lines.jsonl", 19, 16, 58, 59, "[image]"},
+		{"claude/entire-26dcd5-image-paste-long-lines.jsonl", 19, 1, 172, 173, "<command-message>superpowers:execute-plan"},
+		// /ide local command (L114-117) is no turn; the next prompt's snapshot is L118.
+		{"claude/entire-26dcd5-image-paste-long-lines.jsonl", 19, 8, 118, 119, "I'm wondering if commitWithMetadataGemini"},
+		// Task notifications are not turns.
+		{"claude/entire-7e72a8-task-notification.jsonl", 7, 6, 63, 64, "Given the logic is complex"},
+		// A prompt starting with white space is a turn.
+		{"claude/entire-7662d7-microcompact.jsonl", 9, 4, 176, 177, "2. User committed"},
+		{"claude/entire-a7f087-bash-mode-input.jsonl", 5, 4, 70, 71, "ah, we didn't have a local branch"},
+		{"claude/entire-b15d3b-interrupt-local-commands.jsonl", 4, 2, 47, 51, "linting is failing now"},
+		{"claude/entire-c98835-ide-opened-file-queue-op.jsonl", 1, 1, 1, 3, "<ide_opened_file>"},
+		{"claude/entire-de2255-exit-resume-branch-midsession.jsonl", 3, 3, 7, 8, "ok, works, can you now tell me"},
+		{"claude/spotter-subagent-parent-main.jsonl", 2, 1, 70, 71, "create the beads"},
+		// Droid: the context- system reminder before the prompt belongs to it.
+		{"droid/realclient-droid0.225.2-tools.jsonl", 1, 1, 2, 3, "write droid.txt=hello; bash echo bye > bye.txt"},
+		{"droid/SYNTHETIC-agent-sessions-session-store-schema-drift.jsonl", 1, 1, 2, 2, "Do the thing"},
+		{"droid/SYNTHETIC-agent-sessions-session-store-large.jsonl", 2, 1, 7, 7, "Step 2"},
+		{"codex/SANITIZED-agent-sessions-codex-small-compacted.jsonl", 3, 3, 2, 4, "List the files"},
+		{"pi/pi-mono-large-session-v1.jsonl", 88, 24, 789, 789, "/them"},
+		{"pi/copilot-session-viewer-pi-v3-demo-TRANSCRIBED.jsonl", 1, 1, 4, 4, "Read .copilot/skills/demo-greeter/SKILL.md"},
+		{"copilot/SYNTHETIC-agent-sessions-events-subdir-v1.jsonl", 1, 1, 2, 2, "List the files"},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			path := filepath.Join(fixtureDir, tt.file)
+			tr, err := Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			turns, err := tr.Turns(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(turns) != tt.count {
+				t.Fatalf("%d prompts, want %d", len(turns), tt.count)
+			}
+			starts := lineStarts(t, path)
+			tu := turns[tt.n-1]
+			if tu.Offset != starts[tt.cutLine] || tu.PromptOffset != starts[tt.promptLine] {
+				t.Errorf("turn %d: offset %d, prompt_offset %d; want line %d (%d), line %d (%d)",
+					tt.n, tu.Offset, tu.PromptOffset, tt.cutLine, starts[tt.cutLine], tt.promptLine, starts[tt.promptLine])
+			}
+			if !strings.HasPrefix(tu.Text, tt.text) {
+				t.Errorf("turn %d text %q, want prefix %q", tt.n, tu.Text, tt.text)
+			}
+		})
+	}
+}
+
+// TestNoPromptInView: a slice taken mid-turn after compaction, and subagent files, have no
+// human prompt: back must say so, not guess.
+func TestNoPromptInView(t *testing.T) {
+	for _, f := range []string{
+		"claude/entire-e12c3e-compaction-v2.1.14.jsonl",
+		"claude/spotter-subagent-agent-a2898e3-sidechain.jsonl",
+		"claude/spotter-subagent-agent-acompact-e1f845.jsonl",
+	} {
+		tr, err := Open(filepath.Join(fixtureDir, f), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Back(context.Background(), 1); err == nil || !errorsIs(err, ErrFewerPrompts) {
+			t.Errorf("%s: Back(1) error %v, want ErrFewerPrompts", f, err)
+		}
+		tr.Close()
+	}
+}
+
+func claudeLine(fields string) string {
+	return `{"type":"user","isSidechain":false,` + fields + `}`
+}
+
+// TestClassifyClaude table-tests the Claude prompt rule on hand-made lines.
+func TestClassifyClaude(t *testing.T) {
+	d, err := LookupDialect("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		line string
+		want Kind
+		text string
+	}{
+		{claudeLine(`"uuid":"u1","message":{"role":"user","content":"hello"}`), KindPrompt, "hello"},
+		{claudeLine(`"uuid":"u1","message":{"role":"user","content":"  hi"}`), KindPrompt, "hi"},
+		{claudeLine(`"message":{"content":[{"type":"image","source":{}}]}`), KindPrompt, "[image]"},
+		{claudeLine(`"message":{"content":[{"type":"text","text":"<command-message>x</command-message>"}]}`), KindPrompt, "<command-message>x</command-message>"},
+		{claudeLine(`"isMeta":true,"message":{"content":"hello"}`), KindEvent, ""},
+		{claudeLine(`"isCompactSummary":true,"message":{"content":"hello"}`), KindEvent, ""},
+		{claudeLine(`"isVisibleInTranscriptOnly":true,"message":{"content":"hello"}`), KindEvent, ""},
+		{`{"type":"user","isSidechain":true,"message":{"content":"hello"}}`, KindEvent, ""},
+		{claudeLine(`"toolUseResult":{},"message":{"content":"hello"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":[{"type":"tool_result","content":"x"},{"type":"text","text":"steer"}]}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":""}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":[]}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"<local-command-stdout>ok</local-command-stdout>"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"<command-name>/exit</command-name>"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"<bash-input>ls</bash-input>"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"<task-notification> x"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"Operation stopped by hook: nope"}`), KindEvent, ""},
+		{claudeLine(`"message":{"content":"Caveat: The messages below were generated by the user"}`), KindEvent, ""},
+		{claudeLine(`"thinkingMetadata":{},"permissionMode":"x","message":{"content":"<task-notification>"}`), KindEvent, ""},
+		{`{"type":"assistant","message":{"content":"hello"}}`, KindEvent, ""},
+		{"", KindBlank, ""},
+		{" \r\x00\x00", KindBlank, ""},
+		{"not json", KindGarbage, ""},
+		{`{"type":"user",`, KindGarbage, ""},
+		{"\x00\x00" + claudeLine(`"message":{"content":"after a hole"}`) + "\r", KindPrompt, "after a hole"},
+		{`["type","user"]`, KindGarbage, ""},
+	}
+	for _, tt := range tests {
+		ev := d.Classify([]byte(tt.line))
+		if ev.Kind != tt.want || ev.Text != tt.text {
+			t.Errorf("Classify(%q) = %v %q, want %v %q", tt.line, ev.Kind, ev.Text, tt.want, tt.text)
+		}
+	}
+	long := claudeLine(`"message":{"content":"` + strings.Repeat("é", 500) + `"}`)
+	if ev := d.Classify([]byte(long)); len([]rune(ev.Text)) != TextLimit {
+		t.Errorf("long prompt text has %d characters, want %d", len([]rune(ev.Text)), TextLimit)
+	}
+}
+
+// TestPreamble builds transcripts around one prompt and checks where the cut goes.
+func TestPreamble(t *testing.T) {
+	prompt := claudeLine(`"uuid":"P","message":{"content":"go"}`)
+	fhs := func(id string) string {
+		return `{"type":"file-history-snapshot","messageId":"` + id + `","snapshot":{}}`
+	}
+	enq := `{"type":"queue-operation","operation":"enqueue","content":"go"}`
+	deq := `{"type":"queue-operation","operation":"dequeue"}`
+	rem := `{"type":"queue-operation","operation":"remove"}`
+	prog := `{"type":"progress","data":{"type":"hook_progress"}}`
+	asst := `{"type":"assistant","uuid":"A","message":{"content":[{"type":"text","text":"ok"}]}}`
+	tests := []struct {
+		name  string
+		lines []string
+		cut   int // index of the line the cut goes before
+	}{
+		{"bare", []string{asst, prompt}, 1},
+		{"queue", []string{asst, enq, deq, prompt}, 1},
+		{"queue and snapshot", []string{asst, enq, deq, fhs("P"), prompt}, 1},
+		{"snapshot with progress between", []string{asst, fhs("P"), prog, prog, prompt}, 1},
+		{"snapshot of another message", []string{asst, fhs("X"), prompt}, 2},
+		{"snapshot past a foreign snapshot", []string{asst, fhs("P"), fhs("X"), prog, prompt}, 1},
+		{"queue remove is not the prompt's", []string{asst, enq, rem, prompt}, 3},
+		{"queue not contiguous", []string{enq, deq, asst, prompt}, 3},
+		{"snapshot too far", []string{fhs("P"), asst, asst, asst, asst, asst, asst, asst, asst, prompt}, 9},
+		{"blank lines pass", []string{asst, enq, "", deq, prompt}, 1},
+	}
+	d, _ := LookupDialect("claude")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := strings.Join(tt.lines, "\n") + "\n"
+			tr, err := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tu, err := tr.Back(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int64(len(strings.Join(tt.lines[:tt.cut], "\n")))
+			if tt.cut > 0 {
+				want++
+			}
+			wantPrompt := int64(len(data) - len(prompt) - 1)
+			if tu.Offset != want || tu.PromptOffset != wantPrompt {
+				t.Errorf("offset %d prompt_offset %d, want %d %d", tu.Offset, tu.PromptOffset, want, wantPrompt)
+			}
+		})
+	}
+}
