@@ -1,0 +1,334 @@
+package snap
+
+import (
+	"archive/tar"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/klauspost/pgzip"
+)
+
+// Limits bound what an archive may hold, so a crafted one cannot exhaust
+// disk, memory or time.
+type Limits struct {
+	MaxEntries int   // entries of any kind
+	MaxBytes   int64 // total file content
+	MaxDepth   int   // path elements
+	MaxPath    int   // bytes in one path or link target
+}
+
+// DefaultLimits fit any project tree Rewind is meant for.
+var DefaultLimits = Limits{MaxEntries: 1 << 20, MaxBytes: 8 << 30, MaxDepth: 128, MaxPath: 4096}
+
+// maxDeflateRatio is deflate's best possible compression (about 1032:1): an
+// archive whose headers declare more content than that ratio allows cannot
+// be a whole archive, and is refused before anything is inflated.
+const maxDeflateRatio = 1100
+
+// maxTrailer bounds what may follow the tar end marker inside the gzip
+// stream (tar pads to its record size, 10 KiB by default).
+const maxTrailer = 1 << 20
+
+// ArchiveError is a refusal to read an archive: the entry it concerns (if
+// any) and why.
+type ArchiveError struct {
+	Archive string
+	Entry   string
+	Reason  string
+}
+
+func (e *ArchiveError) Error() string {
+	if e.Entry != "" {
+		return fmt.Sprintf("archive %s: entry %q: %s", e.Archive, e.Entry, e.Reason)
+	}
+	return fmt.Sprintf("archive %s: %s", e.Archive, e.Reason)
+}
+
+// archiveScanner reads an archive entry by entry, refusing anything that
+// could not have come from a tree: unsafe names, duplicates, conflicts,
+// unsupported types, and sizes past the limits.
+type archiveScanner struct {
+	name     string
+	limits   Limits
+	foldCase bool // the target file system ignores case: names that differ only in case collide
+
+	f      *os.File
+	zr     *pgzip.Reader
+	tr     *tar.Reader
+	csize  int64
+	seen   map[string]Kind
+	folded map[string]string
+	dirs   map[string]bool // every folder implied by a path seen so far
+	links  map[string]string
+	bytes  int64
+	n      int
+}
+
+func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	zr, err := pgzip.NewReaderN(f, 1<<20, 4)
+	if err != nil {
+		f.Close()
+		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
+	}
+	s := &archiveScanner{
+		name: name, limits: limits, foldCase: foldCase, f: f, zr: zr, tr: tar.NewReader(zr), csize: fi.Size(),
+		seen: map[string]Kind{}, dirs: map[string]bool{}, links: map[string]string{},
+	}
+	if foldCase {
+		s.folded = map[string]string{}
+	}
+	return s, nil
+}
+
+func (s *archiveScanner) Close() error {
+	s.zr.Close()
+	return s.f.Close()
+}
+
+func (s *archiveScanner) refuse(entry, format string, args ...any) error {
+	return &ArchiveError{Archive: s.name, Entry: entry, Reason: fmt.Sprintf(format, args...)}
+}
+
+// next returns the next entry and a reader for a file's content; io.EOF at
+// the end, after the gzip checksum has been verified.
+func (s *archiveScanner) next() (*Entry, io.Reader, error) {
+	for {
+		hdr, err := s.tr.Next()
+		if err == io.EOF {
+			return nil, nil, s.finish()
+		}
+		if err != nil {
+			return nil, nil, s.corrupt(err)
+		}
+		e, skip, err := s.check(hdr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if skip {
+			continue
+		}
+		if e.Kind == KindFile {
+			return e, s.tr, nil
+		}
+		return e, nil, nil
+	}
+}
+
+func (s *archiveScanner) corrupt(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &ArchiveError{Archive: s.name, Reason: "truncated (unexpected end of data); the archive is incomplete"}
+	}
+	return &ArchiveError{Archive: s.name, Reason: "corrupt: " + err.Error()}
+}
+
+// finish reads what follows the tar end marker, so the gzip checksum and
+// length are verified.
+func (s *archiveScanner) finish() error {
+	n, err := io.Copy(io.Discard, io.LimitReader(s.zr, maxTrailer+1))
+	if err != nil {
+		return s.corrupt(err)
+	}
+	if n > maxTrailer {
+		return &ArchiveError{Archive: s.name, Reason: "unexpected data after the end of the tar stream"}
+	}
+	if err := s.checkLinks(); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// check validates one header and turns it into an entry. skip is true for a
+// "." entry, which names the root itself.
+func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error) {
+	raw := hdr.Name
+	name := strings.TrimPrefix(raw, "./")
+	if hdr.Typeflag == tar.TypeDir {
+		name = strings.TrimSuffix(name, "/")
+	}
+	if name == "" || name == "." {
+		if hdr.Typeflag == tar.TypeDir {
+			return nil, true, nil
+		}
+		return nil, false, s.refuse(raw, "empty name")
+	}
+	if err := s.checkName(raw, name); err != nil {
+		return nil, false, err
+	}
+	e = &Entry{Path: name, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm, MTime: hdr.ModTime.UnixNano()}
+	switch hdr.Typeflag {
+	case tar.TypeReg, tar.TypeRegA:
+		e.Kind = KindFile
+		e.Size = hdr.Size
+		if hdr.Size < 0 {
+			return nil, false, s.refuse(raw, "negative size")
+		}
+		s.bytes += hdr.Size
+		if s.bytes > s.limits.MaxBytes {
+			return nil, false, s.refuse(raw, "content exceeds the limit of %d bytes in total", s.limits.MaxBytes)
+		}
+		if s.bytes/maxDeflateRatio > s.csize {
+			return nil, false, s.refuse(raw, "declares %d bytes of content, more than a %d-byte archive can hold (a compression bomb or a truncated file)", s.bytes, s.csize)
+		}
+	case tar.TypeDir:
+		e.Kind = KindDir
+	case tar.TypeSymlink:
+		e.Kind = KindSymlink
+		e.Mode = 0o777
+		e.Link = hdr.Linkname
+		e.Size = int64(len(hdr.Linkname))
+		if err := s.checkLinkTarget(raw, name, hdr.Linkname); err != nil {
+			return nil, false, err
+		}
+		s.links[name] = hdr.Linkname
+	case tar.TypeLink:
+		return nil, false, s.refuse(raw, "hard links are not supported")
+	case tar.TypeChar, tar.TypeBlock:
+		return nil, false, s.refuse(raw, "device files are not supported")
+	case tar.TypeFifo:
+		return nil, false, s.refuse(raw, "FIFOs are not supported")
+	default:
+		return nil, false, s.refuse(raw, "unsupported entry type %q", string(hdr.Typeflag))
+	}
+	if err := s.record(raw, e); err != nil {
+		return nil, false, err
+	}
+	return e, false, nil
+}
+
+func (s *archiveScanner) checkName(raw, name string) error {
+	switch {
+	case strings.IndexByte(name, 0) >= 0:
+		return s.refuse(raw, "name contains a NUL byte")
+	case strings.HasPrefix(name, "/"):
+		return s.refuse(raw, "absolute path")
+	case len(name) > s.limits.MaxPath:
+		return s.refuse(raw, "path longer than %d bytes", s.limits.MaxPath)
+	}
+	for _, el := range strings.Split(name, "/") {
+		switch el {
+		case "..":
+			return s.refuse(raw, "path leaves the root (..)")
+		case "", ".":
+			return s.refuse(raw, "path is not clean (empty or . element)")
+		}
+	}
+	if strings.Count(name, "/")+1 > s.limits.MaxDepth {
+		return s.refuse(raw, "path deeper than %d elements", s.limits.MaxDepth)
+	}
+	first, _, _ := strings.Cut(name, "/")
+	if builtinExcluded(first, first) || name == ".agent/rewind" || strings.HasPrefix(name, ".agent/rewind/") {
+		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind, staging)")
+	}
+	return nil
+}
+
+// checkLinkTarget refuses symlink targets that leave the root by their text
+// alone; checkLinks later resolves them through each other.
+func (s *archiveScanner) checkLinkTarget(raw, name, target string) error {
+	switch {
+	case target == "":
+		return s.refuse(raw, "symlink with an empty target")
+	case strings.IndexByte(target, 0) >= 0:
+		return s.refuse(raw, "symlink target contains a NUL byte")
+	case strings.HasPrefix(target, "/"):
+		return s.refuse(raw, "symlink to an absolute path (%s) leaves the root", target)
+	case len(target) > s.limits.MaxPath:
+		return s.refuse(raw, "symlink target longer than %d bytes", s.limits.MaxPath)
+	}
+	if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
+		return s.refuse(raw, "symlink target %s leaves the root", target)
+	}
+	return nil
+}
+
+// record refuses duplicates and file/folder conflicts (and, on a file system
+// that ignores case, names that differ only in case).
+func (s *archiveScanner) record(raw string, e *Entry) error {
+	s.n++
+	if s.n > s.limits.MaxEntries {
+		return s.refuse(raw, "more than %d entries", s.limits.MaxEntries)
+	}
+	if _, dup := s.seen[e.Path]; dup {
+		return s.refuse(raw, "duplicate entry")
+	}
+	if e.Kind != KindDir && s.dirs[e.Path] {
+		return s.refuse(raw, "a %s where an earlier entry needs a folder", e.Kind)
+	}
+	for p := path.Dir(e.Path); p != "."; p = path.Dir(p) {
+		if k, ok := s.seen[p]; ok && k != KindDir {
+			return s.refuse(raw, "inside %s, which the archive holds as a %s", p, k)
+		}
+		if s.dirs[p] {
+			break // its parents were checked when it was first implied
+		}
+		s.dirs[p] = true
+	}
+	if s.folded != nil {
+		low := strings.ToLower(e.Path)
+		if other, ok := s.folded[low]; ok {
+			return s.refuse(raw, "collides with %q on this case-insensitive file system", other)
+		}
+		s.folded[low] = e.Path
+	}
+	s.seen[e.Path] = e.Kind
+	return nil
+}
+
+// checkLinks resolves every symlink of the archive through the others, the
+// way the kernel will once they are on disk, and refuses any that ends
+// outside the root.
+func (s *archiveScanner) checkLinks() error {
+	for name, target := range s.links {
+		if _, err := s.resolve(path.Join(path.Dir(name), target), 0); err != nil {
+			return s.refuse(name, "symlink target %s leaves the root through other symlinks", target)
+		}
+	}
+	return nil
+}
+
+// resolve walks p (relative to the root, already joined) element by
+// element, expanding the archive's symlinks; it fails when the walk goes
+// above the root or loops.
+func (s *archiveScanner) resolve(p string, depth int) (string, error) {
+	if depth > 40 {
+		return "", errors.New("too many levels of symlinks")
+	}
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", errors.New("leaves the root")
+	}
+	if p == "." {
+		return p, nil
+	}
+	els := strings.Split(p, "/")
+	cur := "."
+	for i, el := range els {
+		next := path.Join(cur, el)
+		if next == ".." || strings.HasPrefix(next, "../") {
+			return "", errors.New("leaves the root")
+		}
+		if t, ok := s.links[next]; ok {
+			r, err := s.resolve(path.Join(path.Dir(next), t), depth+1)
+			if err != nil {
+				return "", err
+			}
+			rest := strings.Join(els[i+1:], "/")
+			return s.resolve(path.Join(r, rest), depth+1)
+		}
+		cur = next
+	}
+	return cur, nil
+}

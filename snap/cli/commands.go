@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"time"
+
+	"rewind.dev/snap"
+)
+
+type createCmd struct {
+	root, out, manifest, parent string
+	level                       int
+}
+
+func (c *createCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.root, "root", ".", "the tree to snapshot")
+	fs.StringVar(&c.out, "out", "", "the `FILE.tar.gz` to write")
+	fs.StringVar(&c.manifest, "manifest", "", "also write the snapshot's manifest to `FILE`")
+	fs.StringVar(&c.parent, "parent-manifest", "", "the previous snapshot's manifest `FILE`: when nothing changed, write no archive")
+	fs.IntVar(&c.level, "level", 1, "gzip level, 1 (fastest) to 9")
+}
+
+func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	if err := need("out", c.out, "create"); err != nil {
+		return err
+	}
+	if c.level < 1 || c.level > 9 {
+		return usageError{"--level must be between 1 and 9"}
+	}
+	opts := snap.CreateOptions{Out: c.out, Level: c.level}
+	if c.parent != "" {
+		m, err := snap.ReadManifest(c.parent)
+		if err != nil {
+			return withHint(err, "pass the manifest written by an earlier 'rewind-snap create --manifest', or drop --parent-manifest")
+		}
+		opts.Parent = m
+	}
+	res, err := snap.Create(ctx, c.root, opts)
+	if err != nil {
+		return err
+	}
+	if c.manifest != "" {
+		if err := snap.WriteManifestFile(c.manifest, res.Manifest); err != nil {
+			return err
+		}
+	}
+	return e.out.Encode(res)
+}
+
+type restoreCmd struct {
+	root, from string
+	dryRun     bool
+	maxBytes   int64
+}
+
+func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.root, "root", ".", "the tree to restore")
+	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be written and deleted")
+	fs.Int64Var(&c.maxBytes, "max-bytes", snap.DefaultLimits.MaxBytes, "refuse archives holding more file content than this")
+}
+
+func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	if err := need("from", c.from, "restore"); err != nil {
+		return err
+	}
+	limits := snap.DefaultLimits
+	limits.MaxBytes = c.maxBytes
+	res, err := snap.Restore(ctx, c.root, c.from, snap.RestoreOptions{DryRun: c.dryRun, Limits: limits})
+	if err != nil {
+		var ae *snap.ArchiveError
+		if errors.As(err, &ae) {
+			return withHint(err, "the tree was not changed; restore from another snapshot")
+		}
+		if res != nil {
+			return withHint(err, "the restore stopped part way; run it again to finish, or restore a backup")
+		}
+		return err
+	}
+	return e.out.Encode(res)
+}
+
+type diffCmd struct {
+	root, from, manifest string
+}
+
+func (c *diffCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.root, "root", ".", "the tree to compare")
+	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`; contents are compared byte for byte")
+	fs.StringVar(&c.manifest, "manifest", "", "the snapshot's manifest `FILE`; faster, no archive is opened")
+}
+
+func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	if (c.from == "") == (c.manifest == "") {
+		return usageError{"diff needs exactly one of --from and --manifest; run 'rewind-snap diff --help'"}
+	}
+	var changes []snap.Change
+	var err error
+	if c.manifest != "" {
+		m, merr := snap.ReadManifest(c.manifest)
+		if merr != nil {
+			return merr
+		}
+		changes, err = snap.DiffManifest(ctx, c.root, m, snap.WalkOptions{})
+	} else {
+		changes, err = snap.DiffArchive(ctx, c.root, c.from, snap.RestoreOptions{})
+	}
+	if err != nil {
+		return err
+	}
+	for i := range changes {
+		if err := e.out.Encode(&changes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type lsCmd struct{ from string }
+
+func (c *lsCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`")
+}
+
+type lsEntry struct {
+	Type  string `json:"type"`
+	Path  string `json:"path"`
+	Kind  string `json:"kind"`
+	Mode  string `json:"mode"`
+	Size  int64  `json:"size"`
+	MTime string `json:"mtime"`
+	Link  string `json:"link,omitempty"`
+}
+
+func (c *lsCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	if err := need("from", c.from, "ls"); err != nil {
+		return err
+	}
+	if _, err := os.Stat(c.from); err != nil {
+		return err
+	}
+	return snap.List(c.from, func(en *snap.Entry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return e.out.Encode(lsEntry{
+			Type: "entry", Path: en.Path, Kind: en.Kind.String(), Mode: modeString(en.Mode), Size: en.Size,
+			MTime: time.Unix(0, en.MTime).UTC().Format(time.RFC3339), Link: en.Link,
+		})
+	})
+}
+
+func modeString(m fs.FileMode) string {
+	const digits = "01234567"
+	p := uint32(m.Perm())
+	return string([]byte{'0', digits[p>>6&7], digits[p>>3&7], digits[p&7]})
+}

@@ -1,0 +1,288 @@
+package snap
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// gitContext is what a walk needs from the git repository that holds the
+// walk root, if any: the repository-wide exclude lists, the .gitignore files
+// of the folders between the repository top and the root, and the tracked
+// paths (git never ignores a tracked file).
+type gitContext struct {
+	global  []patternList // info/exclude, then the global excludes file
+	parents []patternList // .gitignore files above the root, outermost first (base "")
+	tracked []string      // paths relative to the root, sorted; nil outside a repository
+}
+
+// loadGitContext finds the repository of root by looking for ".git" in root
+// and its parents, the way git does, and reads what ignore decisions need.
+// Outside a repository it still applies the global excludes file, so a tree
+// is captured the same way whether or not it is under git.
+func loadGitContext(root string) gitContext {
+	var gc gitContext
+	top, gitDir := findGitDir(root)
+	if gitDir != "" {
+		commonDir := gitDir
+		if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(b))
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitDir, c)
+			}
+			commonDir = c
+		}
+		if b, err := os.ReadFile(filepath.Join(commonDir, "info", "exclude")); err == nil {
+			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
+		}
+		prefix, _ := filepath.Rel(top, root)
+		prefix = filepath.ToSlash(prefix)
+		if prefix == "." {
+			prefix = ""
+		}
+		if prefix != "" {
+			gc.parents = parentIgnores(top, prefix)
+		}
+		gc.tracked = readIndexPaths(filepath.Join(gitDir, "index"), prefix)
+		if gc.tracked == nil {
+			gc.tracked = []string{}
+		}
+	}
+	if f := globalExcludesFile(gitDir); f != "" {
+		if b, err := os.ReadFile(f); err == nil {
+			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
+		}
+	}
+	return gc
+}
+
+// findGitDir returns the work tree top and git directory for root, or "" "".
+func findGitDir(root string) (top, gitDir string) {
+	dir := root
+	for {
+		p := filepath.Join(dir, ".git")
+		if fi, err := os.Stat(p); err == nil {
+			if fi.IsDir() {
+				return dir, p
+			}
+			// A worktree or submodule: ".git" is a file "gitdir: PATH".
+			if b, err := os.ReadFile(p); err == nil {
+				if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+					g := strings.TrimSpace(s)
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(dir, g)
+					}
+					return dir, g
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ""
+		}
+		dir = parent
+	}
+}
+
+// parentIgnores reads the .gitignore files of the folders from top down to
+// (not including) the root at top/prefix. Each list sees paths as git does,
+// relative to its own folder: its prefix is the way from there to the root.
+func parentIgnores(top, prefix string) []patternList {
+	var out []patternList
+	parts := strings.Split(prefix, "/")
+	for i := range parts {
+		dirRel := strings.Join(parts[:i], "/")
+		b, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
+		if err != nil {
+			continue
+		}
+		out = append(out, patternList{prefix: strings.Join(parts[i:], "/") + "/", patterns: parsePatterns(b)})
+	}
+	return out
+}
+
+// globalExcludesFile returns core.excludesFile from the git configuration
+// (repository, then global, then XDG), or git's default
+// $XDG_CONFIG_HOME/git/ignore.
+func globalExcludesFile(gitDir string) string {
+	home, _ := os.UserHomeDir()
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var configs []string
+	if gitDir != "" {
+		configs = append(configs, filepath.Join(gitDir, "config"))
+	}
+	if home != "" {
+		configs = append(configs, filepath.Join(home, ".gitconfig"))
+	}
+	if xdg != "" {
+		configs = append(configs, filepath.Join(xdg, "git", "config"))
+	}
+	for _, c := range configs {
+		if v, ok := gitConfigValue(c, "core", "excludesfile"); ok {
+			if rest, ok := strings.CutPrefix(v, "~/"); ok && home != "" {
+				v = filepath.Join(home, rest)
+			}
+			return v
+		}
+	}
+	if xdg != "" {
+		return filepath.Join(xdg, "git", "ignore")
+	}
+	return ""
+}
+
+// gitConfigValue reads one key from a git config file: enough of the format
+// for core.excludesFile (sections, case-insensitive keys, quoted values,
+// comments). Include directives are not followed.
+func gitConfigValue(file, section, key string) (string, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	var cur, val string
+	found := false
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			cur = strings.ToLower(strings.TrimSpace(strings.SplitN(line[1:end], " ", 2)[0]))
+			line = strings.TrimSpace(line[end+1:])
+			if line == "" {
+				continue
+			}
+		}
+		if cur != section {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, "\"") {
+			v = strings.TrimSpace(v[:i])
+		}
+		v = strings.Trim(v, "\"")
+		val, found = v, true // the last value wins, as in git
+	}
+	return val, found
+}
+
+// readIndexPaths returns the paths git tracks (index versions 2 to 4) that lie
+// under prefix, relative to it, sorted. It returns nil when the index is
+// missing or in a form it does not know; the walk then relies on ignore rules
+// alone.
+func readIndexPaths(indexFile, prefix string) []string {
+	b, err := os.ReadFile(indexFile)
+	if err != nil || len(b) < 12 || string(b[:4]) != "DIRC" {
+		return nil
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	n := binary.BigEndian.Uint32(b[8:12])
+	if version < 2 || version > 4 {
+		return nil
+	}
+	var out []string
+	off := 12
+	prev := ""
+	for i := uint32(0); i < n; i++ {
+		// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), sha1 (20): 60 bytes, then flags.
+		if off+62 > len(b) {
+			return nil
+		}
+		flags := binary.BigEndian.Uint16(b[off+60 : off+62])
+		hdr := 62
+		if flags&0x4000 != 0 && version >= 3 { // extended flags
+			hdr += 2
+		}
+		if off+hdr > len(b) {
+			return nil
+		}
+		p := off + hdr
+		var name string
+		if version == 4 {
+			// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
+			drop, m := readIndexVarint(b[p:])
+			if m <= 0 || int(drop) > len(prev) {
+				return nil
+			}
+			p += m
+			end := bytes.IndexByte(b[p:], 0)
+			if end < 0 {
+				return nil
+			}
+			name = prev[:len(prev)-int(drop)] + string(b[p:p+end])
+			off = p + end + 1
+		} else {
+			end := bytes.IndexByte(b[p:], 0)
+			if end < 0 {
+				return nil
+			}
+			name = string(b[p : p+end])
+			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+			entryLen := hdr + end
+			off += (entryLen + 8) &^ 7
+		}
+		prev = name
+		if prefix != "" {
+			rest, ok := strings.CutPrefix(name, prefix+"/")
+			if !ok {
+				continue
+			}
+			name = rest
+		}
+		if len(out) == 0 || out[len(out)-1] != name { // unmerged paths have several stages
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func readIndexVarint(b []byte) (uint64, int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	var val uint64
+	i := 0
+	c := b[i]
+	val = uint64(c & 127)
+	for c&128 != 0 {
+		i++
+		if i >= len(b) || i > 9 {
+			return 0, 0
+		}
+		val++
+		c = b[i]
+		val = (val << 7) + uint64(c&127)
+	}
+	return val, i + 1
+}
+
+// tracked reports whether path is tracked, and trackedUnder whether any
+// tracked path lies inside folder dir.
+func (gc *gitContext) isTracked(path string) bool {
+	i := sort.SearchStrings(gc.tracked, path)
+	return i < len(gc.tracked) && gc.tracked[i] == path
+}
+
+func (gc *gitContext) trackedUnder(dir string) bool {
+	i := sort.SearchStrings(gc.tracked, dir+"/")
+	return i < len(gc.tracked) && strings.HasPrefix(gc.tracked[i], dir+"/")
+}

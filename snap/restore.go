@@ -1,0 +1,632 @@
+package snap
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// RestoreOptions adjust Restore.
+type RestoreOptions struct {
+	DryRun bool
+	Limits Limits // zero means DefaultLimits
+	Walk   WalkOptions
+}
+
+// RestoreResult says what a restore changed (or, in a dry run, would change).
+type RestoreResult struct {
+	Type        string   `json:"type"`
+	DryRun      bool     `json:"dry_run"`
+	Written     int      `json:"written"`
+	Deleted     int      `json:"deleted"`
+	Unchanged   int      `json:"unchanged"`
+	ModeChanged int      `json:"mode_changed"`
+	WrittenList []string `json:"written_paths,omitempty"`
+	DeletedList []string `json:"deleted_paths,omitempty"`
+	ModeList    []string `json:"mode_paths,omitempty"`
+	Kept        []string `json:"kept_folders,omitempty"` // folders not in the snapshot kept because they hold ignored files
+}
+
+// Change is one difference between a snapshot and a tree, seen from the
+// snapshot: "added" is in the tree only, "deleted" in the snapshot only.
+type Change struct {
+	Type string `json:"type"`
+	Op   string `json:"op"` // added, modified, deleted, mode
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+// Restore makes the scope of the tree at root equal to the snapshot in
+// archive: it writes the entries that differ, deletes what the snapshot does
+// not have, and never touches ignored files. Files whose content and mode
+// already match are left alone, mtimes and all; written files get the
+// current time, so build tools see them as changed.
+//
+// It works in two phases. The first reads the whole archive, refusing any
+// unsafe entry, and stages new content inside a folder at the root
+// (.rewind-restore-*); if the archive is bad, the staging folder is removed
+// and the tree is as it was. The second deletes, creates folders, and renames
+// staged files into place, all through an os.Root so nothing lands outside
+// root, and never through a symlink.
+func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
+	p, err := planRestore(ctx, root, archive, opts, !opts.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	res := p.result(opts.DryRun)
+	if opts.DryRun {
+		return res, nil
+	}
+	kept, err := p.apply(ctx)
+	res.Kept = kept
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// DiffArchive lists the changes between the snapshot in archive and the
+// tree at root, in walk order, comparing file contents byte for byte.
+func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
+	p, err := planRestore(ctx, root, archive, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	return p.changes(), nil
+}
+
+type opKind int
+
+const (
+	opWrite opKind = iota
+	opMkdir
+	opChmod
+)
+
+type restoreOp struct {
+	kind    opKind
+	entry   Entry
+	staged  string // name inside the staging folder
+	existed bool   // something in scope was at the path (of this kind or another)
+}
+
+type restorePlan struct {
+	root      string
+	r         *os.Root
+	stage     string // staging folder name at the root, "" when not staging
+	stageLock *os.File
+	snapshot  map[string]Kind
+	current   []Entry
+	ops       []restoreOp
+	deletes   []Entry // in the tree, not in the snapshot (or of another kind)
+	unchanged int
+	nstaged   int
+}
+
+func planRestore(ctx context.Context, root, archive string, opts RestoreOptions, stage bool) (p *restorePlan, err error) {
+	limits := opts.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("root %s: %w", root, err)
+	}
+	p = &restorePlan{root: root, r: r, snapshot: map[string]Kind{}}
+	defer func() {
+		if err != nil {
+			p.close()
+			p = nil
+		}
+	}()
+	type walked struct {
+		t   *Tree
+		err error
+	}
+	wc := make(chan walked, 1)
+	go func() {
+		t, err := Walk(ctx, root, opts.Walk)
+		wc <- walked{t, err}
+	}()
+	as, err := openArchive(archive, limits, caseInsensitive(root))
+	if err != nil {
+		<-wc
+		return nil, err
+	}
+	defer as.Close()
+	w := <-wc
+	if w.err != nil {
+		return nil, w.err
+	}
+	p.current = w.t.Entries
+	cur := make(map[string]*Entry, len(p.current))
+	for i := range p.current {
+		cur[p.current[i].Path] = &p.current[i]
+	}
+	special := map[string]bool{}
+	for _, s := range w.t.Special {
+		special[s] = true
+	}
+	if stage {
+		if err := p.openStage(); err != nil {
+			return nil, err
+		}
+	}
+	buf := make([]byte, 256*1024)
+	buf2 := make([]byte, 256*1024)
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		e, content, err := as.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if special[e.Path] {
+			return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
+		}
+		p.snapshot[e.Path] = e.Kind
+		c := cur[e.Path]
+		if c != nil && c.Kind != e.Kind && c.Kind == KindDir {
+			if err := p.checkReplaceable(e.Path, cur); err != nil {
+				return nil, err
+			}
+		}
+		switch e.Kind {
+		case KindDir:
+			switch {
+			case c == nil && p.ignoredDir(e.Path):
+				p.unchanged++ // an ignored folder already stands there: use it
+			case c == nil || c.Kind != KindDir:
+				if err := p.checkNotInTheWay(e.Path, c); err != nil {
+					return nil, err
+				}
+				p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil})
+			case c.Mode != e.Mode:
+				p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+			default:
+				p.unchanged++
+			}
+		case KindSymlink:
+			if c != nil && c.Kind == KindSymlink && c.Link == e.Link {
+				p.unchanged++
+				continue
+			}
+			if err := p.checkNotInTheWay(e.Path, c); err != nil {
+				return nil, err
+			}
+			op := restoreOp{kind: opWrite, entry: *e, existed: c != nil}
+			if stage {
+				op.staged = p.nextStaged()
+				if err := p.r.Symlink(e.Link, p.stage+"/"+op.staged); err != nil {
+					return nil, fmt.Errorf("stage %s: %w", e.Path, err)
+				}
+			}
+			p.ops = append(p.ops, op)
+		case KindFile:
+			if err := p.checkNotInTheWay(e.Path, c); err != nil {
+				return nil, err
+			}
+			same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case same && c.Mode == e.Mode:
+				p.unchanged++
+			case same:
+				p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+			default:
+				p.ops = append(p.ops, restoreOp{kind: opWrite, entry: *e, staged: staged, existed: c != nil})
+			}
+		}
+	}
+	for i := range p.current {
+		c := &p.current[i]
+		if k, ok := p.snapshot[c.Path]; !ok || k != c.Kind {
+			p.deletes = append(p.deletes, *c)
+		}
+	}
+	return p, nil
+}
+
+// checkNotInTheWay refuses to restore path when something out of scope
+// (ignored, or a symlink the walk did not follow) occupies it or one of its
+// parent folders is not a real folder of the tree in scope.
+func (p *restorePlan) checkNotInTheWay(name string, c *Entry) error {
+	if c != nil {
+		return nil
+	}
+	fi, err := p.r.Lstat(filepath.FromSlash(name))
+	if err == nil {
+		return fmt.Errorf("cannot restore %s: an ignored %s is in the way; move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()))
+	}
+	return nil
+}
+
+// ignoredDir reports whether an out-of-scope real folder stands at name.
+func (p *restorePlan) ignoredDir(name string) bool {
+	fi, err := p.r.Lstat(filepath.FromSlash(name))
+	return err == nil && fi.IsDir()
+}
+
+// checkReplaceable refuses to replace the folder name by a file or symlink
+// when it holds anything that is not in scope (ignored files), which a
+// restore must never delete.
+func (p *restorePlan) checkReplaceable(name string, cur map[string]*Entry) error {
+	var extra []string
+	err := fs.WalkDir(p.r.FS(), filepath.FromSlash(name), func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if _, ok := cur[filepath.ToSlash(q)]; !ok {
+			extra = append(extra, q)
+			if len(extra) >= 3 {
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cannot restore %s: %w", name, err)
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("cannot restore %s as a file: the folder there holds ignored files (%s); move them away and retry", name, strings.Join(extra, ", "))
+	}
+	return nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "folder"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m.IsRegular():
+		return "file"
+	}
+	return "special file"
+}
+
+// compareFile consumes a file entry's content, compares it with the tree's
+// file c (if any), and stages it when it differs and stage is set.
+func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
+	var cf *os.File
+	if c != nil && c.Kind == KindFile && c.Size == e.Size {
+		cf, err = p.r.Open(filepath.FromSlash(e.Path))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, "", fmt.Errorf("read %s: %w", e.Path, err)
+		}
+	}
+	if cf != nil {
+		defer cf.Close()
+		// Compare chunk by chunk; at the first difference, stage the equal
+		// prefix (from the tree) and the rest (from the archive).
+		var off int64
+		for {
+			n, rerr := io.ReadFull(content, buf)
+			if n > 0 {
+				m, _ := io.ReadFull(cf, buf2[:n])
+				if m != n || !bytes.Equal(buf[:n], buf2[:n]) {
+					if !stage {
+						_, err := io.Copy(io.Discard, content)
+						return false, "", archiveReadErr(e, err)
+					}
+					staged, err = p.stageFrom(e, io.MultiReader(io.NewSectionReader(cf, 0, off), bytes.NewReader(buf[:n]), content))
+					return false, staged, err
+				}
+				off += int64(n)
+			}
+			if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+				if off != e.Size {
+					return false, "", archiveReadErr(e, io.ErrUnexpectedEOF)
+				}
+				return true, "", nil
+			}
+			if rerr != nil {
+				return false, "", archiveReadErr(e, rerr)
+			}
+		}
+	}
+	if !stage {
+		_, err := io.Copy(io.Discard, content)
+		return false, "", archiveReadErr(e, err)
+	}
+	staged, err = p.stageFrom(e, content)
+	return false, staged, err
+}
+
+func archiveReadErr(e *Entry, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("archive truncated inside %s; the snapshot is incomplete, nothing was changed", e.Path)
+	}
+	return fmt.Errorf("archive corrupt inside %s (%v); nothing was changed", e.Path, err)
+}
+
+func (p *restorePlan) openStage() error {
+	p.cleanStaleStages()
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	p.stage = stagingPrefix + hex.EncodeToString(rnd[:])
+	if err := p.r.Mkdir(p.stage, 0o700); err != nil {
+		p.stage = ""
+		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
+	}
+	lf, err := p.r.OpenFile(p.stage+"/lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
+	}
+	p.stageLock = lf
+	return syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+}
+
+// cleanStaleStages removes staging folders that a killed restore left
+// behind: those whose lock no process holds.
+func (p *restorePlan) cleanStaleStages() {
+	des, err := os.ReadDir(p.root)
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if !de.IsDir() || !strings.HasPrefix(de.Name(), stagingPrefix) {
+			continue
+		}
+		lf, err := p.r.OpenFile(de.Name()+"/lock", os.O_RDWR, 0)
+		if err == nil {
+			if syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				lf.Close()
+				continue // a live restore holds it
+			}
+			lf.Close()
+		}
+		p.r.RemoveAll(de.Name())
+	}
+}
+
+func (p *restorePlan) nextStaged() string {
+	p.nstaged++
+	return strconv.Itoa(p.nstaged)
+}
+
+func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
+	name := p.nextStaged()
+	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("stage %s: %w", e.Path, err)
+	}
+	n, err := io.Copy(f, r)
+	if err != nil {
+		f.Close()
+		var pe *fs.PathError
+		if errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) {
+			return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
+		}
+		return "", archiveReadErr(e, err)
+	}
+	if n != e.Size {
+		f.Close()
+		return "", archiveReadErr(e, io.ErrUnexpectedEOF)
+	}
+	if err := f.Chmod(e.Mode); err != nil {
+		f.Close()
+		return "", fmt.Errorf("stage %s: %w", e.Path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
+	}
+	return name, nil
+}
+
+func (p *restorePlan) close() {
+	if p.stage != "" {
+		p.r.RemoveAll(p.stage)
+		p.stage = ""
+	}
+	if p.stageLock != nil {
+		p.stageLock.Close()
+		p.stageLock = nil
+	}
+	p.r.Close()
+}
+
+func (p *restorePlan) result(dry bool) *RestoreResult {
+	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged}
+	for _, op := range p.ops {
+		switch op.kind {
+		case opWrite:
+			res.Written++
+			if dry {
+				res.WrittenList = append(res.WrittenList, op.entry.Path)
+			}
+		case opMkdir:
+			res.Written++
+			if dry {
+				res.WrittenList = append(res.WrittenList, op.entry.Path+"/")
+			}
+		case opChmod:
+			res.ModeChanged++
+			if dry {
+				res.ModeList = append(res.ModeList, op.entry.Path)
+			}
+		}
+	}
+	res.Deleted = len(p.deletes)
+	if dry {
+		for _, d := range p.deletes {
+			name := d.Path
+			if d.Kind == KindDir {
+				name += "/"
+			}
+			res.DeletedList = append(res.DeletedList, name)
+		}
+	}
+	return res
+}
+
+func (p *restorePlan) changes() []Change {
+	var out []Change
+	for _, op := range p.ops {
+		c := Change{Type: "change", Path: op.entry.Path, Kind: op.entry.Kind.String()}
+		switch {
+		case op.kind == opChmod:
+			c.Op = "mode"
+		case !op.existed:
+			c.Op = "deleted" // in the snapshot, not in the tree
+		default:
+			c.Op = "modified"
+		}
+		out = append(out, c)
+	}
+	for _, d := range p.deletes {
+		if _, ok := p.snapshot[d.Path]; ok {
+			continue // a kind change, reported as modified above
+		}
+		out = append(out, Change{Type: "change", Op: "added", Path: d.Path, Kind: d.Kind.String()})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
+	return out
+}
+
+// apply carries out the plan: deletions (deepest first), new folders
+// (shallowest first), staged files and links renamed into place, then mode
+// changes. Every parent of a path written is checked to be a real folder,
+// so an existing symlink never redirects a write.
+func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
+	dels := append([]Entry(nil), p.deletes...)
+	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
+	for _, d := range dels {
+		if err := ctx.Err(); err != nil {
+			return kept, err
+		}
+		name := filepath.FromSlash(d.Path)
+		if d.Kind == KindDir {
+			if err := p.r.Remove(name); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				if _, inSnap := p.snapshot[d.Path]; inSnap || !isNotEmpty(err) {
+					return kept, fmt.Errorf("remove folder %s: %w", d.Path, err)
+				}
+				kept = append(kept, d.Path) // holds ignored files: kept
+			}
+			continue
+		}
+		if err := p.r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
+		}
+	}
+	checked := map[string]bool{".": true}
+	for _, op := range p.ops {
+		if err := ctx.Err(); err != nil {
+			return kept, err
+		}
+		if err := p.checkParents(op.entry.Path, checked); err != nil {
+			return kept, err
+		}
+		name := filepath.FromSlash(op.entry.Path)
+		switch op.kind {
+		case opMkdir:
+			if err := p.r.Mkdir(name, op.entry.Mode); err != nil {
+				return kept, fmt.Errorf("create folder %s: %w", op.entry.Path, err)
+			}
+			// Mkdir applies the umask; the snapshot's bits win.
+			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
+				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
+			}
+			checked[op.entry.Path] = true
+		case opWrite:
+			if err := p.r.Rename(p.stage+"/"+op.staged, name); err != nil {
+				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
+			}
+		case opChmod:
+			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
+				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
+			}
+		}
+	}
+	return kept, nil
+}
+
+// checkParents makes sure every folder above name is a real folder, not a
+// symlink.
+func (p *restorePlan) checkParents(name string, checked map[string]bool) error {
+	dir := path.Dir(name)
+	if checked[dir] {
+		return nil
+	}
+	if err := p.checkParents(dir, checked); err != nil {
+		return err
+	}
+	fi, err := p.r.Lstat(filepath.FromSlash(dir))
+	if err != nil {
+		return fmt.Errorf("folder %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("cannot write under %s: it is a %s, not a folder; move it aside and retry", dir, describeMode(fi.Mode()))
+	}
+	checked[dir] = true
+	return nil
+}
+
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}
+
+// caseInsensitive reports whether the file system at root treats names that
+// differ only in case as the same, by looking up an existing name with its
+// case swapped. It writes nothing.
+func caseInsensitive(root string) bool {
+	des, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	for _, de := range des {
+		name := de.Name()
+		swapped := swapCase(name)
+		if swapped == name {
+			continue
+		}
+		a, err1 := os.Lstat(filepath.Join(root, name))
+		b, err2 := os.Lstat(filepath.Join(root, swapped))
+		if err2 != nil {
+			return false
+		}
+		return err1 == nil && os.SameFile(a, b)
+	}
+	return false
+}
+
+func swapCase(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z':
+			b[i] = c - 32
+		case c >= 'A' && c <= 'Z':
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}

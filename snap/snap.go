@@ -1,0 +1,105 @@
+// Package snap captures a project tree as a snapshot (a standard tar.gz plus
+// a manifest), compares a tree with a snapshot, and restores a tree exactly
+// and safely from one.
+//
+// The scope of a snapshot is what git would not ignore: .gitignore files at
+// every level, .git/info/exclude, the global excludes file, tracked files,
+// plus .rewindignore files and the built-in excludes (.git, .agent/rewind).
+// The same rules apply outside a git repository. Regular files (with their
+// permission bits), folders (empty ones too) and symlinks (as links) are
+// captured; sockets, FIFOs and devices are skipped and counted.
+package snap
+
+import (
+	"io/fs"
+	"strings"
+)
+
+// Kind is the type of a tree entry.
+type Kind uint8
+
+const (
+	KindFile Kind = iota + 1
+	KindDir
+	KindSymlink
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindFile:
+		return "file"
+	case KindDir:
+		return "dir"
+	case KindSymlink:
+		return "symlink"
+	}
+	return "unknown"
+}
+
+// Entry is one file, folder or symlink of a tree or snapshot. Paths are
+// slash-separated and relative to the root.
+type Entry struct {
+	Path  string
+	Kind  Kind
+	Mode  fs.FileMode // permission bits only; setuid, setgid and sticky are never kept
+	Size  int64       // content bytes of a file, length of a symlink target
+	MTime int64       // nanoseconds since the epoch
+	CTime int64       // nanoseconds since the epoch; change detection only
+	Ino   uint64      // change detection only
+	Hash  string      // hex SHA-256 of a file's content; "" while unknown
+	Link  string      // a symlink's target
+}
+
+// sameContent reports whether two entries describe the same thing in a
+// snapshot's terms: kind, permission bits, content hash or link target.
+func (e *Entry) sameContent(o *Entry) bool {
+	return e.Kind == o.Kind && e.Mode == o.Mode && e.Hash == o.Hash && e.Link == o.Link
+}
+
+// sameStat reports whether the file system metadata that a change would
+// touch is unchanged.
+func (e *Entry) sameStat(o *Entry) bool {
+	return e.Kind == o.Kind && e.Mode == o.Mode && e.Size == o.Size && e.MTime == o.MTime &&
+		e.CTime == o.CTime && e.Ino == o.Ino && e.Link == o.Link
+}
+
+// comparePaths orders paths the way a walk emits them: a folder right before
+// its contents, names in byte order ("a", "a/x", "a.b").
+func comparePaths(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if ca == '/' {
+			return -1
+		}
+		if cb == '/' {
+			return 1
+		}
+		if ca < cb {
+			return -1
+		}
+		return 1
+	}
+	return len(a) - len(b)
+}
+
+// builtinExcluded reports whether name (one path element) at rel is never
+// part of a snapshot: git's own folder, Rewind's store, and restore staging.
+func builtinExcluded(rel, name string) bool {
+	switch {
+	case name == ".git":
+		return true
+	case name == "rewind" && (rel == ".agent/rewind" || strings.HasSuffix(rel, "/.agent/rewind")):
+		return true
+	case strings.HasPrefix(name, stagingPrefix) && !strings.Contains(rel, "/"):
+		return true
+	}
+	return false
+}
+
+// stagingPrefix names the folder a restore stages new content in, at the
+// root. It is never part of a snapshot.
+const stagingPrefix = ".rewind-restore-"
