@@ -194,7 +194,7 @@ func TestForkListedInPicker(t *testing.T) {
 	p := startScreen(t, c.proj, c.env(), c.exe, "--resume")
 	text := p.waitFor(f.Title)
 	p.waitFor(p3) // the original is still listed, by its last prompt
-	t.Logf("picker:\n%s", text)
+	t.Logf("picker:\n%s", strings.TrimRight(text, "\n "))
 	// The fork is the newest session, so the picker selects it; move down to it otherwise.
 	for i := 0; i < 10 && !selected(p.capture(), f.Title); i++ {
 		p.keys("Down")

@@ -1,3 +1,14 @@
 module rewind.dev/fork
 
 go 1.25
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/klauspost/pgzip v1.3.0
+	github.com/peterbourgon/ff/v3 v3.4.0
+	rewind.dev/jsonl v0.0.0
+)
+
+require github.com/klauspost/compress v1.20.3 // indirect
+
+replace rewind.dev/jsonl => ../jsonl

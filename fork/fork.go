@@ -1,0 +1,295 @@
+// Package fork writes a fork of an AI coding agent's session: a new session file holding the
+// agent's transcript up to a boundary (Create), or — behind a verified backup — cuts the live
+// transcript back to it (Truncate).
+//
+// A fork is the transcript's bytes [0, offset) under a new session id, beside the original
+// (Claude Code: <uuid>.jsonl in the same project directory), appearing atomically; the source
+// is opened read-only. When the live transcript still holds the checkpointed prefix the bytes
+// are copied from it with the kernel's copy (copy_file_range, which reflinks where the
+// filesystem can); otherwise they are inflated from the checkpoint's transcript.jsonl.gz.
+//
+// What the agent needs to list the fork as its own session was established with the real
+// clients (see the e2e tests): Claude Code resumes a byte-prefix copy as is (the copied lines
+// keep the old sessionId) and lists it titled by an appended
+// {"type":"custom-title","customTitle":"[Fork] …","sessionId":<new id>} line; Droid keeps the
+// session's id and title in the first line (session_start), which the fork rewrites, and a
+// <id>.settings.json sidecar, which the fork copies.
+package fork
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+	"rewind.dev/jsonl"
+)
+
+// Methods a fork's bytes came by.
+const (
+	MethodPrefixCopy = "prefix-copy" // copied from the live transcript
+	MethodSnapshot   = "snapshot"    // inflated from the checkpoint's transcript.jsonl.gz
+)
+
+// CreateOptions says what to fork.
+type CreateOptions struct {
+	From       string     // the live transcript (need not exist when Snapshots are given)
+	Checkpoint Checkpoint // the cut, and what the bytes before it were
+	// Snapshots are checkpoint transcripts (gzip, possibly of several members); their inflated
+	// bytes, concatenated in order, are the transcript from byte 0. Used when the live file no
+	// longer holds the checkpointed prefix.
+	Snapshots []string
+	Agent     string // the dialect (claude, droid, …); "" to take Checkpoint.Agent or detect
+	Out       string // the fork's path; "" for <session id>.jsonl beside From
+	SessionID string // the fork's session id; "" for Out's name when it is a UUID, else a new UUID
+	NoTitle   bool   // do not mark the fork's title
+}
+
+// Fork is what Create wrote; it is printed as JSON.
+type Fork struct {
+	Type       string `json:"type"` // "fork"
+	Path       string `json:"path"`
+	SessionID  string `json:"session_id"`
+	Bytes      int64  `json:"bytes"`       // size of the fork file
+	EventsKept int64  `json:"events_kept"` // JSON-object lines kept from the transcript
+	Method     string `json:"method"`      // MethodPrefixCopy or MethodSnapshot
+	Title      string `json:"title"`       // the fork's title, "" when none was set
+	// Warnings are best-effort steps that failed (the title, a sidecar) without failing the fork.
+	Warnings []string `json:"-"`
+}
+
+// Error is an error with a hint of what to do about it.
+type Error struct {
+	Err  error
+	Hint string
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Hint returns the hint of an *Error in err's chain, or "".
+func Hint(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Hint
+	}
+	return ""
+}
+
+// firstLineLimit bounds the first line a fork rewrites (Droid's session_start is small).
+const firstLineLimit = 1 << 20
+
+// Create writes the fork. On error nothing is left behind.
+func Create(ctx context.Context, o CreateOptions) (Fork, error) {
+	if o.From == "" {
+		return Fork{}, errors.New("no transcript given (--from)")
+	}
+	if err := o.Checkpoint.validate(); err != nil {
+		return Fork{}, err
+	}
+	cp := o.Checkpoint
+	src, size, perm, reason, err := openLive(o.From, cp)
+	if err != nil {
+		return Fork{}, err
+	}
+	if src != nil {
+		defer src.Close()
+	}
+	method := MethodPrefixCopy
+	if reason != "" {
+		if len(o.Snapshots) == 0 {
+			return Fork{}, &Error{
+				Err:  fmt.Errorf("transcript %s no longer holds the checkpointed bytes before offset %d: %s", o.From, cp.Offset, reasonText(reason)),
+				Hint: "pass the checkpoint's transcript.jsonl.gz with --snapshot",
+			}
+		}
+		method = MethodSnapshot
+	}
+
+	d, err := resolveDialect(o.Agent, cp.Agent, o.From, src, size)
+	if err != nil {
+		return Fork{}, err
+	}
+	out, id, err := forkPath(o)
+	if err != nil {
+		return Fork{}, err
+	}
+	if same, err := sameFile(out, o.From); err != nil || same {
+		if err == nil {
+			err = fmt.Errorf("output %s is the transcript itself", out)
+		}
+		return Fork{}, err
+	}
+
+	p, err := createPending(out, perm)
+	if err != nil {
+		return Fork{}, err
+	}
+	defer p.abort()
+	f := Fork{Type: "fork", Path: out, SessionID: id, Method: method}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, newID: id, noTitle: o.NoTitle}
+	if method == MethodPrefixCopy {
+		err = w.fromFile(src, cp.Offset)
+	} else {
+		err = w.fromSnapshots(o.Snapshots, cp)
+	}
+	if err != nil {
+		return Fork{}, err
+	}
+	f.EventsKept = w.events
+	f.Warnings = append(f.Warnings, w.warnings...)
+
+	if !o.NoTitle && d != nil {
+		title, line, err := w.titleLine(p.File)
+		switch {
+		case err != nil:
+			f.Warnings = append(f.Warnings, "fork title not set: "+err.Error())
+		case line != nil:
+			if _, err := p.Write(line); err != nil {
+				return Fork{}, fmt.Errorf("write %s: %w", out, err)
+			}
+			f.Title = title
+		default:
+			f.Title = title
+		}
+	}
+	if f.Bytes, err = p.Seek(0, io.SeekCurrent); err != nil {
+		return Fork{}, fmt.Errorf("size of %s: %w", out, err)
+	}
+	if err := p.commit(); err != nil {
+		return Fork{}, err
+	}
+	if w.rewroteFirst {
+		if warn := copySidecar(o.From, out); warn != "" {
+			f.Warnings = append(f.Warnings, warn)
+		}
+	}
+	return f, nil
+}
+
+// openLive opens the live transcript read-only and tells why it does not hold the checkpointed
+// prefix ("" when it does; "missing" when it does not exist). perm is the mode the fork gets:
+// the transcript's, or 0600 (what Claude Code uses) when it is gone.
+func openLive(path string, cp Checkpoint) (f *os.File, size int64, perm fs.FileMode, reason string, err error) {
+	f, err = os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, 0o600, "missing", nil
+	}
+	if err != nil {
+		return nil, 0, 0, "", fmt.Errorf("open transcript: %w", err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("transcript %s is not a regular file", path)
+	}
+	if err == nil {
+		reason, err = cp.mismatch(f, fi.Size())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, 0, "", fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return f, fi.Size(), fi.Mode().Perm(), reason, nil
+}
+
+// resolveDialect picks the transcript's dialect: named, or detected from the path and the live
+// file's first bytes. nil (no error) when it cannot be told: the fork is written without a title.
+func resolveDialect(agent, cpAgent, path string, src *os.File, size int64) (*jsonl.Dialect, error) {
+	if agent == "" {
+		agent = cpAgent
+	}
+	if agent != "" {
+		d, err := jsonl.LookupDialect(agent)
+		if err != nil {
+			return nil, &Error{Err: fmt.Errorf("agent %q: %w", agent, err), Hint: "use one of: " + strings.Join(jsonl.DialectNames(), ", ")}
+		}
+		return d, nil
+	}
+	var head []byte
+	if src != nil {
+		head = make([]byte, min(size, jsonl.HashWindow))
+		if _, err := src.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read transcript %s: %w", path, err)
+		}
+	}
+	return jsonl.Detect(path, head).Dialect, nil
+}
+
+// forkPath decides the fork's path and session id.
+func forkPath(o CreateOptions) (path, id string, err error) {
+	id = o.SessionID
+	if o.Out != "" {
+		if id == "" {
+			base := strings.TrimSuffix(filepath.Base(o.Out), ".jsonl")
+			if u, err := uuid.Parse(base); err == nil && u.String() == base {
+				id = base
+			}
+		}
+		if id == "" {
+			id = uuid.NewString()
+		}
+		return o.Out, id, nil
+	}
+	if id == "" {
+		id = uuid.NewString()
+	}
+	return filepath.Join(filepath.Dir(o.From), id+".jsonl"), id, nil
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, nil
+	}
+	return os.SameFile(fa, fb), nil
+}
+
+// copySidecar copies Droid's <id>.settings.json beside the fork as <new id>.settings.json,
+// atomically. It returns a warning, or "" when done or when there is no sidecar.
+func copySidecar(from, out string) string {
+	sidecar := strings.TrimSuffix(from, ".jsonl") + ".settings.json"
+	data, err := os.ReadFile(sidecar)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		return "settings sidecar not copied: " + err.Error()
+	}
+	fi, err := os.Stat(sidecar)
+	if err != nil {
+		return "settings sidecar not copied: " + err.Error()
+	}
+	p, err := createPending(strings.TrimSuffix(out, ".jsonl")+".settings.json", fi.Mode().Perm())
+	if err != nil {
+		return "settings sidecar not copied: " + err.Error()
+	}
+	if _, err := p.Write(data); err != nil {
+		p.abort()
+		return "settings sidecar not copied: " + err.Error()
+	}
+	if err := p.commit(); err != nil {
+		return "settings sidecar not copied: " + err.Error()
+	}
+	return ""
+}
+
+// trailingNewline returns "\n" when data does not end in one.
+func trailingNewline(last byte, n int64) []byte {
+	if n > 0 && last != '\n' {
+		return []byte{'\n'}
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+package fork
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"rewind.dev/jsonl"
+)
+
+// prefixWriter writes a transcript's bytes [0, offset) into a fork file, rewriting the first
+// line where the dialect keeps the session's id and title there (Droid), counting the events
+// it keeps and finding what the fork's title is made from.
+type prefixWriter struct {
+	ctx     context.Context
+	dst     *os.File
+	dialect *jsonl.Dialect // nil when unknown: bytes only
+	from    string         // the source transcript's path (its name is the old session id)
+	newID   string
+	noTitle bool
+
+	events       int64
+	warnings     []string
+	rewroteFirst bool
+	firstTitle   string // the title set in the rewritten first line
+
+	titleOnce func() (string, error) // the title base, for dialects that append a title line
+}
+
+// copyChunk is how much one kernel copy call moves before the context is checked again.
+const copyChunk = 64 << 20
+
+// fromFile copies [0, offset) of the live transcript, which has been checked to hold the
+// checkpointed prefix. The bulk goes through io.Copy from *os.File to *os.File, which Go turns
+// into copy_file_range(2): the kernel copies (or reflinks, on filesystems that share extents)
+// without the bytes passing through this process. Counting the kept events and finding the
+// title base read the source at the same time, in other goroutines.
+func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
+	var consumed int64
+	if w.rewritesFirstLine() {
+		head := make([]byte, min(offset, firstLineLimit))
+		if _, err := src.ReadAt(head, 0); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("read transcript %s: %w", w.from, err)
+		}
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			if _, err := w.dst.Write(append(w.rewriteFirst(head[:i]), '\n')); err != nil {
+				return fmt.Errorf("write fork: %w", err)
+			}
+			consumed = int64(i) + 1
+		}
+	}
+
+	var (
+		wg        sync.WaitGroup
+		countErr  error
+		prefixRA  = io.NewSectionReader(src, 0, offset)
+		titleBase string
+		titleErr  error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.events, countErr = countEvents(w.ctx, src, 0, offset)
+	}()
+	if w.appendsTitle() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			titleBase, titleErr = w.findTitleBase(prefixRA, offset)
+		}()
+	}
+	copyErr := w.kernelCopy(src, consumed, offset)
+	wg.Wait()
+	w.titleOnce = func() (string, error) { return titleBase, titleErr }
+	if copyErr != nil {
+		return copyErr
+	}
+	if countErr != nil {
+		return fmt.Errorf("count events in %s: %w", w.from, countErr)
+	}
+	if offset > 0 {
+		last := make([]byte, 1)
+		if _, err := src.ReadAt(last, offset-1); err != nil {
+			return fmt.Errorf("read transcript %s: %w", w.from, err)
+		}
+		if _, err := w.dst.Write(trailingNewline(last[0], offset)); err != nil {
+			return fmt.Errorf("write fork: %w", err)
+		}
+	}
+	return nil
+}
+
+// kernelCopy copies src [from, to) to the end of dst in chunks, checking the context between.
+func (w *prefixWriter) kernelCopy(src *os.File, from, to int64) error {
+	if _, err := src.Seek(from, io.SeekStart); err != nil {
+		return fmt.Errorf("seek transcript %s: %w", w.from, err)
+	}
+	for off := from; off < to; {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.Copy(w.dst, &io.LimitedReader{R: src, N: min(copyChunk, to-off)})
+		if err != nil {
+			return fmt.Errorf("copy transcript %s into the fork: %w", w.from, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("transcript %s ended at %d while copying up to %d", w.from, off, to)
+		}
+		off += n
+	}
+	return nil
+}
+
+// fromSnapshots inflates the checkpoint transcripts up to offset into the fork, checking the
+// streamed bytes against the checkpoint (long enough, the cut at a line end, the hashes).
+func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
+	r, closeAll, err := openSnapshots(paths)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	rec := newWindowRecorder(jsonl.HashWindow)
+	var counter eventCounter
+	br := bufio.NewReaderSize(io.TeeReader(ctxReader{w.ctx, io.LimitReader(r, cp.Offset)}, io.MultiWriter(rec, &counter)), 1<<20)
+	if w.rewritesFirstLine() {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			if _, err := w.dst.Write(append(w.rewriteFirst(line[:len(line)-1]), '\n')); err != nil {
+				return fmt.Errorf("write fork: %w", err)
+			}
+		case errors.Is(err, io.EOF), errors.Is(err, bufio.ErrBufferFull):
+			if _, err := w.dst.Write(line); err != nil {
+				return fmt.Errorf("write fork: %w", err)
+			}
+		default:
+			return err
+		}
+	}
+	if _, err := br.WriteTo(w.dst); err != nil {
+		return fmt.Errorf("inflate snapshot into the fork: %w", err)
+	}
+	if rec.total < cp.Offset {
+		return &Error{
+			Err:  fmt.Errorf("snapshot holds %d bytes of transcript, fewer than the offset %d", rec.total, cp.Offset),
+			Hint: "pass every transcript.jsonl.gz of the checkpoint chain, oldest first, as --snapshot",
+		}
+	}
+	if reason, err := cp.mismatch(rec, cp.Offset); err != nil || reason != "" {
+		if err == nil {
+			err = errors.New(reasonText(reason))
+		}
+		return &Error{
+			Err:  fmt.Errorf("snapshot does not hold the checkpointed bytes before offset %d: %w", cp.Offset, err),
+			Hint: "check that --snapshot is the checkpoint's transcript.jsonl.gz",
+		}
+	}
+	if last := rec.last(); len(last) > 0 {
+		if _, err := w.dst.Write(trailingNewline(last[len(last)-1], cp.Offset)); err != nil {
+			return fmt.Errorf("write fork: %w", err)
+		}
+	}
+	w.events = counter.done()
+	if w.appendsTitle() {
+		size, err := w.dst.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return err
+		}
+		base, err := w.findTitleBase(io.NewSectionReader(w.dst, 0, size), size)
+		w.titleOnce = func() (string, error) { return base, err }
+	}
+	return nil
+}
+
+func (w *prefixWriter) method() string {
+	if w.dialect == nil {
+		return ""
+	}
+	return w.dialect.Title.Fork.Method
+}
+
+func (w *prefixWriter) appendsTitle() bool { return !w.noTitle && w.method() == "append_line" }
+
+func (w *prefixWriter) rewritesFirstLine() bool { return w.method() == "rewrite_first_line" }
+
+// findTitleBase reads the kept bytes for what the title is made from.
+func (w *prefixWriter) findTitleBase(ra io.ReaderAt, size int64) (string, error) {
+	t, err := jsonl.New(w.from, ra, size, w.dialect)
+	if err != nil {
+		return "", err
+	}
+	return titleBase(w.ctx, t)
+}
+
+// rewriteFirst rewrites the header line of a dialect that keeps the session there (Droid's
+// session_start): its id becomes the fork's when it was the session's id (the file's name),
+// and its title gets the fork prefix. A line it cannot rewrite is kept as it was, with a warning.
+func (w *prefixWriter) rewriteFirst(line []byte) []byte {
+	d := w.dialect
+	oldID := strings.TrimSuffix(filepath.Base(w.from), ".jsonl")
+	set := map[string]string{}
+	if id, ok := stringField(line, d.IDField); ok && d.IDField != "" && id == oldID {
+		set[d.IDField] = w.newID
+	}
+	field := d.Title.Fork.Field
+	if !w.noTitle && field != "" {
+		if old, ok := stringField(line, field); ok && old != "" {
+			w.firstTitle = markTitle(d, old)
+			set[field] = w.firstTitle
+		} else {
+			w.warnings = append(w.warnings, fmt.Sprintf("fork title not set: the first line has no %s", field))
+		}
+	}
+	if len(set) == 0 {
+		return line
+	}
+	out, _, err := setStringFields(jsonl.Clean(line), set)
+	if err != nil {
+		w.warnings = append(w.warnings, "first line not rewritten: "+err.Error())
+		w.firstTitle = ""
+		return line
+	}
+	w.rewroteFirst = true
+	return out
+}
+
+// titleLine returns the fork's title and, for dialects that carry it in an appended line
+// (Claude's custom-title), that line.
+func (w *prefixWriter) titleLine(*os.File) (title string, line []byte, err error) {
+	switch {
+	case w.rewritesFirstLine():
+		return w.firstTitle, nil, nil
+	case w.appendsTitle() && w.titleOnce != nil:
+		base, err := w.titleOnce()
+		if err != nil {
+			return "", nil, err
+		}
+		if base == "" {
+			return "", nil, errors.New("the kept transcript has neither a title nor a prompt to name the fork by")
+		}
+		title = markTitle(w.dialect, base)
+		line, _, err = w.dialect.ForkTitleLine(title, w.newID)
+		if err != nil {
+			return "", nil, err
+		}
+		return title, line, nil
+	}
+	return "", nil, nil
+}

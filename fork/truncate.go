@@ -1,0 +1,301 @@
+package fork
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TruncateOptions says which transcript to cut back in place, and where its backup goes.
+type TruncateOptions struct {
+	From       string
+	Checkpoint Checkpoint // the cut; with Inode set, the file must still be that inode
+	BackupDir  string     // the verified backup of the whole file is written here first
+	// Snapshots, when given, make the check exact: the live bytes [0, offset) must equal the
+	// checkpoint's inflated transcript, not only its hashes.
+	Snapshots []string
+}
+
+// Truncation is what Truncate did; it is printed as JSON.
+type Truncation struct {
+	Type          string `json:"type"` // "truncate"
+	Path          string `json:"path"`
+	Backup        string `json:"backup"`
+	BytesRemoved  int64  `json:"bytes_removed"`
+	EventsRemoved int64  `json:"events_removed"`
+	EventsKept    int64  `json:"events_kept"`
+	// AppendedBytes counts bytes the agent appended after the check and before the cut: they
+	// are in the backup (not in the transcript), and counted in BytesRemoved.
+	AppendedBytes int64    `json:"appended_bytes"`
+	Warnings      []string `json:"-"`
+}
+
+// Test hooks: called just before the cut and just after it (to simulate a writing agent).
+var beforeCut, afterCut func(path string)
+
+// Truncate cuts the live transcript back to the checkpoint's offset, in place. It refuses unless
+// the file is still the checkpointed one (same inode when known, the prefix as recorded, long
+// enough), and only cuts after a backup of the whole file is written atomically to BackupDir and
+// read back with the same SHA-256. Bytes the agent appends meanwhile go into the backup too.
+// It never leaves a run of NUL bytes where a writer with a stale file position wrote past the
+// new end.
+func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
+	if o.From == "" {
+		return Truncation{}, errors.New("no transcript given (--from)")
+	}
+	if o.BackupDir == "" {
+		return Truncation{}, &Error{Err: errors.New("no backup directory given"), Hint: "pass --backup-dir DIR; truncate never runs without a verified backup"}
+	}
+	cp := o.Checkpoint
+	if err := cp.validate(); err != nil {
+		return Truncation{}, err
+	}
+	f, err := os.OpenFile(o.From, os.O_RDWR, 0)
+	if err != nil {
+		return Truncation{}, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Truncation{}, fmt.Errorf("stat transcript %s: %w", o.From, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Truncation{}, fmt.Errorf("transcript %s is not a regular file", o.From)
+	}
+	if cp.Inode != 0 && inode(fi) != cp.Inode {
+		return Truncation{}, &Error{
+			Err:  fmt.Errorf("transcript %s is not the checkpointed file (inode %d, checkpoint had %d)", o.From, inode(fi), cp.Inode),
+			Hint: "the agent replaced the file; fork instead (rewind-fork create) to keep both",
+		}
+	}
+	size := fi.Size()
+	reason, err := cp.mismatch(f, size)
+	if err != nil {
+		return Truncation{}, fmt.Errorf("read transcript %s: %w", o.From, err)
+	}
+	if reason != "" {
+		return Truncation{}, &Error{
+			Err:  fmt.Errorf("transcript %s changed since the checkpoint: %s", o.From, reasonText(reason)),
+			Hint: "fork from the checkpoint instead: rewind-fork create --snapshot <checkpoint>/transcript.jsonl.gz",
+		}
+	}
+	if len(o.Snapshots) > 0 {
+		if err := sameAsSnapshots(ctx, f, o.Snapshots, cp.Offset); err != nil {
+			return Truncation{}, err
+		}
+	}
+	kept, err := countEvents(ctx, f, 0, cp.Offset)
+	if err != nil {
+		return Truncation{}, fmt.Errorf("count events in %s: %w", o.From, err)
+	}
+
+	backup, backed, err := writeBackup(ctx, f, o.From, o.BackupDir, size)
+	if err != nil {
+		return Truncation{}, err
+	}
+	if beforeCut != nil {
+		beforeCut(o.From)
+	}
+	// Bytes appended since the backup was read go into the backup before the cut; repeat
+	// until the size holds still. A write landing between the last look and the cut cannot be
+	// told apart from one landing just after it; it lands after the new end (append mode) and
+	// stays in the file.
+	for {
+		if err := sameInode(o.From, fi); err != nil {
+			return Truncation{}, err
+		}
+		now, err := f.Stat()
+		if err != nil {
+			return Truncation{}, fmt.Errorf("stat transcript %s: %w", o.From, err)
+		}
+		if now.Size() <= backed {
+			break
+		}
+		if backup, backed, err = rewriteBackup(ctx, f, o.From, backup, now.Size()); err != nil {
+			return Truncation{}, err
+		}
+	}
+	if err := f.Truncate(cp.Offset); err != nil {
+		return Truncation{}, fmt.Errorf("truncate %s: %w", o.From, err)
+	}
+	if afterCut != nil {
+		afterCut(o.From)
+	}
+	warn, err := closeHole(f, cp.Offset)
+	if err != nil {
+		return Truncation{}, err
+	}
+	if err := f.Sync(); err != nil {
+		return Truncation{}, fmt.Errorf("sync %s: %w", o.From, err)
+	}
+	removed, err := countBackupEvents(ctx, backup, cp.Offset, backed)
+	if err != nil {
+		return Truncation{}, fmt.Errorf("count events in backup %s: %w", backup, err)
+	}
+	t := Truncation{
+		Type: "truncate", Path: o.From, Backup: backup,
+		BytesRemoved: backed - cp.Offset, EventsRemoved: removed, EventsKept: kept,
+		AppendedBytes: backed - size,
+	}
+	if warn != "" {
+		t.Warnings = append(t.Warnings, warn)
+	}
+	if t.AppendedBytes > 0 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("the agent appended %d bytes while truncating; they are in the backup %s", t.AppendedBytes, backup))
+	}
+	return t, nil
+}
+
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// sameInode checks that path still names the file that was opened.
+func sameInode(path string, opened os.FileInfo) error {
+	fi, err := os.Stat(path)
+	if err != nil || !os.SameFile(fi, opened) {
+		return &Error{
+			Err:  fmt.Errorf("transcript %s was replaced while truncating", path),
+			Hint: "nothing was cut; run again, or fork instead",
+		}
+	}
+	return nil
+}
+
+// writeBackup copies the transcript's first size bytes (at least; bytes appended meanwhile come
+// along) into a new file in dir, atomically, and checks the file read back has the SHA-256 of
+// the bytes read. It returns the backup's path and how many bytes it holds.
+func writeBackup(ctx context.Context, f *os.File, from, dir string, size int64) (string, int64, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", 0, fmt.Errorf("create backup directory: %w", err)
+	}
+	name := fmt.Sprintf("%s.%s.jsonl", strings.TrimSuffix(filepath.Base(from), ".jsonl"), time.Now().UTC().Format("20060102T150405.000000000Z"))
+	return copyVerified(ctx, f, filepath.Join(dir, name), size)
+}
+
+// rewriteBackup replaces the backup with one holding the file's bytes up to size.
+func rewriteBackup(ctx context.Context, f *os.File, from, backup string, size int64) (string, int64, error) {
+	tmp := backup + ".grown"
+	path, n, err := copyVerified(ctx, f, tmp, size)
+	if err != nil {
+		return "", 0, err
+	}
+	if err := os.Rename(path, backup); err != nil {
+		return "", 0, fmt.Errorf("replace backup %s: %w", backup, err)
+	}
+	return backup, n, syncDir(filepath.Dir(backup))
+}
+
+func copyVerified(ctx context.Context, f *os.File, path string, size int64) (string, int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	p, err := createPending(path, fi.Mode().Perm())
+	if err != nil {
+		return "", 0, err
+	}
+	defer p.abort()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(p.File, h), ctxReader{ctx, io.NewSectionReader(f, 0, max(size, fi.Size()))})
+	if err != nil {
+		return "", 0, fmt.Errorf("write backup %s: %w", path, err)
+	}
+	if n < size {
+		return "", 0, fmt.Errorf("transcript shrank to %d bytes while backing it up", n)
+	}
+	if err := p.commit(); err != nil {
+		return "", 0, err
+	}
+	back, err := os.Open(path)
+	if err != nil {
+		return "", 0, fmt.Errorf("verify backup: %w", err)
+	}
+	defer back.Close()
+	h2 := sha256.New()
+	if _, err := io.Copy(h2, back); err != nil {
+		return "", 0, fmt.Errorf("verify backup %s: %w", path, err)
+	}
+	if !bytes.Equal(h.Sum(nil), h2.Sum(nil)) {
+		return "", 0, fmt.Errorf("backup %s does not read back as written (SHA-256 differs)", path)
+	}
+	return path, n, nil
+}
+
+// countBackupEvents counts the events the cut removed, from the backup (which holds them all,
+// appended ones included).
+func countBackupEvents(ctx context.Context, path string, from, to int64) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return countEvents(ctx, f, from, to)
+}
+
+// closeHole removes a run of NUL bytes right after the cut: a writer that kept its old file
+// position (not append mode) writes past the new end and leaves a hole. The bytes after the
+// hole are moved down to the cut.
+func closeHole(f *os.File, offset int64) (string, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= offset {
+		return "", err
+	}
+	rest := make([]byte, fi.Size()-offset)
+	if _, err := f.ReadAt(rest, offset); err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	trimmed := bytes.TrimLeft(rest, "\x00")
+	if len(trimmed) == len(rest) {
+		return fmt.Sprintf("the agent appended %d bytes after the cut; they stay in the transcript", len(rest)), nil
+	}
+	if _, err := f.WriteAt(trimmed, offset); err != nil {
+		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
+	}
+	if err := f.Truncate(offset + int64(len(trimmed))); err != nil {
+		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
+	}
+	return fmt.Sprintf("a writer wrote %d bytes past the cut leaving a hole of %d NUL bytes; the hole was removed", len(trimmed), len(rest)-len(trimmed)), nil
+}
+
+// sameAsSnapshots checks that the live bytes [0, offset) equal the inflated snapshots'.
+func sameAsSnapshots(ctx context.Context, f *os.File, paths []string, offset int64) error {
+	r, closeAll, err := openSnapshots(paths)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	a := make([]byte, 1<<20)
+	b := make([]byte, 1<<20)
+	for off := int64(0); off < offset; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(int64(len(a)), offset-off)
+		if _, err := io.ReadFull(r, b[:n]); err != nil {
+			return &Error{Err: fmt.Errorf("snapshot ends before the offset %d: %w", offset, err), Hint: "check --snapshot"}
+		}
+		if _, err := f.ReadAt(a[:n], off); err != nil {
+			return fmt.Errorf("read transcript: %w", err)
+		}
+		if !bytes.Equal(a[:n], b[:n]) {
+			return &Error{
+				Err:  fmt.Errorf("transcript %s differs from the snapshot before the offset", f.Name()),
+				Hint: "fork from the checkpoint instead: rewind-fork create --snapshot …",
+			}
+		}
+		off += n
+	}
+	return nil
+}
