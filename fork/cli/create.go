@@ -20,7 +20,9 @@ func (c *CreateConfig) name() string { return "create" }
 func (c *CreateConfig) usage() string {
 	return "--from TRANSCRIPT (--offset N | < boundary-or-cursor.json) [--snapshot transcript.jsonl.gz] [--agent A] [--out PATH] [--no-title]"
 }
-func (c *CreateConfig) help() string { return "write a new session file holding the transcript up to a boundary" }
+func (c *CreateConfig) help() string {
+	return "write a new session file holding the transcript up to a boundary"
+}
 
 // RegisterFlags registers create's flags.
 func (c *CreateConfig) RegisterFlags(fs *flag.FlagSet) {
