@@ -1,0 +1,406 @@
+package fork
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"rewind.dev/jsonl"
+)
+
+const fixtures = "../../shared/fixtures"
+
+// place copies a fixture into a fresh directory under name, with mode 0600 like Claude Code's.
+func place(t *testing.T, fixture, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtures, fixture))
+	if err != nil {
+		t.Fatalf("fixture: %v (shared/ must sit beside the repository)", err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// back1 is the boundary before the last prompt, as rewind-jsonl back 1 finds it.
+func back1(t *testing.T, path string) int64 {
+	t.Helper()
+	tr, err := jsonl.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	turn, err := tr.Back(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return turn.Offset
+}
+
+// cursorAt is the cursor a checkpoint would have recorded with the transcript ending at offset.
+func cursorAt(t *testing.T, data []byte, offset int64) Checkpoint {
+	t.Helper()
+	tr, err := jsonl.New("", bytes.NewReader(data[:offset]), offset, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tr.Cursor(context.Background(), jsonl.CursorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Checkpoint{Offset: c.ByteOffsetEnd, PrefixSHA256: c.PrefixSHA256, TailSHA256: c.TailSHA256}
+}
+
+func statsEvents(t *testing.T, data []byte) int64 {
+	t.Helper()
+	tr, err := jsonl.New("", bytes.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := tr.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' && isEvent(data[bytes.LastIndexByte(data, '\n')+1:]) {
+		s.Events++ // Stats leaves out an unterminated last line; a fork terminates and keeps it
+	}
+	return s.Events
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func gzipMembers(t *testing.T, parts ...[]byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, p := range parts {
+		zw := gzip.NewWriter(&buf)
+		zw.Write(p)
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "transcript.jsonl.gz")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCreateClaude forks real Claude transcripts before their last prompt: the fork is the
+// exact prefix plus one custom-title line for the new id, beside the source, with its mode; the
+// source is unchanged.
+func TestCreateClaude(t *testing.T) {
+	for _, fx := range []string{
+		"claude/realclient-cc2.1.197-4-prompts-resumed.jsonl",
+		"claude/entire-b15d3b-interrupt-local-commands.jsonl",
+		"claude/entire-26dcd5-image-paste-long-lines.jsonl",
+		"claude/SYNTHETIC-agent-sessions-schema-catalog-2.1.x.jsonl",
+		"claude/entire-c639a4-slash-command-small.jsonl",
+	} {
+		t.Run(filepath.Base(fx), func(t *testing.T) {
+			src := place(t, fx, "0b7c1a9e-0000-4000-8000-000000000001.jsonl")
+			before, _ := os.ReadFile(src)
+			off := back1(t, src)
+			f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: off}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(f.Path)
+			if f.Path != filepath.Join(filepath.Dir(src), f.SessionID+".jsonl") || f.Method != MethodPrefixCopy || f.Type != "fork" {
+				t.Errorf("fork = %+v", f)
+			}
+			if !bytes.HasPrefix(got, before[:off]) {
+				t.Fatal("fork does not start with the prefix")
+			}
+			var title struct{ Type, CustomTitle, SessionID string }
+			rest := got[off:]
+			if f.Title == "" && len(rest) == 0 && len(f.Warnings) == 1 {
+				// Nothing kept names the fork (the cut is before the only prompt): no title line.
+			} else if err := json.Unmarshal(rest, &title); err != nil || bytes.Count(rest, []byte("\n")) != 1 || title.Type != "custom-title" || title.SessionID != f.SessionID || title.CustomTitle != f.Title || !strings.HasPrefix(f.Title, "[Fork] ") {
+				t.Errorf("after the prefix: %q (title %q)", rest, f.Title)
+			}
+			if f.Bytes != int64(len(got)) || f.EventsKept != statsEvents(t, before[:off]) {
+				t.Errorf("bytes %d events %d, want %d %d", f.Bytes, f.EventsKept, len(got), statsEvents(t, before[:off]))
+			}
+			if fi, _ := os.Stat(f.Path); fi.Mode().Perm() != 0o600 {
+				t.Errorf("mode %v", fi.Mode())
+			}
+			after, _ := os.ReadFile(src)
+			if !bytes.Equal(before, after) {
+				t.Error("source changed")
+			}
+			if len(dirNames(t, filepath.Dir(src))) != 2 {
+				t.Errorf("left behind: %v", dirNames(t, filepath.Dir(src)))
+			}
+		})
+	}
+}
+
+// TestClaudeTitle: the title comes from the newest custom-title kept (stacking the prefix on a
+// fork of a fork), else the newest prompt kept; --no-title writes the bare prefix.
+func TestClaudeTitle(t *testing.T) {
+	const (
+		prompt = `{"type":"user","message":{"role":"user","content":"fix   the\nbug"},"uuid":"u1","sessionId":"s"}` + "\n"
+		answer = `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]},"uuid":"a1","sessionId":"s"}` + "\n"
+		titled = `{"type":"custom-title","customTitle":"[Fork] earlier","sessionId":"s"}` + "\n"
+		ai     = `{"type":"ai-title","aiTitle":"Fixing a bug","sessionId":"s"}` + "\n"
+	)
+	tests := []struct {
+		name, data string
+		noTitle    bool
+		want       string
+	}{
+		{"newest prompt", prompt + answer, false, "[Fork] fix the bug"},
+		{"ai-title", prompt + ai + answer, false, "[Fork] Fixing a bug"},
+		{"custom-title beats ai-title and stacks", prompt + titled + ai + answer, false, "[Fork] [Fork] earlier"},
+		{"no title", prompt + answer, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), ".claude", "projects", "-p")
+			os.MkdirAll(dir, 0o755)
+			src := filepath.Join(dir, "s.jsonl")
+			os.WriteFile(src, []byte(tt.data), 0o600)
+			f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(tt.data))}, NoTitle: tt.noTitle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(f.Path)
+			if f.Title != tt.want {
+				t.Errorf("title %q, want %q", f.Title, tt.want)
+			}
+			if tt.noTitle && string(got) != tt.data {
+				t.Errorf("--no-title fork is not the bare prefix: %q", got)
+			}
+		})
+	}
+}
+
+// TestCreateDroid checks a Droid fork against the real Droid session files: the session_start
+// line gets the new id and a stacking [Fork] title, every other byte is the prefix, and the
+// settings sidecar is copied for the new id.
+func TestCreateDroid(t *testing.T) {
+	const id = "1cbbde27-5fcc-4652-9047-4142f5f1912c"
+	src := place(t, "droid/realclient-droid0.225.2-tools.jsonl", id+".jsonl")
+	side, _ := os.ReadFile(filepath.Join(fixtures, "droid/realclient-droid0.225.2-tools.settings.json"))
+	os.WriteFile(filepath.Join(filepath.Dir(src), id+".settings.json"), side, 0o600)
+	before, _ := os.ReadFile(src)
+	off := int64(len(before))
+
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: off}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(f.Path)
+	nl := bytes.IndexByte(before, '\n')
+	gotNL := bytes.IndexByte(got, '\n')
+	if !bytes.Equal(got[gotNL:], before[nl:]) {
+		t.Error("lines after session_start differ from the source")
+	}
+	var start map[string]any
+	if err := json.Unmarshal(got[:gotNL], &start); err != nil {
+		t.Fatal(err)
+	}
+	wantTitle := "[Fork] write droid.txt=hello; bash echo bye > bye.txt"
+	if start["type"] != "session_start" || start["id"] != f.SessionID || start["title"] != wantTitle || f.Title != wantTitle || start["cwd"] != "/home/user/demo" {
+		t.Errorf("session_start = %v, fork = %+v", start, f)
+	}
+	// Every other field and the key order are kept: only the two values differ.
+	wantLine := strings.Replace(strings.Replace(string(before[:nl]), id, f.SessionID, 1), `"title":"write`, `"title":"[Fork] write`, 1)
+	if string(got[:gotNL]) != wantLine {
+		t.Errorf("first line\n got %s\nwant %s", got[:gotNL], wantLine)
+	}
+	gotSide, err := os.ReadFile(filepath.Join(filepath.Dir(src), f.SessionID+".settings.json"))
+	if err != nil || !bytes.Equal(gotSide, side) {
+		t.Errorf("sidecar not copied: %v", err)
+	}
+	if f.EventsKept != statsEvents(t, before) {
+		t.Errorf("events %d, want %d", f.EventsKept, statsEvents(t, before))
+	}
+
+	// A fork of the fork stacks the prefix.
+	f2, err := Create(context.Background(), CreateOptions{From: f.Path, Checkpoint: Checkpoint{Offset: int64(len(got))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f2.Title != "[Fork] "+wantTitle {
+		t.Errorf("fork of fork title %q", f2.Title)
+	}
+}
+
+// TestCreateSnapshot: when the live file no longer holds the checkpointed prefix, the fork is
+// inflated from the snapshot (several gzip members, or a chain of files); a snapshot that does
+// not match the cursor, or neither source, is an error that leaves nothing behind.
+func TestCreateSnapshot(t *testing.T) {
+	src := place(t, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl", "s.jsonl")
+	orig, _ := os.ReadFile(src)
+	off := back1(t, src)
+	cp := cursorAt(t, orig, off)
+	// The agent rewrote the file since the checkpoint (e.g. compaction): the prefix differs.
+	changed := append([]byte(`{"type":"summary","summary":"x"}`+"\n"), orig...)
+	os.WriteFile(src, changed, 0o600)
+	half := len(orig) / 2
+
+	tests := []struct {
+		name      string
+		snapshots func() []string
+		cp        Checkpoint
+		wantErr   string
+	}{
+		{"two members", func() []string { return []string{gzipMembers(t, orig[:half], orig[half:])} }, cp, ""},
+		{"chain of two files", func() []string { return []string{gzipMembers(t, orig[:100]), gzipMembers(t, orig[100:])} }, cp, ""},
+		{"offset only", func() []string { return []string{gzipMembers(t, orig)} }, Checkpoint{Offset: off}, ""},
+		{"too short", func() []string { return []string{gzipMembers(t, orig[:off-10])} }, cp, "fewer than the offset"},
+		{"wrong transcript", func() []string { return []string{gzipMembers(t, changed)} }, cp, "does not hold the checkpointed bytes"},
+		{"not gzip", func() []string {
+			p := filepath.Join(t.TempDir(), "x.gz")
+			os.WriteFile(p, orig, 0o600)
+			return []string{p}
+		}, cp, "not gzip"},
+		{"no snapshot", func() []string { return nil }, cp, "no longer holds the checkpointed bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := dirNames(t, filepath.Dir(src))
+			f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: tt.cp, Snapshots: tt.snapshots()})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if after := dirNames(t, filepath.Dir(src)); len(after) != len(before) {
+					t.Errorf("left behind: %v", after)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(f.Path)
+			if f.Method != MethodSnapshot || !bytes.HasPrefix(got, orig[:off]) || !bytes.Contains(got[off:], []byte(`"custom-title"`)) {
+				t.Errorf("fork %+v: %q", f, got[off:])
+			}
+			if f.EventsKept != statsEvents(t, orig[:off]) {
+				t.Errorf("events %d", f.EventsKept)
+			}
+			os.Remove(f.Path)
+		})
+	}
+	// The live file gone: the snapshot still serves.
+	os.Remove(src)
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: cp, Snapshots: []string{gzipMembers(t, orig)}})
+	if err != nil || f.Method != MethodSnapshot {
+		t.Fatalf("missing source: %+v, %v", f, err)
+	}
+	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: cp})
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || Hint(err) == "" {
+		t.Errorf("missing source, no snapshot: %v (hint %q)", err, Hint(err))
+	}
+}
+
+// TestCreateEdges: the trailing newline, cuts that are not at a line end, hash mismatches,
+// --out, and refusing to clobber.
+func TestCreateEdges(t *testing.T) {
+	const two = `{"type":"user","message":{"role":"user","content":"a"},"uuid":"1"}` + "\n" + `{"type":"assistant","uuid":"2"}`
+	dir := t.TempDir()
+	src := filepath.Join(dir, "t.jsonl")
+	os.WriteFile(src, []byte(two), 0o644)
+	ctx := context.Background()
+	line1 := int64(strings.IndexByte(two, '\n') + 1)
+
+	f, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(two))}, Agent: "claude", NoTitle: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(f.Path); string(got) != two+"\n" || f.EventsKept != 2 {
+		t.Errorf("unterminated last line: %q, events %d", got, f.EventsKept)
+	}
+	for _, tc := range []struct {
+		name string
+		cp   Checkpoint
+		want string
+	}{
+		{"mid-line", Checkpoint{Offset: 10}, "not at the end of a line"},
+		{"past the end", Checkpoint{Offset: int64(len(two)) + 5}, "shorter"},
+		{"prefix hash", Checkpoint{Offset: line1, PrefixSHA256: strings.Repeat("0", 64)}, "prefix hash"},
+		{"tail hash", Checkpoint{Offset: line1, TailSHA256: strings.Repeat("0", 64)}, "tail hash"},
+		{"bad hash", Checkpoint{Offset: line1, TailSHA256: "xyz"}, "not a hex SHA-256"},
+		{"negative", Checkpoint{Offset: -1}, "negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Create(ctx, CreateOptions{From: src, Checkpoint: tc.cp})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	out := filepath.Join(dir, "8d0c5f36-3f5e-4a8e-9d55-1a2b3c4d5e6f.jsonl")
+	f, err = Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Out: out, Agent: "claude"})
+	if err != nil || f.Path != out || f.SessionID != "8d0c5f36-3f5e-4a8e-9d55-1a2b3c4d5e6f" {
+		t.Fatalf("--out: %+v %v", f, err)
+	}
+	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Out: out}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("clobbered --out: %v", err)
+	}
+	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Out: src}); err == nil {
+		t.Error("wrote over the source")
+	}
+	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Agent: "nope"}); err == nil || Hint(err) == "" {
+		t.Errorf("unknown agent: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := Create(cctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
+	}
+	for _, n := range dirNames(t, dir) {
+		if strings.Contains(n, ".tmp-") {
+			t.Errorf("temporary file left: %s", n)
+		}
+	}
+}
+
+// TestEventCounterAgreesWithJSONL: the fast count equals jsonl's Stats.Events on every
+// fixture, however the bytes are split into writes.
+func TestEventCounterAgreesWithJSONL(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*.jsonl"))
+	if len(files) < 20 {
+		t.Fatalf("only %d fixtures found", len(files))
+	}
+	for _, p := range files {
+		data, _ := os.ReadFile(p)
+		if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+			data = data[:i+1]
+		}
+		want := statsEvents(t, data)
+		for _, chunk := range []int{1 << 20, 4096, 7} {
+			var c eventCounter
+			for b := data; len(b) > 0; {
+				n := min(chunk, len(b))
+				c.Write(b[:n])
+				b = b[n:]
+			}
+			if got := c.done(); got != want {
+				t.Errorf("%s (writes of %d): %d events, jsonl says %d", filepath.Base(p), chunk, got, want)
+			}
+		}
+	}
+}
