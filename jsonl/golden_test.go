@@ -117,9 +117,11 @@ func checkTurnInvariants(t *testing.T, tr *Transcript, turns []Turn) {
 			}
 		}
 		end = tu.Offset
-		b, err := tr.Back(ctx, tu.N)
-		if err != nil || b != tu {
-			t.Errorf("Back(%d) = %+v, %v; want %+v", tu.N, b, err, tu)
+		if tu.N <= 3 || tu.N == len(turns) { // each Back scans from the end: keep the test fast
+			b, err := tr.Back(ctx, tu.N)
+			if err != nil || b != tu {
+				t.Errorf("Back(%d) = %+v, %v; want %+v", tu.N, b, err, tu)
+			}
 		}
 	}
 	if _, err := tr.Back(ctx, len(turns)+1); err == nil {

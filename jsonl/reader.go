@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -158,14 +159,7 @@ func trimNewline(data []byte) []byte {
 	return data
 }
 
-func lastIndexByte(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
-}
+func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
 
 // LastNewline returns the end of the complete data among the first size bytes of ra: just
 // past the last newline, or 0 when there is none. It reads backwards from size in blocks, so

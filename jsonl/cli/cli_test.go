@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"rewind-jsonl": func() {
+			os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar. $FIXTURES names the shared real transcripts.
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("../../../shared/fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fixtures); err != nil {
+		t.Fatalf("fixtures: %v (shared/ must sit beside the repository)", err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FIXTURES", fixtures)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
+	})
+}
+
+// exits runs a command and checks its exit status: exits 4 rewind-jsonl back 9 t.jsonl. Its
+// stdout and stderr are kept for the stdout/stderr commands that follow.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad code %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+func TestInterspersed(t *testing.T) {
+	tests := []struct {
+		args []string
+		last int
+		pos  []string
+	}{
+		{[]string{"f.jsonl", "--last", "3"}, 3, []string{"f.jsonl"}},
+		{[]string{"--last", "2", "f.jsonl"}, 2, []string{"f.jsonl"}},
+		{[]string{"a", "--last=4", "b"}, 4, []string{"a", "b"}},
+		{[]string{"--", "--last"}, 0, []string{"--last"}},
+	}
+	for _, tt := range tests {
+		c := &turnsConfig{env: &env{}}
+		fs := newFlagSet(&env{usage: nil}, "turns")
+		fs.SetOutput(os.Stderr)
+		c.RegisterFlags(fs)
+		pos, err := interspersed(fs, tt.args)
+		if err != nil || c.last != tt.last || len(pos) != len(tt.pos) {
+			t.Errorf("interspersed(%q) = %q, last %d, %v", tt.args, pos, c.last, err)
+			continue
+		}
+		for i := range pos {
+			if pos[i] != tt.pos[i] {
+				t.Errorf("interspersed(%q) = %q", tt.args, pos)
+			}
+		}
+	}
+}
