@@ -293,42 +293,40 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 // outside the root.
 func (s *archiveScanner) checkLinks() error {
 	for name, target := range s.links {
-		if _, err := s.resolve(path.Join(path.Dir(name), target), 0); err != nil {
+		if err := s.resolve(path.Dir(name)+"/"+target, 0); err != nil {
 			return s.refuse(name, "symlink target %s leaves the root through other symlinks", target)
 		}
 	}
 	return nil
 }
 
-// resolve walks p (relative to the root, already joined) element by
+// resolve walks p (relative to the root, not cleaned: a ".." after a
+// symlink must apply to the link's target, as the kernel does) element by
 // element, expanding the archive's symlinks; it fails when the walk goes
 // above the root or loops.
-func (s *archiveScanner) resolve(p string, depth int) (string, error) {
+func (s *archiveScanner) resolve(p string, depth int) error {
 	if depth > 40 {
-		return "", errors.New("too many levels of symlinks")
+		return errors.New("too many levels of symlinks")
 	}
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return "", errors.New("leaves the root")
-	}
-	if p == "." {
-		return p, nil
-	}
+	var cur []string // the resolved folders so far, no symlinks among them
 	els := strings.Split(p, "/")
-	cur := "."
 	for i, el := range els {
-		next := path.Join(cur, el)
-		if next == ".." || strings.HasPrefix(next, "../") {
-			return "", errors.New("leaves the root")
-		}
-		if t, ok := s.links[next]; ok {
-			r, err := s.resolve(path.Join(path.Dir(next), t), depth+1)
-			if err != nil {
-				return "", err
+		switch el {
+		case "", ".":
+			continue
+		case "..":
+			if len(cur) == 0 {
+				return errors.New("leaves the root")
 			}
-			rest := strings.Join(els[i+1:], "/")
-			return s.resolve(path.Join(r, rest), depth+1)
+			cur = cur[:len(cur)-1]
+			continue
 		}
-		cur = next
+		next := strings.Join(append(cur, el), "/")
+		if t, ok := s.links[next]; ok {
+			rest := strings.Join(els[i+1:], "/")
+			return s.resolve(strings.Join(cur, "/")+"/"+t+"/"+rest, depth+1)
+		}
+		cur = append(cur, el)
 	}
-	return cur, nil
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ type RestoreResult struct {
 	DeletedList []string `json:"deleted_paths,omitempty"`
 	ModeList    []string `json:"mode_paths,omitempty"`
 	Kept        []string `json:"kept_folders,omitempty"` // folders not in the snapshot kept because they hold ignored files
+	Spared      []string `json:"spared_paths,omitempty"` // not in the snapshot but ignored by its rules, so left alone
 }
 
 // Change is one difference between a snapshot and a tree, seen from the
@@ -112,12 +114,13 @@ type restorePlan struct {
 	snapshot  map[string]Kind
 	current   []Entry
 	ops       []restoreOp
-	deletes   []Entry // in the tree, not in the snapshot (or of another kind)
+	deletes   []Entry  // in the tree, not in the snapshot (or of another kind)
+	spared    []string // not in the snapshot, but ignored under its rules: left alone
 	unchanged int
 	nstaged   int
 }
 
-func planRestore(ctx context.Context, root, archive string, opts RestoreOptions, stage bool) (p *restorePlan, err error) {
+func planRestore(ctx context.Context, root, archive string, opts RestoreOptions, stage bool) (_ *restorePlan, err error) {
 	limits := opts.Limits
 	if limits == (Limits{}) {
 		limits = DefaultLimits
@@ -126,11 +129,10 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	p = &restorePlan{root: root, r: r, snapshot: map[string]Kind{}}
+	p := &restorePlan{root: root, r: r, snapshot: map[string]Kind{}}
 	defer func() {
 		if err != nil {
 			p.close()
-			p = nil
 		}
 	}()
 	type walked struct {
@@ -166,6 +168,7 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 			return nil, err
 		}
 	}
+	rules := newSnapshotRules(root, opts.Walk)
 	buf := make([]byte, 256*1024)
 	buf2 := make([]byte, 256*1024)
 	for n := 0; ; n++ {
@@ -183,6 +186,13 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 		}
 		if special[e.Path] {
 			return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
+		}
+		// Folders an archive implies without listing them are part of it.
+		for _, d := range missingParents(e.Path, p.snapshot) {
+			p.snapshot[d] = KindDir
+			if c := cur[d]; c == nil && !p.ignoredDir(d) {
+				p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: Entry{Path: d, Kind: KindDir, Mode: 0o755}})
+			}
 		}
 		p.snapshot[e.Path] = e.Kind
 		c := cur[e.Path]
@@ -226,6 +236,9 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 			if err := p.checkNotInTheWay(e.Path, c); err != nil {
 				return nil, err
 			}
+			if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
+				rules.add(e.Path, &content)
+			}
 			same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
 			if err != nil {
 				return nil, err
@@ -242,11 +255,33 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 	}
 	for i := range p.current {
 		c := &p.current[i]
-		if k, ok := p.snapshot[c.Path]; !ok || k != c.Kind {
+		k, ok := p.snapshot[c.Path]
+		switch {
+		case ok && k == c.Kind:
+		case !ok && rules.ignored(c.Path, c.Kind == KindDir):
+			// In scope now only because the ignore rules changed since the
+			// snapshot: under the snapshot's rules it is an ignored file, and
+			// a restore never deletes those.
+			p.spared = append(p.spared, c.Path)
+		default:
 			p.deletes = append(p.deletes, *c)
 		}
 	}
 	return p, nil
+}
+
+// missingParents lists the folders above name, outermost first, that the
+// snapshot has not listed yet.
+func missingParents(name string, snapshot map[string]Kind) []string {
+	var out []string
+	for d := path.Dir(name); d != "."; d = path.Dir(d) {
+		if _, ok := snapshot[d]; ok {
+			break
+		}
+		out = append(out, d)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // checkNotInTheWay refuses to restore path when something out of scope
@@ -452,7 +487,7 @@ func (p *restorePlan) close() {
 }
 
 func (p *restorePlan) result(dry bool) *RestoreResult {
-	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged}
+	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared}
 	for _, op := range p.ops {
 		switch op.kind {
 		case opWrite:

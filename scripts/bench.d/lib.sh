@@ -1,6 +1,7 @@
 # Shared helpers for scripts/bench sections (sourced, not run).
 #   bench_setup            installs hyperfine and GNU time if missing, builds the binaries into $BENCH_BIN
-#   median CMD             median wall seconds of a shell command over $BENCH_RUNS runs (2 warm-ups)
+#   median CMD [PREPARE]   median wall seconds of a shell command over $BENCH_RUNS runs (2 warm-ups);
+#                          PREPARE runs before each (untimed)
 #   peak_rss_mb CMD        peak resident set size of one run, in MiB
 #   row FIGURE OURS REFNAME REF TARGET   prints one table row with the ratio OURS/REF
 #   goroot_copy            a copy of $(go env GOROOT)/src under $BENCH_DIR (made once), printed
@@ -31,8 +32,9 @@ bench_setup() {
 
 median() {
   local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
-  hyperfine -N --style none --warmup 2 --runs "$BENCH_RUNS" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
-    || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" --export-csv "$csv" -- "$1" >/dev/null
+  local prep=(); [ -n "${2:-}" ] && prep=(--prepare "$2")
+  hyperfine -N --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
+    || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null
   awk -F, 'NR==2 {print $4}' "$csv"
   rm -f "$csv"
 }
