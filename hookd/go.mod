@@ -1,0 +1,3 @@
+module rewind.dev/hookd
+
+go 1.25.0

@@ -1,0 +1,57 @@
+// Package hookd is Rewind's side of the agents' hook protocols: it parses
+// what Claude Code and Droid send to a hook, detects the agent, applies the
+// tier (which events checkpoint, anti-spam, significance), writes the
+// agent's env file, registers hooks in the agents' settings files, and hands
+// store work to the rewind binary as a Request on its stdin.
+package hookd
+
+// RequestVersion is the version of Request this package writes.
+const RequestVersion = 1
+
+// Request is what rewind-hook sends to `rewind hook` (on stdin, one JSON
+// object) after deciding what an agent event calls for. rewind owns the
+// store: it applies the request under the store lock and answers with a
+// Response on stdout.
+type Request struct {
+	Version int    `json:"version"`
+	Event   string `json:"event"` // the agent's hook_event_name, e.g. "UserPromptSubmit", "PreToolUse"
+	Agent   string `json:"agent"` // "claude", "droid"
+
+	ProjectDir     string `json:"project_dir"` // absolute; the store belongs to it
+	Cwd            string `json:"cwd,omitempty"`
+	SessionID      string `json:"session_id,omitempty"`
+	TranscriptPath string `json:"transcript_path,omitempty"` // may not exist yet (Claude writes it after the first prompt)
+	EnvFile        string `json:"env_file,omitempty"`
+
+	Tool   string `json:"tool,omitempty"`   // tool name for tool events
+	File   string `json:"file,omitempty"`   // the file a tool event names, if any
+	Prompt string `json:"prompt,omitempty"` // the first 200 characters of a UserPromptSubmit prompt
+
+	// Checkpoint says whether to take one: "always" (session start, prompt
+	// boundaries: never skipped), "throttled" (tool events: skipped within
+	// MinIntervalMS of the previous checkpoint, or when fewer than
+	// MinChangedFiles files changed since it), or "none" (only keep
+	// session.json current).
+	Checkpoint      string `json:"checkpoint"`
+	MinIntervalMS   int64  `json:"min_interval_ms,omitempty"`
+	MinChangedFiles int    `json:"min_changed_files,omitempty"`
+
+	// Retention asks rewind to apply the retention policy within
+	// RetentionBudgetMS (at session start; rewind also runs it by itself
+	// after every 50 new checkpoints).
+	Retention         bool  `json:"retention,omitempty"`
+	RetentionBudgetMS int64 `json:"retention_budget_ms,omitempty"`
+
+	// DeadlineUnixMS is when rewind must give up (cleanly) so the hook
+	// finishes in time.
+	DeadlineUnixMS int64 `json:"deadline_unix_ms,omitempty"`
+}
+
+// Response is what `rewind hook` prints.
+type Response struct {
+	Type       string `json:"type"`                 // "hook"
+	Action     string `json:"action"`               // "checkpoint", "skip"
+	Checkpoint string `json:"checkpoint,omitempty"` // the id taken
+	Reason     string `json:"reason,omitempty"`     // why skipped: "no-store", "interval", "unchanged", "none"
+	Removed    int    `json:"removed,omitempty"`    // checkpoints retention removed
+}
