@@ -62,6 +62,19 @@ func FuzzClassify(f *testing.F) {
 	f.Add([]byte(`{"type":"user.message","id":"e","data":{"content":"\xff\xfe"}}`))
 	f.Add([]byte("\x00\x00{}\r"))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		// The fast member scanner agrees with encoding/json on every valid object.
+		var want map[string]json.RawMessage
+		if json.Unmarshal(line, &want) == nil && want != nil {
+			got, ok := scanObject(line)
+			if !ok || len(got) != len(want) {
+				t.Fatalf("scanObject(%q) = %v, %v; encoding/json found %d members", line, got, ok, len(want))
+			}
+			for k, v := range want {
+				if !bytes.Equal(bytes.TrimSpace(got[k]), bytes.TrimSpace(v)) {
+					t.Fatalf("member %q: %q, encoding/json %q", k, got[k], v)
+				}
+			}
+		}
 		for _, d := range Dialects() {
 			ev := d.Classify(line)
 			if ev.Kind == KindPrompt {

@@ -95,12 +95,13 @@ func (s *Stats) count(data []byte) {
 type ReverseReader struct {
 	ra       io.ReaderAt
 	buf      []byte // bytes [bufStart, cur) of the file, not yet returned
+	spare    []byte
 	bufStart int64
 	cur      int64 // start of the last line returned: everything before is unread
 	block    int
 }
 
-const reverseBlock = 64 << 10
+const reverseBlock = 256 << 10
 
 // NewReverseReader reads the lines that end at or before end. end should be the end of the
 // complete data (just past a newline, see LastNewline); bytes after the last newline before end
@@ -110,7 +111,7 @@ func NewReverseReader(ra io.ReaderAt, end int64) *ReverseReader {
 }
 
 // Prev returns the line before the one returned last (the last complete line first). At the
-// start of the file it returns io.EOF.
+// start of the file it returns io.EOF. Line.Data is valid until the next call.
 func (r *ReverseReader) Prev() (Line, error) {
 	if r.cur == 0 {
 		return Line{}, io.EOF
@@ -137,12 +138,20 @@ func (r *ReverseReader) Prev() (Line, error) {
 		if n > r.bufStart {
 			n = r.bufStart
 		}
-		grown := make([]byte, int(n)+len(r.buf))
+		// Two buffers take turns, so a long scan does not allocate per block.
+		need := int(n) + len(r.buf)
+		if cap(r.spare) < need {
+			r.spare = make([]byte, need, max(need, 2*reverseBlock))
+		}
+		grown := r.spare[:need]
 		if _, err := r.ra.ReadAt(grown[:n], r.bufStart-n); err != nil && !errors.Is(err, io.EOF) {
 			return Line{}, err
 		}
 		copy(grown[n:], r.buf)
-		searchFrom += int(n)
+		// Only the new bytes need searching: the old ones up to searchFrom had no newline
+		// (when buf was empty, the new block's last byte is the line's own newline).
+		searchFrom = min(searchFrom+int(n), int(n))
+		r.spare = r.buf[:0]
 		r.buf = grown
 		r.bufStart -= n
 		if r.block < 64<<20 {
@@ -159,7 +168,29 @@ func trimNewline(data []byte) []byte {
 	return data
 }
 
-func lastIndexByte(b []byte, c byte) int { return bytes.LastIndexByte(b, c) }
+// lastIndexByte is bytes.LastIndexByte, faster on long lines: that one is a plain loop, while
+// bytes.IndexByte is vectorised, so windows from the end are searched forward.
+func lastIndexByte(b []byte, c byte) int {
+	const window = 4 << 10
+	for end := len(b); end > 0; {
+		start := max(0, end-window)
+		w := b[start:end]
+		last := -1
+		for off := 0; ; {
+			i := bytes.IndexByte(w[off:], c)
+			if i < 0 {
+				break
+			}
+			last = off + i
+			off = last + 1
+		}
+		if last >= 0 {
+			return start + last
+		}
+		end = start
+	}
+	return -1
+}
 
 // LastNewline returns the end of the complete data among the first size bytes of ra: just
 // past the last newline, or 0 when there is none. It reads backwards from size in blocks, so

@@ -194,3 +194,11 @@ func TestTailScanCost(t *testing.T) {
 		t.Errorf("cursor read %d bytes of 32 MiB", cursorReads[1])
 	}
 }
+
+func TestLastIndexByte(t *testing.T) {
+	for _, s := range []string{"", "a", "\n", "a\nb", strings.Repeat("x", 9000) + "\n" + strings.Repeat("y", 9000), "\n" + strings.Repeat("z", 5000), strings.Repeat("a\n", 3000)} {
+		if got, want := lastIndexByte([]byte(s), '\n'), strings.LastIndexByte(s, '\n'); got != want {
+			t.Errorf("lastIndexByte(len %d) = %d, want %d", len(s), got, want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 						return nil
 					}
 					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
-					prompt, lookback, contiguous = o, 0, true
+					prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
 				}
 				continue
 			}
@@ -102,7 +102,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		ev, o := d.classify(l.Data, true)
 		if ev.Kind == KindPrompt {
 			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
-			prompt, lookback, contiguous = o, 0, true
+			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
 		}
 	}
 	if pending != nil {
@@ -217,4 +217,13 @@ func (p *PreambleRule) linked() bool {
 		}
 	}
 	return false
+}
+
+// ownObject re-parses a prompt's object from a copy of its line: the reverse reader reuses its
+// buffers, and the prompt's fields are read again while the lines before it are looked at.
+func ownObject(o *object, line []byte) *object {
+	if o == nil {
+		return nil
+	}
+	return parseObject(Clean(append([]byte(nil), line...)))
 }
