@@ -5,17 +5,18 @@ import (
 	"path/filepath"
 )
 
-// atomicFile is an output file that appears under its name only when
+// AtomicFile is an output file that appears under its name only when
 // committed: it is written to a temporary name in the same folder, synced,
 // renamed into place, and the folder synced, so a crash leaves either the old
 // file or the new one, never a part.
-type atomicFile struct {
+type AtomicFile struct {
 	*os.File
 	name string
 	done bool
 }
 
-func createAtomic(name string, perm os.FileMode) (*atomicFile, error) {
+// CreateAtomic starts an atomic write of name; call Commit or Abort.
+func CreateAtomic(name string, perm os.FileMode) (*AtomicFile, error) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -29,11 +30,11 @@ func createAtomic(name string, perm os.FileMode) (*atomicFile, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	return &atomicFile{File: f, name: name}, nil
+	return &AtomicFile{File: f, name: name}, nil
 }
 
 // Commit makes the file visible under its name.
-func (f *atomicFile) Commit() error {
+func (f *AtomicFile) Commit() error {
 	if f.done {
 		return nil
 	}
@@ -55,7 +56,7 @@ func (f *atomicFile) Commit() error {
 }
 
 // Abort removes the temporary file; it is a no-op after Commit.
-func (f *atomicFile) Abort() {
+func (f *AtomicFile) Abort() {
 	if f.done {
 		return
 	}
@@ -75,12 +76,25 @@ func syncDir(dir string) error {
 
 // WriteManifestFile writes m to name atomically.
 func WriteManifestFile(name string, m *Manifest) error {
-	f, err := createAtomic(name, 0o644)
+	f, err := CreateAtomic(name, 0o644)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
 	if _, err := m.WriteTo(f); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// WriteFileAtomic writes data to name atomically.
+func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
+	f, err := CreateAtomic(name, perm)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
 		return err
 	}
 	return f.Commit()

@@ -154,7 +154,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, level 
 	if level == 0 {
 		level = pgzip.BestSpeed
 	}
-	f, err := createAtomic(out, 0o644)
+	f, err := CreateAtomic(out, 0o644)
 	if err != nil {
 		return nil, 0, fmt.Errorf("create %s: %w", out, err)
 	}
@@ -217,8 +217,8 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, level 
 }
 
 const (
-	prefetchFiles = 64      // files read ahead of the writer at most
-	prefetchMax   = 1 << 20 // larger files are streamed by the writer itself
+	prefetchFiles = 32        // files read ahead of the writer at most
+	prefetchMax   = 256 << 10 // larger files are streamed by the writer itself (so at most 8 MiB ahead)
 )
 
 // prefetcher reads and hashes small files ahead of the archive writer.

@@ -1,0 +1,26 @@
+module rewind.dev/rewind
+
+go 1.25.0
+
+require (
+	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/klauspost/pgzip v1.3.0
+	github.com/peterbourgon/ff/v3 v3.4.0
+	rewind.dev/fork v0.0.0
+	rewind.dev/hookd v0.0.0
+	rewind.dev/jsonl v0.0.0
+	rewind.dev/snap v0.0.0
+)
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)
+
+replace (
+	rewind.dev/fork => ../fork
+	rewind.dev/hookd => ../hookd
+	rewind.dev/jsonl => ../jsonl
+	rewind.dev/snap => ../snap
+)

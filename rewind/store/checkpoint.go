@@ -1,0 +1,252 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"rewind.dev/jsonl"
+)
+
+// Files inside a checkpoint folder.
+const (
+	SnapshotFile   = "snapshot.tar.gz"
+	ManifestFile   = "manifest"
+	TranscriptFile = "transcript.jsonl.gz"
+	MetadataFile   = "metadata.json"
+)
+
+// Metadata is a checkpoint's metadata.json, written last: a folder without
+// valid metadata is not a checkpoint.
+type Metadata struct {
+	Version     int       `json:"version"`
+	ID          string    `json:"id"`
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description,omitempty"`
+	Trigger     Trigger   `json:"trigger"`
+	Pinned      string    `json:"pinned,omitempty"` // the label; "" when not pinned
+	Snapshot    Snapshot  `json:"snapshot"`
+	// Changes counts what changed since the previous checkpoint.
+	Changes       Changes     `json:"changes"`
+	HasTranscript bool        `json:"hasTranscript"`
+	Transcript    *Transcript `json:"transcript,omitempty"`
+}
+
+// Trigger is what took the checkpoint.
+type Trigger struct {
+	Kind  string `json:"kind"`            // manual, hook, pre-restore
+	Event string `json:"event,omitempty"` // hook event, e.g. UserPromptSubmit
+	Tool  string `json:"tool,omitempty"`
+	File  string `json:"file,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Prompt is the start of the prompt about to run (UserPromptSubmit).
+	Prompt string `json:"prompt,omitempty"`
+}
+
+// Snapshot holds the tree snapshot's figures.
+type Snapshot struct {
+	Files           int    `json:"files"`
+	Dirs            int    `json:"dirs"`
+	Symlinks        int    `json:"symlinks"`
+	Bytes           int64  `json:"bytes"`
+	CompressedBytes int64  `json:"compressed_bytes"`
+	TreeHash        string `json:"tree_hash"`
+	// ReusedFrom names the checkpoint whose identical snapshot this one
+	// shares (a hard link of the same archive).
+	ReusedFrom string `json:"reused_from,omitempty"`
+}
+
+// Changes counts the difference from the previous checkpoint's tree.
+type Changes struct {
+	Since    string `json:"since,omitempty"`
+	Added    int    `json:"added"`
+	Modified int    `json:"modified"`
+	Deleted  int    `json:"deleted"`
+}
+
+// Transcript is the agent transcript at checkpoint time.
+type Transcript struct {
+	Agent        string `json:"agent,omitempty"`
+	OriginalPath string `json:"original_path"`
+	SessionID    string `json:"session_id,omitempty"`
+	// Snapshot is the file holding the transcript's bytes [BaseOffset,
+	// Cursor.ByteOffsetEnd) as gzip ("" when nothing was captured); the
+	// bytes before BaseOffset are in checkpoint Base's chain.
+	Snapshot   string       `json:"snapshot,omitempty"`
+	Base       string       `json:"base,omitempty"`
+	BaseOffset int64        `json:"base_offset"`
+	Cursor     jsonl.Cursor `json:"cursor"`
+	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
+}
+
+// Checkpoint is one checkpoint of the store.
+type Checkpoint struct {
+	Metadata
+	Dir string `json:"-"`
+}
+
+// SnapshotPath is the checkpoint's archive.
+func (c *Checkpoint) SnapshotPath() string { return filepath.Join(c.Dir, SnapshotFile) }
+
+// ManifestPath is the checkpoint's manifest.
+func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, ManifestFile) }
+
+// Label is how list shows what took the checkpoint.
+func (c *Checkpoint) Label() string {
+	if c.Description != "" {
+		return c.Description
+	}
+	t := c.Trigger
+	parts := []string{}
+	switch {
+	case t.Event != "":
+		parts = append(parts, t.Event)
+	case t.Kind != "":
+		parts = append(parts, t.Kind)
+	}
+	if t.Tool != "" {
+		parts = append(parts, t.Tool)
+	}
+	if t.File != "" {
+		parts = append(parts, filepath.Base(t.File))
+	}
+	return strings.Join(parts, " ")
+}
+
+// newID returns an id that sorts by time and is unique in the store:
+// 20261122_143052_001. Call it under the lock.
+func (s *Store) newID(now time.Time) string {
+	base := now.UTC().Format("20060102_150405")
+	for n := 1; ; n++ {
+		id := fmt.Sprintf("%s_%03d", base, n)
+		if _, err := os.Lstat(s.checkpointDir(id)); errors.Is(err, os.ErrNotExist) {
+			return id
+		}
+	}
+}
+
+// TimeOfID is when a checkpoint id was made (from the id alone).
+func TimeOfID(id string) (time.Time, bool) {
+	if len(id) < 15 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("20060102_150405", id[:15])
+	return t, err == nil
+}
+
+// IDs lists the checkpoint ids, oldest first, without reading metadata.
+func (s *Store) IDs() ([]string, error) {
+	des, err := os.ReadDir(s.checkpointsDir())
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoints of %s: %w", s.Dir, err)
+	}
+	var ids []string
+	for _, de := range des {
+		if de.IsDir() && !strings.HasPrefix(de.Name(), ".") {
+			ids = append(ids, de.Name())
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// List returns every valid checkpoint, newest first. Folders without valid
+// metadata (a crash mid-write cannot leave one, but a hand edit can) are
+// returned in bad.
+func (s *Store) List() (cps []*Checkpoint, bad []string, err error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		c, err := s.Load(ids[i])
+		if err != nil {
+			bad = append(bad, ids[i])
+			continue
+		}
+		cps = append(cps, c)
+	}
+	return cps, bad, nil
+}
+
+// Load reads one checkpoint's metadata.
+func (s *Store) Load(id string) (*Checkpoint, error) {
+	dir := s.checkpointDir(id)
+	b, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
+	c := &Checkpoint{Dir: dir}
+	if err := json.Unmarshal(b, &c.Metadata); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: metadata.json: %w", id, err)
+	}
+	if c.ID != id {
+		return nil, fmt.Errorf("checkpoint %s: metadata.json names %q", id, c.ID)
+	}
+	return c, nil
+}
+
+// Newest returns the newest valid checkpoint, or nil.
+func (s *Store) Newest() (*Checkpoint, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		if c, err := s.Load(ids[i]); err == nil {
+			return c, nil
+		}
+	}
+	return nil, nil
+}
+
+// ErrNoCheckpoints means the store is empty.
+var ErrNoCheckpoints = errors.New("no checkpoints yet")
+
+// Resolve finds a checkpoint by id, unique id prefix, or @N (the Nth
+// newest, @0 being the newest).
+func (s *Store) Resolve(name string) (*Checkpoint, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, ErrNoCheckpoints
+	}
+	if rest, ok := strings.CutPrefix(name, "@"); ok {
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("bad checkpoint name %q: @ takes a number (@0 is the newest)", name)
+		}
+		cps, _, err := s.List()
+		if err != nil {
+			return nil, err
+		}
+		if n >= len(cps) {
+			return nil, fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(cps), len(cps)-1)
+		}
+		return cps[n], nil
+	}
+	var match []string
+	for _, id := range ids {
+		if id == name {
+			return s.Load(id)
+		}
+		if strings.HasPrefix(id, name) {
+			match = append(match, id)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return nil, fmt.Errorf("no checkpoint %q; 'rewind list' shows them", name)
+	case 1:
+		return s.Load(match[0])
+	}
+	return nil, fmt.Errorf("checkpoint name %q is ambiguous: it starts %d ids (%s, …); give more of it", name, len(match), match[0])
+}

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"rewind.dev/snap"
+)
+
+// Version is the version field of every JSON file the store writes. Readers
+// tolerate unknown fields.
+const Version = 1
+
+func writeFileAtomic(name string, data []byte) error {
+	return snap.WriteFileAtomic(name, data, 0o644)
+}
+
+func writeJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(name, append(b, '\n'))
+}
+
+// readJSON reads name into v; a missing file leaves v as it is and is not an
+// error.
+func readJSON(name string, v any) error {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// Session is what the hooks last learned of the agent session working in
+// the project (session.json).
+type Session struct {
+	Version        int       `json:"version"`
+	Agent          string    `json:"agent,omitempty"`
+	TranscriptPath string    `json:"transcript_path,omitempty"`
+	SessionID      string    `json:"session_id,omitempty"`
+	EnvFile        string    `json:"env_file,omitempty"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Session reads session.json (zero when absent).
+func (s *Store) Session() (Session, error) {
+	var v Session
+	err := readJSON(s.path("session.json"), &v)
+	return v, err
+}
+
+// SetSession writes session.json; call it under the lock.
+func (s *Store) SetSession(v Session) error {
+	v.Version = Version
+	v.UpdatedAt = time.Now().UTC()
+	return writeJSON(s.path("session.json"), v)
+}
+
+// HookState is what the hooks keep between events (hook-state.json).
+type HookState struct {
+	Version            int       `json:"version"`
+	LastCheckpoint     string    `json:"last_checkpoint,omitempty"`
+	LastCheckpointAt   time.Time `json:"last_checkpoint_at,omitempty"`
+	SinceRetention     int       `json:"checkpoints_since_retention"`
+	LastRetentionAt    time.Time `json:"last_retention_at,omitempty"`
+	LastRetentionFreed int64     `json:"last_retention_freed_bytes"`
+	LastRetentionCount int       `json:"last_retention_removed"`
+}
+
+// HookState reads hook-state.json. A corrupt file reads as empty: it only
+// holds counters, and a hook must never fail over it.
+func (s *Store) HookState() HookState {
+	var v HookState
+	if err := readJSON(s.path("hook-state.json"), &v); err != nil {
+		return HookState{}
+	}
+	return v
+}
+
+// SetHookState writes hook-state.json; call it under the lock.
+func (s *Store) SetHookState(v HookState) error {
+	v.Version = Version
+	return writeJSON(s.path("hook-state.json"), v)
+}
+
+func (s *Store) path(name string) string { return s.Dir + "/" + name }

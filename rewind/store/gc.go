@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// GCOptions is a retention policy to apply once. Zero fields do not limit.
+type GCOptions struct {
+	Keep     int           // keep at least the newest Keep checkpoints, delete older ones
+	MaxAge   time.Duration // delete checkpoints older than this
+	MaxBytes int64         // delete the oldest until the store uses at most this
+	DryRun   bool
+	Budget   time.Duration // stop after this long (the rest continues next time); 0: no limit
+}
+
+// GCResult says what gc removed (or would remove) and what it freed.
+type GCResult struct {
+	Type       string   `json:"type"` // "gc"
+	DryRun     bool     `json:"dry_run"`
+	Removed    []string `json:"removed"`
+	FreedBytes int64    `json:"freed_bytes"`
+	Kept       int      `json:"kept"`
+	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned or needed by restore history
+	Partial    bool     `json:"partial,omitempty"`   // the time budget ran out
+}
+
+// GC deletes old checkpoints by the policy, never pinned ones, never ones
+// the restore history refers to, and never the newest. A checkpoint whose
+// transcript bytes others build on is merged into them first; snapshots
+// shared with others are hard links, so they survive.
+func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	return s.gcLocked(ctx, o)
+}
+
+func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
+	start := time.Now()
+	res := &GCResult{Type: "gc", DryRun: o.DryRun, Removed: []string{}}
+	cps, _, err := s.List() // newest first
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	ref := h.referenced()
+	sizes := make([]int64, len(cps))
+	var total int64
+	for i, c := range cps {
+		sizes[i] = dirBytes(c.Dir, false)
+		total += sizes[i]
+	}
+	// Walk from the oldest; decide by the policy, keeping what must stay.
+	for i := len(cps) - 1; i >= 1; i-- { // i == 0 is the newest: always kept
+		c := cps[i]
+		byKeep := o.Keep > 0 && i >= o.Keep
+		byAge := o.MaxAge > 0 && time.Since(c.CreatedAt) > o.MaxAge
+		byBytes := o.MaxBytes > 0 && total > o.MaxBytes
+		if !byKeep && !byAge && !byBytes {
+			continue
+		}
+		if c.Pinned != "" || ref[c.ID] {
+			res.Protected = append(res.Protected, c.ID)
+			continue
+		}
+		if o.Budget > 0 && time.Since(start) > o.Budget {
+			res.Partial = true
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		freed := dirBytes(c.Dir, true)
+		if !o.DryRun {
+			if err := s.remove(c); err != nil {
+				return res, err
+			}
+		}
+		res.Removed = append(res.Removed, c.ID)
+		res.FreedBytes += freed
+		total -= sizes[i]
+	}
+	res.Kept = len(cps) - len(res.Removed)
+	return res, nil
+}
+
+// remove deletes one checkpoint. Checkpoints whose transcript builds on it
+// get its bytes first: the merged file (its gzip members, then theirs) is
+// written under a new name and the metadata switched to it atomically, so a
+// crash at any point leaves every chain whole. The folder is renamed out of
+// checkpoints/ before it is deleted, so it is never listed half gone.
+func (s *Store) remove(c *Checkpoint) error {
+	cps, _, err := s.List()
+	if err != nil {
+		return err
+	}
+	for _, child := range cps {
+		if child.Transcript == nil || child.Transcript.Base != c.ID {
+			continue
+		}
+		if err := s.mergeTranscriptInto(c, child); err != nil {
+			return fmt.Errorf("gc: keep %s's transcript for %s: %w", c.ID, child.ID, err)
+		}
+	}
+	trash := filepath.Join(s.stagingDir(), ".gc-"+c.ID)
+	if err := os.Rename(c.Dir, trash); err != nil {
+		return fmt.Errorf("gc: remove %s: %w", c.ID, err)
+	}
+	syncPath(s.checkpointsDir())
+	return os.RemoveAll(trash)
+}
+
+func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
+	name := "transcript." + strconv.FormatInt(time.Now().UnixNano(), 36) + ".jsonl.gz"
+	merged := filepath.Join(child.Dir, name)
+	if err := concatFiles(merged, filepath.Join(parent.Dir, parent.Transcript.Snapshot), filepath.Join(child.Dir, child.Transcript.Snapshot)); err != nil {
+		return err
+	}
+	old := filepath.Join(child.Dir, child.Transcript.Snapshot)
+	md := child.Metadata
+	tr := *child.Transcript
+	tr.Snapshot, tr.Base, tr.BaseOffset = name, parent.Transcript.Base, parent.Transcript.BaseOffset
+	md.Transcript = &tr
+	if err := writeJSON(filepath.Join(child.Dir, MetadataFile), md); err != nil {
+		os.Remove(merged)
+		return err
+	}
+	child.Metadata = md
+	return os.Remove(old)
+}
+
+func concatFiles(dst string, srcs ...string) error {
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	for _, src := range srcs {
+		in, err := os.Open(src)
+		if err != nil {
+			out.Close()
+			os.Remove(tmp)
+			return err
+		}
+		_, err = out.ReadFrom(in)
+		in.Close()
+		if err != nil {
+			out.Close()
+			os.Remove(tmp)
+			return err
+		}
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// dirBytes is the disk use of a checkpoint folder; with onlyOwned, files
+// shared by hard links with other checkpoints do not count (deleting the
+// folder would not free them).
+func dirBytes(dir string, onlyOwned bool) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && onlyOwned && st.Nlink > 1 {
+			return nil
+		}
+		n += fi.Size()
+		return nil
+	})
+	return n
+}
+
+// DiskUse is the bytes the store's checkpoints take, hard links counted once.
+func (s *Store) DiskUse() int64 {
+	seen := map[uint64]bool{}
+	var n int64
+	filepath.WalkDir(s.checkpointsDir(), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if seen[st.Ino] {
+				return nil
+			}
+			seen[st.Ino] = true
+		}
+		n += fi.Size()
+		return nil
+	})
+	return n
+}
+
+// ApplyRetention runs the configured policy within budget and records what
+// it removed in hook-state.json; call it under the lock.
+func (s *Store) ApplyRetention(ctx context.Context, budget time.Duration) (*GCResult, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	age, err := ParseAge(cfg.Retention.MaxAge)
+	if err != nil {
+		return nil, fmt.Errorf("config retention.max_age: %w", err)
+	}
+	res, err := s.gcLocked(ctx, GCOptions{Keep: cfg.Retention.MaxCheckpoints, MaxAge: age, MaxBytes: cfg.Retention.MaxBytes, Budget: budget})
+	if err != nil {
+		return res, err
+	}
+	hs := s.HookState()
+	hs.SinceRetention = 0
+	hs.LastRetentionAt = time.Now().UTC()
+	hs.LastRetentionFreed = res.FreedBytes
+	hs.LastRetentionCount = len(res.Removed)
+	return res, s.SetHookState(hs)
+}

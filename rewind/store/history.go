@@ -1,0 +1,85 @@
+package store
+
+import (
+	"fmt"
+	"time"
+)
+
+// History is restore-history.json: every restore, newest last.
+type History struct {
+	Version int            `json:"version"`
+	Entries []HistoryEntry `json:"entries"`
+}
+
+// HistoryEntry is one restore (or undo of one).
+type HistoryEntry struct {
+	ID               string          `json:"id"`
+	At               time.Time       `json:"at"`
+	Kind             string          `json:"kind"`                 // restore, undo, back, undo-restore
+	Checkpoint       string          `json:"checkpoint,omitempty"` // restored to (code)
+	BackupCheckpoint string          `json:"backup_checkpoint"`    // the tree and transcript as they were before
+	Code             bool            `json:"code"`
+	Context          string          `json:"context,omitempty"` // fork, in-place
+	Fork             *ForkRecord     `json:"fork,omitempty"`
+	Truncate         *TruncateRecord `json:"truncate,omitempty"`
+	UndoOf           string          `json:"undo_of,omitempty"`
+	UndoneBy         string          `json:"undone_by,omitempty"`
+}
+
+// ForkRecord is a fork Rewind wrote: its lineage lets back --both find
+// checkpoints of the session it was forked from.
+type ForkRecord struct {
+	Path             string `json:"path"`
+	SessionID        string `json:"session_id"`
+	Agent            string `json:"agent,omitempty"`
+	ParentTranscript string `json:"parent_transcript"`
+	Offset           int64  `json:"offset"` // the fork holds the parent's bytes [0, Offset)
+	Title            string `json:"title,omitempty"`
+	Method           string `json:"method,omitempty"`
+	Removed          string `json:"removed_to,omitempty"` // where undo-restore moved it
+}
+
+// TruncateRecord is an in-place transcript rewind.
+type TruncateRecord struct {
+	Path         string `json:"path"`
+	Backup       string `json:"backup"`
+	Offset       int64  `json:"offset"`
+	BytesRemoved int64  `json:"bytes_removed"`
+}
+
+func (s *Store) historyPath() string { return s.path("restore-history.json") }
+
+// History reads restore-history.json.
+func (s *Store) History() (History, error) {
+	var h History
+	if err := readJSON(s.historyPath(), &h); err != nil {
+		return h, fmt.Errorf("restore history: %w", err)
+	}
+	return h, nil
+}
+
+func (s *Store) appendHistory(e HistoryEntry) error {
+	h, err := s.History()
+	if err != nil {
+		return err
+	}
+	h.Version = Version
+	h.Entries = append(h.Entries, e)
+	return writeJSON(s.historyPath(), h)
+}
+
+// referenced returns the checkpoint ids the restore history needs.
+func (h *History) referenced() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range h.Entries {
+		if e.Checkpoint != "" {
+			m[e.Checkpoint] = true
+		}
+		if e.BackupCheckpoint != "" {
+			m[e.BackupCheckpoint] = true
+		}
+	}
+	return m
+}
+
+func historyID(now time.Time) string { return now.UTC().Format("20060102_150405.000000") }

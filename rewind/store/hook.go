@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"rewind.dev/hookd"
+)
+
+// retentionEvery is how many new checkpoints pass between automatic
+// retention runs.
+const retentionEvery = 50
+
+// Hook applies what rewind-hook decided for one agent event: it keeps
+// session.json current and takes a checkpoint when the request calls for
+// one, all under the store lock.
+func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, error) {
+	resp := hookd.Response{Type: "hook", Action: "skip"}
+	if req.DeadlineUnixMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(req.DeadlineUnixMS))
+		defer cancel()
+	}
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return resp, err
+	}
+	defer l.Unlock()
+	if req.TranscriptPath != "" || req.SessionID != "" || req.EnvFile != "" {
+		sess, _ := s.Session()
+		if req.Agent != "" {
+			sess.Agent = req.Agent
+		}
+		if req.TranscriptPath != "" {
+			sess.TranscriptPath = req.TranscriptPath
+		}
+		if req.SessionID != "" {
+			if req.SessionID != sess.SessionID && req.EnvFile == "" {
+				sess.EnvFile = "" // a new session: the old env file is not its own
+			}
+			sess.SessionID = req.SessionID
+		}
+		if req.EnvFile != "" {
+			sess.EnvFile = req.EnvFile
+		}
+		if err := s.SetSession(sess); err != nil {
+			return resp, err
+		}
+	}
+	hs := s.HookState()
+	switch req.Checkpoint {
+	case "always", "throttled":
+	default:
+		resp.Reason = "none"
+		return s.retentionIfDue(ctx, req, hs, resp)
+	}
+	if req.Checkpoint == "throttled" && req.MinIntervalMS > 0 && !hs.LastCheckpointAt.IsZero() &&
+		time.Since(hs.LastCheckpointAt) < time.Duration(req.MinIntervalMS)*time.Millisecond {
+		resp.Reason = "interval"
+		return resp, nil
+	}
+	prompt := req.Prompt
+	if len(prompt) > 200 {
+		prompt = prompt[:200]
+	}
+	c, err := s.SaveLocked(ctx, SaveOptions{
+		Trigger:        Trigger{Kind: "hook", Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
+		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true,
+		SkipUnchanged: req.Checkpoint == "throttled" && req.MinChangedFiles > 0,
+	})
+	if errors.Is(err, ErrUnchanged) {
+		resp.Reason = "unchanged"
+		return resp, nil
+	}
+	if err != nil {
+		return resp, err
+	}
+	resp.Action, resp.Checkpoint = "checkpoint", c.ID
+	hs.LastCheckpoint, hs.LastCheckpointAt = c.ID, time.Now().UTC()
+	hs.SinceRetention++
+	if err := s.SetHookState(hs); err != nil {
+		return resp, err
+	}
+	return s.retentionIfDue(ctx, req, hs, resp)
+}
+
+func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs HookState, resp hookd.Response) (hookd.Response, error) {
+	if !req.Retention && hs.SinceRetention < retentionEvery {
+		return resp, nil
+	}
+	budget := time.Duration(req.RetentionBudgetMS) * time.Millisecond
+	if budget <= 0 {
+		budget = 2 * time.Second
+	}
+	res, err := s.ApplyRetention(ctx, budget)
+	if res != nil {
+		resp.Removed = len(res.Removed)
+	}
+	return resp, err
+}
+
+// Pin labels a checkpoint so gc keeps it; an empty label unpins.
+func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	md := c.Metadata
+	md.Pinned = label
+	if err := writeJSON(c.Dir+"/"+MetadataFile, md); err != nil {
+		return err
+	}
+	c.Metadata = md
+	return nil
+}

@@ -1,0 +1,524 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"rewind.dev/fork"
+	"rewind.dev/jsonl"
+	"rewind.dev/snap"
+)
+
+// RestoreOptions say what a restore brings back.
+type RestoreOptions struct {
+	Code    bool
+	Context string // "" (none), "fork", "in-place"
+	DryRun  bool
+	Kind    string // recorded in the history: restore (default), undo
+}
+
+// RestoreResult is what a restore did.
+type RestoreResult struct {
+	Type       string              `json:"type"` // "restore"
+	Kind       string              `json:"kind"`
+	Checkpoint string              `json:"checkpoint"`
+	Backup     string              `json:"backup_checkpoint,omitempty"`
+	DryRun     bool                `json:"dry_run"`
+	Code       *snap.RestoreResult `json:"code,omitempty"`
+	Fork       *fork.Fork          `json:"fork,omitempty"`
+	Truncate   *fork.Truncation    `json:"truncate,omitempty"`
+	// Resume tells how to open the fork in its agent.
+	Resume   string   `json:"resume,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Restore brings back cp's tree and/or transcript. It first takes a backup
+// checkpoint of the tree and transcript as they are, and records itself in
+// the restore history, so UndoRestore can bring everything back.
+func (s *Store) Restore(ctx context.Context, cp *Checkpoint, opts RestoreOptions) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	return s.restoreLocked(ctx, cp, opts)
+}
+
+func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreOptions) (*RestoreResult, error) {
+	if opts.Kind == "" {
+		opts.Kind = "restore"
+	}
+	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun}
+	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
+		return nil, &HintError{Err: fmt.Errorf("checkpoint %s holds no transcript (it was taken before the session wrote one)", cp.ID),
+			Hint: "restore the code only (--code-only), or pick another checkpoint"}
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		if opts.Code {
+			r, err := snap.Restore(ctx, s.Project, cp.SnapshotPath(), snap.RestoreOptions{DryRun: true, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+			if err != nil {
+				return nil, err
+			}
+			res.Code = r
+		}
+		return res, nil
+	}
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
+		TranscriptPath: transcriptOf(cp)})
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+	}
+	res.Backup = backup.ID
+	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
+	if opts.Code {
+		r, err := snap.Restore(ctx, s.Project, cp.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		res.Code = r
+		if err != nil {
+			s.appendHistory(entry) // part of the tree may have changed: undo-restore must know
+			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", cp.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was (backup " + backup.ID + ")"}
+		}
+	}
+	if opts.Context != "" {
+		if err := s.restoreContext(ctx, cp, opts.Context, res, &entry); err != nil {
+			if opts.Code {
+				s.appendHistory(entry)
+			}
+			return res, err
+		}
+	}
+	if err := s.appendHistory(entry); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func transcriptOf(cp *Checkpoint) string {
+	if cp.Transcript != nil {
+		return cp.Transcript.OriginalPath
+	}
+	return ""
+}
+
+// restoreContext forks (or truncates) cp's transcript at its cursor.
+func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, res *RestoreResult, entry *HistoryEntry) error {
+	chain, err := s.TranscriptChain(cp)
+	if err != nil {
+		return err
+	}
+	t := cp.Transcript
+	ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
+	return s.cutTranscript(ctx, t.OriginalPath, t.Agent, ck, chain, how, res, entry)
+}
+
+// cutTranscript writes a fork of path at ck, or truncates path in place
+// behind a verified backup, and records which in entry.
+func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string, res *RestoreResult, entry *HistoryEntry) error {
+	switch how {
+	case "fork":
+		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent})
+		if err != nil {
+			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err))
+		}
+		res.Fork = &f
+		res.Warnings = append(res.Warnings, f.Warnings...)
+		res.Resume = resumeHint(agent, f.SessionID)
+		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset, Title: f.Title, Method: f.Method}
+	case "in-place":
+		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
+		if err != nil {
+			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err))
+		}
+		res.Truncate = &tr
+		res.Warnings = append(res.Warnings, tr.Warnings...)
+		entry.Truncate = &TruncateRecord{Path: path, Backup: tr.Backup, Offset: ck.Offset, BytesRemoved: tr.BytesRemoved}
+	default:
+		return fmt.Errorf("unknown context restore %q", how)
+	}
+	return nil
+}
+
+func resumeHint(agent, session string) string {
+	switch agent {
+	case "droid":
+		return "droid --resume " + session + "   (or pick it in droid's /sessions list)"
+	case "claude", "":
+		return "claude --resume " + session
+	}
+	return agent + ": open session " + session
+}
+
+// HintError is an error with a hint of what to do.
+type HintError struct {
+	Err  error
+	Hint string
+}
+
+func (e *HintError) Error() string { return e.Err.Error() }
+func (e *HintError) Unwrap() error { return e.Err }
+
+func hintFrom(err error) error {
+	if h := fork.Hint(err); h != "" {
+		return &HintError{Err: err, Hint: h}
+	}
+	return err
+}
+
+// Undo restores the code to before the step the agent just took: to the
+// newest checkpoint when the tree has changed since it, else to the one
+// before it.
+func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	cps, _, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(cps) == 0 {
+		return nil, ErrNoCheckpoints
+	}
+	target := cps[0]
+	changes, err := snap.DiffManifest(ctx, s.Project, mustManifest(cps[0]), snap.WalkOptions{})
+	if err == nil && len(changes) == 0 {
+		if len(cps) < 2 {
+			return nil, &HintError{Err: errors.New("nothing to undo: the tree equals the only checkpoint"), Hint: "'rewind list' shows the checkpoints"}
+		}
+		target = cps[1]
+	}
+	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: "undo"})
+}
+
+func mustManifest(c *Checkpoint) *snap.Manifest {
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		return &snap.Manifest{}
+	}
+	return m
+}
+
+// UndoRestore reverts the newest restore that is not undone yet: the tree
+// comes back from its backup checkpoint, a fork it wrote is moved into
+// transcript-backup/, a truncated transcript gets its bytes back. The
+// current state is saved first, so the undo can itself be undone.
+func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	h, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	idx := -1
+	for i := len(h.Entries) - 1; i >= 0; i-- {
+		if h.Entries[i].UndoneBy == "" && h.Entries[i].Kind != "undo-restore" {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		return nil, &HintError{Err: errors.New("no restore to undo"), Hint: "'rewind forks list' and 'rewind list' show what exists"}
+	}
+	e := h.Entries[idx]
+	backup, err := s.Load(e.BackupCheckpoint)
+	if err != nil {
+		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
+	}
+	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
+	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
+		TranscriptPath: transcriptOf(backup)})
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
+	}
+	res.Backup = now.ID
+	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code}
+	if e.Code {
+		cfg, _ := s.Config()
+		r, err := snap.Restore(ctx, s.Project, backup.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		res.Code = r
+		if err != nil {
+			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
+		}
+	}
+	if e.Fork != nil {
+		moved, err := s.moveAside(e.Fork.Path)
+		if err != nil {
+			return res, err
+		}
+		if moved != "" {
+			e.Fork.Removed = moved
+			res.Warnings = append(res.Warnings, "moved the fork "+e.Fork.Path+" to "+moved)
+			if side := strings.TrimSuffix(e.Fork.Path, ".jsonl") + ".settings.json"; fileExists(side) {
+				s.moveAside(side)
+			}
+		}
+	}
+	if e.Truncate != nil {
+		if err := s.untruncate(e.Truncate); err != nil {
+			return res, err
+		}
+	}
+	h.Entries[idx].UndoneBy = undo.ID
+	if e.Fork != nil {
+		h.Entries[idx].Fork = e.Fork
+	}
+	h.Entries = append(h.Entries, undo)
+	h.Version = Version
+	if err := writeJSON(s.historyPath(), h); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// moveAside moves a file Rewind made into transcript-backup/ (never
+// deleting it: the user may have chatted in the fork since). It returns the
+// new path, "" when the file is already gone.
+func (s *Store) moveAside(p string) (string, error) {
+	if !fileExists(p) {
+		return "", nil
+	}
+	dst := filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-"+filepath.Base(p))
+	if err := os.Rename(p, dst); err == nil {
+		return dst, nil
+	}
+	if err := copyFile(p, dst); err != nil {
+		return "", fmt.Errorf("move %s aside: %w", p, err)
+	}
+	return dst, os.Remove(p)
+}
+
+// untruncate gives a truncated transcript its bytes back: the current file
+// (which may hold newer turns) is saved aside first, then the backup taken
+// before the truncation replaces it atomically.
+func (s *Store) untruncate(t *TruncateRecord) error {
+	if fileExists(t.Path) {
+		if err := copyFile(t.Path, filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))); err != nil {
+			return fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
+		}
+	}
+	tmp := t.Path + ".rewind-undo"
+	if err := copyFile(t.Backup, tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
+	}
+	if err := os.Rename(tmp, t.Path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("bring back %s: %w", t.Path, err)
+	}
+	return syncPath(filepath.Dir(t.Path))
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := snap.CreateAtomic(dst, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// BackOptions say how far back to go.
+type BackOptions struct {
+	N              int
+	Both           bool
+	InPlace        bool
+	DryRun         bool
+	TranscriptPath string // default: session.json's
+	Agent          string
+}
+
+// Back rewinds the conversation to before the Nth most recent prompt (a fork
+// by default), and with Both the code to the newest checkpoint of the same
+// conversation taken before that prompt. With Both and no such checkpoint it
+// changes nothing.
+func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	path, agent := o.TranscriptPath, o.Agent
+	if path == "" {
+		sess, err := s.Session()
+		if err != nil {
+			return nil, err
+		}
+		path = sess.TranscriptPath
+		if agent == "" {
+			agent = sess.Agent
+		}
+	}
+	if path == "" {
+		return nil, &HintError{Err: errors.New("no transcript known for this project"), Hint: "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"}
+	}
+	var d *jsonl.Dialect
+	if agent != "" {
+		d, _ = jsonl.LookupDialect(agent)
+	}
+	t, err := jsonl.Open(path, d)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	defer t.Close()
+	if t.Dialect != nil {
+		agent = t.Dialect.Name
+	}
+	turn, err := t.Back(ctx, o.N)
+	if err != nil {
+		if errors.Is(err, jsonl.ErrFewerPrompts) {
+			return nil, fewerPrompts(ctx, t, o.N)
+		}
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	res := &RestoreResult{Type: "restore", Kind: "back", DryRun: o.DryRun}
+	var target *Checkpoint
+	if o.Both {
+		target, err = s.checkpointBefore(t, path, turn.PromptOffset)
+		if err != nil {
+			return nil, err
+		}
+		if target == nil {
+			return nil, &HintError{Err: fmt.Errorf("no checkpoint of this conversation is older than prompt %d (%q); nothing was changed", o.N, turn.Text),
+				Hint: "rewind chat only (drop --both), or pick a checkpoint with 'rewind list' and 'rewind restore'"}
+		}
+		res.Checkpoint = target.ID
+	}
+	how := "fork"
+	if o.InPlace {
+		how = "in-place"
+	}
+	if o.DryRun {
+		if target != nil {
+			cfg, _ := s.Config()
+			r, err := snap.Restore(ctx, s.Project, target.SnapshotPath(), snap.RestoreOptions{DryRun: true, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+			if err != nil {
+				return nil, err
+			}
+			res.Code = r
+		}
+		return res, nil
+	}
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
+	}
+	res.Backup = backup.ID
+	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}
+	if target != nil {
+		entry.Checkpoint, entry.Code = target.ID, true
+		cfg, _ := s.Config()
+		r, err := snap.Restore(ctx, s.Project, target.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		res.Code = r
+		if err != nil {
+			s.appendHistory(entry)
+			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", target.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was"}
+		}
+	}
+	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent}
+	if err := s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry); err != nil {
+		if target != nil {
+			s.appendHistory(entry)
+		}
+		return res, err
+	}
+	return res, s.appendHistory(entry)
+}
+
+// fewerPrompts explains why back cannot go that far: the conversation is
+// short, or compaction hid the older prompts.
+func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
+	turns, _ := t.Turns(ctx, 0)
+	compacted := false
+	t.Lines(0, func(l jsonl.Line) bool {
+		if strings.Contains(string(l.Data), `"compact_boundary"`) || strings.Contains(string(l.Data), `"isCompactSummary":true`) || strings.Contains(string(l.Data), `"compaction`) {
+			compacted = true
+			return false
+		}
+		return true
+	})
+	if compacted {
+		return &HintError{Err: fmt.Errorf("only %d prompts are in view: the transcript was compacted past prompt %d", len(turns), n),
+			Hint: "go back at most " + fmt.Sprint(len(turns)) + ", or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)"}
+	}
+	return &HintError{Err: fmt.Errorf("the conversation has %d prompts, fewer than %d", len(turns), n), Hint: "'rewind-jsonl turns' lists them"}
+}
+
+// checkpointBefore finds the newest checkpoint of this conversation whose
+// transcript cursor lies at or before promptOffset and whose bytes the
+// transcript still holds. The conversation includes the sessions it was
+// forked from (recorded in the restore history): their checkpoints count
+// when they lie inside the shared prefix, which Verify checks by hash.
+func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset int64) (*Checkpoint, error) {
+	lineage := map[string]int64{path: promptOffset}
+	h, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	for cur, limit := path, promptOffset; ; {
+		var parent *ForkRecord
+		for i := range h.Entries {
+			if f := h.Entries[i].Fork; f != nil && f.Path == cur {
+				parent = f
+			}
+		}
+		if parent == nil || lineage[parent.ParentTranscript] != 0 {
+			break
+		}
+		limit = min(limit, parent.Offset)
+		lineage[parent.ParentTranscript] = limit
+		cur = parent.ParentTranscript
+	}
+	cps, _, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cps { // newest first
+		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
+			continue
+		}
+		limit, ok := lineage[c.Transcript.OriginalPath]
+		if !ok || c.Transcript.Cursor.ByteOffsetEnd > limit {
+			continue
+		}
+		if c.Transcript.Cursor.ByteOffsetEnd == 0 {
+			if c.Transcript.OriginalPath == path {
+				return c, nil // taken before the session wrote anything
+			}
+			continue
+		}
+		if v, err := t.Verify(c.Transcript.Cursor); err == nil && v.Extends {
+			return c, nil
+		}
+	}
+	return nil, nil
+}

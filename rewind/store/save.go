@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"rewind.dev/snap"
+)
+
+// SaveOptions say what a checkpoint records.
+type SaveOptions struct {
+	Description string
+	Trigger     Trigger
+	Pin         string // pin with this label at creation
+
+	// TranscriptPath is the agent transcript to capture; when empty and
+	// UseSession is set, session.json's is used; else none.
+	TranscriptPath string
+	Agent          string
+	SessionID      string
+	UseSession     bool
+
+	// SkipUnchanged makes Save return ErrUnchanged instead of a checkpoint
+	// whose tree equals the newest one (tool-triggered checkpoints).
+	SkipUnchanged bool
+}
+
+// ErrUnchanged is returned by Save with SkipUnchanged when the tree has not
+// changed since the newest checkpoint.
+var ErrUnchanged = errors.New("tree unchanged since the newest checkpoint")
+
+// Save takes a checkpoint under the store lock.
+func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	return s.SaveLocked(ctx, opts)
+}
+
+// SaveLocked takes a checkpoint; the caller holds the lock. The checkpoint
+// is built in staging/<id> and renamed into checkpoints/ once its metadata
+// is written, so it appears whole or not at all.
+func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
+	s.cleanStaging()
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	newest, err := s.Newest()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	id := s.newID(now)
+	stage := filepath.Join(s.stagingDir(), id)
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return nil, fmt.Errorf("create staging folder in %s: %w", s.Dir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(stage)
+		}
+	}()
+
+	var parent *snap.Manifest
+	if newest != nil {
+		parent, _ = snap.ReadManifest(newest.ManifestPath()) // unreadable: take a full snapshot
+	}
+	res, err := snap.Create(ctx, s.Project, snap.CreateOptions{
+		Out: filepath.Join(stage, SnapshotFile), Parent: parent, Walk: snap.WalkOptions{Ignore: cfg.Ignore},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+	}
+	md := Metadata{
+		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
+		Snapshot: Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
+			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash},
+	}
+	if res.Unchanged {
+		if opts.SkipUnchanged {
+			return nil, ErrUnchanged
+		}
+		md.Snapshot.ReusedFrom = newest.ID
+		if newest.Snapshot.ReusedFrom != "" {
+			md.Snapshot.ReusedFrom = newest.Snapshot.ReusedFrom
+		}
+		if err := linkOrCopy(newest.SnapshotPath(), filepath.Join(stage, SnapshotFile)); err != nil {
+			return nil, fmt.Errorf("reuse snapshot of %s: %w", newest.ID, err)
+		}
+	}
+	if err := snap.WriteManifestFile(filepath.Join(stage, ManifestFile), res.Manifest); err != nil {
+		return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
+	}
+	md.Changes = countChanges(parent, res.Manifest)
+	if newest != nil {
+		md.Changes.Since = newest.ID
+	}
+
+	tpath, agent, session := opts.TranscriptPath, opts.Agent, opts.SessionID
+	if tpath == "" && opts.UseSession {
+		if sess, err := s.Session(); err == nil && sess.TranscriptPath != "" {
+			tpath, session = sess.TranscriptPath, sess.SessionID
+			if agent == "" {
+				agent = sess.Agent
+			}
+		}
+	}
+	if tpath != "" {
+		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session)
+		if err != nil {
+			return nil, err
+		}
+		md.Transcript = tr
+		md.HasTranscript = tr.Snapshot != ""
+	}
+	if err := writeJSON(filepath.Join(stage, MetadataFile), md); err != nil {
+		return nil, fmt.Errorf("write metadata in %s: %w", stage, err)
+	}
+	if err := syncPath(stage); err != nil {
+		return nil, err
+	}
+	final := s.checkpointDir(id)
+	if err := os.Rename(stage, final); err != nil {
+		return nil, fmt.Errorf("publish checkpoint %s: %w", id, err)
+	}
+	ok = true
+	if err := syncPath(s.checkpointsDir()); err != nil {
+		return nil, err
+	}
+	return &Checkpoint{Metadata: md, Dir: final}, nil
+}
+
+// cleanStaging removes what an interrupted save left behind. Saves run
+// under the lock, so nothing in staging/ belongs to a live one.
+func (s *Store) cleanStaging() {
+	des, err := os.ReadDir(s.stagingDir())
+	if err != nil {
+		os.MkdirAll(s.stagingDir(), 0o755)
+		return
+	}
+	for _, de := range des {
+		os.RemoveAll(filepath.Join(s.stagingDir(), de.Name()))
+	}
+}
+
+// countChanges compares two manifests (both in walk order).
+func countChanges(old, cur *snap.Manifest) Changes {
+	var c Changes
+	if old == nil {
+		for _, e := range cur.Entries {
+			if e.Kind != snap.KindDir {
+				c.Added++
+			}
+		}
+		return c
+	}
+	prev := make(map[string]*snap.Entry, len(old.Entries))
+	for i := range old.Entries {
+		prev[old.Entries[i].Path] = &old.Entries[i]
+	}
+	for i := range cur.Entries {
+		e := &cur.Entries[i]
+		p, ok := prev[e.Path]
+		switch {
+		case !ok:
+			if e.Kind != snap.KindDir {
+				c.Added++
+			}
+		case p.Kind != e.Kind || p.Hash != e.Hash || p.Link != e.Link || p.Mode != e.Mode:
+			c.Modified++
+		}
+		delete(prev, e.Path)
+	}
+	for _, p := range prev {
+		if p.Kind != snap.KindDir {
+			c.Deleted++
+		}
+	}
+	return c
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := snap.CreateAtomic(dst, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+// Package store is Rewind's checkpoint store: checkpoints of a project's
+// tree and its agent transcript, the session and hook state, the restore
+// history, and every operation on them (save, restore, back, undo, gc,
+// validate). All changes happen under an flock on the store's lock file;
+// every file appears atomically.
+//
+// Layout (project mode: <project>/.agent/rewind/; global mode:
+// ~/.rewind/storage/<project-hash>/):
+//
+//	config.json            project overrides (tier, retention, ignore additions)
+//	session.json           agent, transcript_path, session_id, env_file, updated_at
+//	hook-state.json        anti-spam and retention counters
+//	restore-history.json   every restore, newest last
+//	lock                   flock target; never renamed or deleted
+//	checkpoints/<id>/      snapshot.tar.gz, manifest, transcript.jsonl.gz, metadata.json (last)
+//	staging/               checkpoints being written; stale ones are removed
+//	transcript-backup/     copies taken before any transcript change
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is where a project's store lives.
+type Mode string
+
+const (
+	ModeProject Mode = "project" // <project>/.agent/rewind/
+	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<project-hash>/
+)
+
+// ErrNoStore means the project has no store yet.
+var ErrNoStore = errors.New("no checkpoint store for this project")
+
+// Store is one project's checkpoint store.
+type Store struct {
+	Dir     string // the store folder
+	Project string // the project root (absolute)
+	Mode    Mode
+}
+
+// ProjectDir is the project folder a store sits in, relative to it.
+const ProjectDir = ".agent/rewind"
+
+// Home is Rewind's own folder, ~/.rewind (or $REWIND_HOME).
+func Home() string {
+	if h := os.Getenv("REWIND_HOME"); h != "" {
+		return h
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".rewind"
+	}
+	return filepath.Join(home, ".rewind")
+}
+
+// GlobalDir is where a project's store lives in global mode: a hash of its
+// absolute path, so two checkouts never share one.
+func GlobalDir(project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return filepath.Join(Home(), "storage", hex.EncodeToString(sum[:8]))
+}
+
+// FindProject returns the project root for dir: the nearest folder (dir or
+// above) that has a store, else the git work tree top, else dir itself.
+func FindProject(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	for d := abs; ; {
+		if fi, err := os.Stat(filepath.Join(d, ProjectDir)); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if fi, err := os.Stat(GlobalDir(d)); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output(); err == nil {
+		if top := strings.TrimSpace(string(out)); top != "" {
+			return top, nil
+		}
+	}
+	return abs, nil
+}
+
+// Open opens the store of project (already a root, see FindProject).
+func Open(project string) (*Store, error) {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, err
+	}
+	local := filepath.Join(abs, ProjectDir)
+	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
+		return &Store{Dir: local, Project: abs, Mode: ModeProject}, nil
+	}
+	global := GlobalDir(abs)
+	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
+		return &Store{Dir: global, Project: abs, Mode: ModeGlobal}, nil
+	}
+	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
+}
+
+// Init creates the store of project in mode, or returns the existing one.
+// In project mode inside a git repository it adds the store to
+// .git/info/exclude, so git never sees it. created is false when the store
+// already existed.
+func Init(project string, mode Mode) (s *Store, created bool, err error) {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, false, err
+	}
+	if existing, err := Open(abs); err == nil {
+		if existing.Mode != mode {
+			return existing, false, fmt.Errorf("%s already has a %s-mode store at %s; remove it first to switch modes", abs, existing.Mode, existing.Dir)
+		}
+		return existing, false, existing.ensureLayout()
+	}
+	dir := filepath.Join(abs, ProjectDir)
+	if mode == ModeGlobal {
+		dir = GlobalDir(abs)
+	}
+	s = &Store{Dir: dir, Project: abs, Mode: mode}
+	if err := s.ensureLayout(); err != nil {
+		return nil, false, err
+	}
+	if mode == ModeGlobal {
+		if err := writeFileAtomic(filepath.Join(dir, "project"), []byte(abs+"\n")); err != nil {
+			return nil, false, err
+		}
+	} else if err := excludeFromGit(abs); err != nil {
+		return s, true, fmt.Errorf("store created, but adding it to .git/info/exclude failed: %w", err)
+	}
+	return s, true, nil
+}
+
+func (s *Store) ensureLayout() error {
+	for _, d := range []string{s.Dir, s.checkpointsDir(), s.stagingDir(), s.backupDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create store %s: %w", s.Dir, err)
+		}
+	}
+	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("create store lock %s: %w", s.lockPath(), err)
+	}
+	return f.Close()
+}
+
+// excludeFromGit adds the store folder to .git/info/exclude of the
+// repository holding project, once.
+func excludeFromGit(project string) error {
+	out, err := exec.Command("git", "-C", project, "rev-parse", "--git-common-dir", "--show-prefix").Output()
+	if err != nil {
+		return nil // not a git repository (or no git): nothing to do
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	gitDir := lines[0]
+	if !filepath.IsAbs(gitDir) {
+		gitDir = filepath.Join(project, gitDir)
+	}
+	prefix := ""
+	if len(lines) > 1 {
+		prefix = lines[1]
+	}
+	entry := "/" + prefix + ProjectDir + "/"
+	exclude := filepath.Join(gitDir, "info", "exclude")
+	b, err := os.ReadFile(exclude)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == entry {
+			return nil
+		}
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	b = append(b, []byte("# Rewind's checkpoint store\n"+entry+"\n")...)
+	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(exclude, b)
+}
+
+func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, "checkpoints") }
+func (s *Store) stagingDir() string             { return filepath.Join(s.Dir, "staging") }
+func (s *Store) backupDir() string              { return filepath.Join(s.Dir, "transcript-backup") }
+func (s *Store) lockPath() string               { return filepath.Join(s.Dir, "lock") }
+func (s *Store) checkpointDir(id string) string { return filepath.Join(s.checkpointsDir(), id) }
+
+// BackupDir is where transcript backups go.
+func (s *Store) BackupDir() string { return s.backupDir() }

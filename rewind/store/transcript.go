@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/pgzip"
+
+	"rewind.dev/jsonl"
+	"rewind.dev/snap"
+)
+
+// maxTranscriptChain bounds how many checkpoints a transcript's bytes may be
+// spread over; past it the next capture is written whole.
+const maxTranscriptChain = 64
+
+// captureTranscript records the transcript at path into the checkpoint being
+// built in dir. When an earlier checkpoint of the same transcript still
+// verifies as a prefix of the file, only the bytes appended since are kept,
+// as one gzip member (concatenated members are one gzip stream); otherwise
+// the whole complete data is. A transcript that does not exist yet is
+// recorded with an empty cursor.
+func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string) (*Transcript, error) {
+	var d *jsonl.Dialect
+	if agent != "" {
+		d, _ = jsonl.LookupDialect(agent)
+	}
+	t, err := jsonl.Open(path, d)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	defer t.Close()
+	cur, err := t.Cursor(ctx, jsonl.CursorOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	if t.Dialect != nil {
+		agent = t.Dialect.Name
+	}
+	tr := &Transcript{Agent: agent, OriginalPath: path, SessionID: session, Cursor: cur}
+	if !t.Exists() || cur.ByteOffsetEnd == 0 {
+		return tr, nil
+	}
+	if turns, err := t.Turns(ctx, 1); err == nil && len(turns) > 0 {
+		tr.LastPrompt = turns[0].Text
+	}
+	var from int64
+	if base := s.transcriptBase(t, path); base != nil {
+		tr.Base, tr.BaseOffset = base.ID, base.Transcript.Cursor.ByteOffsetEnd
+		from = tr.BaseOffset
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := writeGzip(filepath.Join(dir, TranscriptFile), io.NewSectionReader(f, from, cur.ByteOffsetEnd-from)); err != nil {
+		return nil, fmt.Errorf("capture transcript %s: %w", path, err)
+	}
+	tr.Snapshot = TranscriptFile
+	return tr, nil
+}
+
+// transcriptBase finds the newest checkpoint of the same transcript whose
+// captured bytes the file still starts with, if its chain is short enough.
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string) *Checkpoint {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil
+	}
+	tried := 0
+	for i := len(ids) - 1; i >= 0 && tried < 16; i-- {
+		c, err := s.Load(ids[i])
+		if err != nil || c.Transcript == nil || c.Transcript.Snapshot == "" || c.Transcript.OriginalPath != path {
+			continue
+		}
+		tried++
+		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
+			continue
+		}
+		if chain, err := s.TranscriptChain(c); err != nil || len(chain) >= maxTranscriptChain {
+			return nil
+		}
+		return c
+	}
+	return nil
+}
+
+func writeGzip(name string, r io.Reader) error {
+	f, err := snap.CreateAtomic(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	zw, err := pgzip.NewWriterLevel(f, pgzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(zw, r); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// TranscriptChain lists the gzip files that hold c's transcript, oldest
+// first: inflated and concatenated they are the transcript's bytes
+// [0, c.Transcript.Cursor.ByteOffsetEnd).
+func (s *Store) TranscriptChain(c *Checkpoint) ([]string, error) {
+	var chain []string
+	seen := map[string]bool{}
+	for cur := c; ; {
+		if cur.Transcript == nil || cur.Transcript.Snapshot == "" {
+			return nil, fmt.Errorf("checkpoint %s holds no transcript", cur.ID)
+		}
+		chain = append([]string{filepath.Join(cur.Dir, cur.Transcript.Snapshot)}, chain...)
+		if cur.Transcript.Base == "" {
+			return chain, nil
+		}
+		if seen[cur.Transcript.Base] {
+			return nil, fmt.Errorf("checkpoint %s: transcript chain loops", c.ID)
+		}
+		seen[cur.Transcript.Base] = true
+		next, err := s.Load(cur.Transcript.Base)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: its transcript builds on %s, which is gone: %w", c.ID, cur.Transcript.Base, err)
+		}
+		cur = next
+	}
+}
+
+// openTranscript streams c's transcript bytes from its chain.
+func (s *Store) openTranscript(c *Checkpoint) (io.ReadCloser, error) {
+	chain, err := s.TranscriptChain(c)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	var readers []io.Reader
+	for _, p := range chain {
+		f, err := os.Open(p)
+		if err != nil {
+			for _, g := range files {
+				g.Close()
+			}
+			return nil, err
+		}
+		files = append(files, f)
+		readers = append(readers, f)
+	}
+	zr, err := pgzip.NewReader(io.MultiReader(readers...))
+	if err != nil {
+		for _, g := range files {
+			g.Close()
+		}
+		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
+	}
+	return &chainReader{zr: zr, files: files}, nil
+}
+
+type chainReader struct {
+	zr    *pgzip.Reader
+	files []*os.File
+}
+
+func (r *chainReader) Read(p []byte) (int, error) { return r.zr.Read(p) }
+func (r *chainReader) Close() error {
+	r.zr.Close()
+	for _, f := range r.files {
+		f.Close()
+	}
+	return nil
+}
+
+// verifyTranscript inflates c's transcript and checks its length and the
+// cursor's hashes.
+func (s *Store) verifyTranscript(c *Checkpoint) error {
+	r, err := s.openTranscript(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	end := c.Transcript.Cursor.ByteOffsetEnd
+	head := sha256.New()
+	var n int64
+	tail := make([]byte, 0, jsonl.HashWindow)
+	buf := make([]byte, 256*1024)
+	for {
+		m, err := r.Read(buf)
+		if m > 0 {
+			b := buf[:m]
+			if n < jsonl.HashWindow {
+				k := min(int64(m), jsonl.HashWindow-n)
+				head.Write(b[:k])
+			}
+			n += int64(m)
+			tail = append(tail, b...)
+			if len(tail) > jsonl.HashWindow {
+				tail = append(tail[:0], tail[len(tail)-jsonl.HashWindow:]...)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("transcript does not inflate: %w", err)
+		}
+	}
+	if n != end {
+		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", n, end)
+	}
+	if got := hex.EncodeToString(head.Sum(nil)); got != c.Transcript.Cursor.PrefixSHA256 {
+		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
+	}
+	ts := sha256.Sum256(tail)
+	if got := hex.EncodeToString(ts[:]); got != c.Transcript.Cursor.TailSHA256 {
+		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"rewind.dev/snap"
+)
+
+// Problem is one thing validate found wrong.
+type Problem struct {
+	Type  string `json:"type"` // "problem"
+	What  string `json:"what"` // the thing: a file, a checkpoint id
+	Issue string `json:"issue"`
+}
+
+// Validate checks the configuration files and every checkpoint end to end:
+// metadata, the archive against its manifest (content hashes, gzip
+// checksum), the manifest's tree hash against the metadata, and the
+// transcript chain against its cursor. It returns every problem found.
+func (s *Store) Validate() ([]Problem, int, error) {
+	var probs []Problem
+	add := func(what, format string, args ...any) {
+		probs = append(probs, Problem{Type: "problem", What: what, Issue: fmt.Sprintf(format, args...)})
+	}
+	if _, err := s.Config(); err != nil {
+		add("config", "%v", err)
+	}
+	if _, err := s.Session(); err != nil {
+		add(filepath.Join(s.Dir, "session.json"), "%v", err)
+	}
+	if _, err := s.History(); err != nil {
+		add(filepath.Join(s.Dir, "restore-history.json"), "%v", err)
+	}
+	if des, _ := os.ReadDir(s.stagingDir()); len(des) > 0 {
+		add(s.stagingDir(), "%d leftover staging entries (removed by the next save)", len(des))
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, id := range ids {
+		c, err := s.Load(id)
+		if err != nil {
+			add(id, "not a checkpoint: %v", err)
+			continue
+		}
+		m, err := snap.ReadManifest(c.ManifestPath())
+		if err != nil {
+			add(id, "%v", err)
+			continue
+		}
+		if m.Header.TreeHash != c.Snapshot.TreeHash {
+			add(id, "manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
+		}
+		if err := snap.VerifyArchive(c.SnapshotPath(), m); err != nil {
+			add(id, "%v", err)
+		}
+		if c.Transcript != nil && c.Transcript.Snapshot != "" {
+			if err := s.verifyTranscript(c); err != nil {
+				add(id, "transcript: %v", err)
+			}
+		}
+	}
+	return probs, len(ids), nil
+}
