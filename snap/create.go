@@ -241,14 +241,19 @@ type prefetched struct {
 func startPrefetch(ctx context.Context, root string, entries []Entry) *prefetcher {
 	p := &prefetcher{root: root, slots: make([]prefetched, len(entries)), ahead: make(chan struct{}, prefetchFiles)}
 	p.pool.New = func() any { b := make([]byte, 0, 64*1024); return &b }
+	// Which files are read ahead is fixed before any goroutine starts: the
+	// writer tells prefetched slots by their channel.
+	var todo []int
+	for i := range entries {
+		if entries[i].Kind == KindFile && entries[i].Size <= prefetchMax {
+			p.slots[i].done = make(chan struct{})
+			todo = append(todo, i)
+		}
+	}
 	jobs := make(chan int, prefetchFiles)
 	go func() {
 		defer close(jobs)
-		for i := range entries {
-			if entries[i].Kind != KindFile || entries[i].Size > prefetchMax {
-				continue
-			}
-			p.slots[i].done = make(chan struct{})
+		for _, i := range todo {
 			select {
 			case p.ahead <- struct{}{}:
 			case <-ctx.Done():

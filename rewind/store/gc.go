@@ -101,6 +101,10 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 // crash at any point leaves every chain whole. The folder is renamed out of
 // checkpoints/ before it is deleted, so it is never listed half gone.
 func (s *Store) remove(c *Checkpoint) error {
+	c, err := s.Load(c.ID) // an earlier removal may have merged into it
+	if err != nil {
+		return err
+	}
 	cps, _, err := s.List()
 	if err != nil {
 		return err

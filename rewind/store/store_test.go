@@ -1,0 +1,452 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"rewind.dev/jsonl"
+)
+
+const fixture = "../../../shared/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"
+
+var ctx = context.Background()
+
+// project makes a git project with a store, isolated from the developer's
+// HOME and git configuration.
+func project(t *testing.T) *Store {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	write(t, dir, "main.go", "package main\n")
+	s, created, err := Init(dir, ModeProject)
+	if err != nil || !created {
+		t.Fatalf("init: %v %v", created, err)
+	}
+	return s
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+func save(t *testing.T, s *Store, o SaveOptions) *Checkpoint {
+	t.Helper()
+	c, err := s.Save(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func fixtureBytes(t *testing.T) []byte {
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// turns returns the fixture's turns, oldest first.
+func turns(t *testing.T, path string) []jsonl.Turn {
+	tr, err := jsonl.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ts, err := tr.Turns(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := 0, len(ts)-1; i < j; i, j = i+1, j-1 {
+		ts[i], ts[j] = ts[j], ts[i]
+	}
+	return ts
+}
+
+func TestInitIdempotentAndExcluded(t *testing.T) {
+	s := project(t)
+	if _, created, err := Init(s.Project, ModeProject); err != nil || created {
+		t.Fatalf("second init: created=%v err=%v", created, err)
+	}
+	ex := read(t, filepath.Join(s.Project, ".git", "info", "exclude"))
+	if strings.Count(ex, "/.agent/rewind/") != 1 {
+		t.Errorf(".git/info/exclude has the store %d times:\n%s", strings.Count(ex, "/.agent/rewind/"), ex)
+	}
+	out, _ := exec.Command("git", "-C", s.Project, "status", "--porcelain", "--untracked-files=all").Output()
+	if strings.Contains(string(out), ".agent") {
+		t.Errorf("git sees the store:\n%s", out)
+	}
+	if _, _, err := Init(s.Project, ModeGlobal); err == nil {
+		t.Error("switching modes silently")
+	}
+}
+
+func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	os.WriteFile(tp, data[:12613], 0o644)
+	a := save(t, s, SaveOptions{TranscriptPath: tp})
+	os.WriteFile(tp, data, 0o644)
+	b := save(t, s, SaveOptions{TranscriptPath: tp})
+	if b.Snapshot.ReusedFrom != a.ID {
+		t.Errorf("unchanged tree: reused_from = %q, want %s", b.Snapshot.ReusedFrom, a.ID)
+	}
+	fa, _ := os.Stat(a.SnapshotPath())
+	fb, _ := os.Stat(b.SnapshotPath())
+	if !os.SameFile(fa, fb) {
+		t.Error("reused snapshot is not a hard link of the same archive")
+	}
+	if b.Transcript.Cursor.ByteOffsetEnd != int64(len(data)) || b.Transcript.Base != a.ID {
+		t.Errorf("cursor %d base %q, want %d and %s", b.Transcript.Cursor.ByteOffsetEnd, b.Transcript.Base, len(data), a.ID)
+	}
+	// Incremental capture reconstructs exactly.
+	if got := inflate(t, s, b); !bytes.Equal(got, data) {
+		t.Fatalf("reconstructed transcript differs (%d bytes, want %d)", len(got), len(data))
+	}
+	if err := s.verifyTranscript(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inflate(t *testing.T, s *Store, c *Checkpoint) []byte {
+	t.Helper()
+	chain, err := s.TranscriptChain(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, p := range chain {
+		b, _ := os.ReadFile(p)
+		all.Write(b)
+	}
+	zr, err := gzip.NewReader(&all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTranscriptRewrittenFallsBackToFull: when the file no longer starts
+// with the captured bytes (truncated and regrown), the capture is whole.
+func TestTranscriptRewrittenFallsBackToFull(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	os.WriteFile(tp, data, 0o644)
+	save(t, s, SaveOptions{TranscriptPath: tp})
+	other := append([]byte(`{"type":"user","uuid":"x","message":{"role":"user","content":"other"}}`+"\n"), data[:5000]...)
+	other = other[:bytes.LastIndexByte(other, '\n')+1]
+	os.WriteFile(tp, other, 0o644)
+	b := save(t, s, SaveOptions{TranscriptPath: tp})
+	if b.Transcript.Base != "" {
+		t.Errorf("built on a prefix the file no longer has (base %s)", b.Transcript.Base)
+	}
+	if got := inflate(t, s, b); !bytes.Equal(got, other) {
+		t.Error("full capture differs from the file")
+	}
+}
+
+func TestConcurrentSaves(t *testing.T) {
+	s := project(t)
+	var wg sync.WaitGroup
+	ids := make([]string, 16)
+	errs := make([]error, 16)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			write(t, s.Project, fmt.Sprintf("f%d.txt", i), "x")
+			c, err := s.Save(ctx, SaveOptions{Description: fmt.Sprint(i)})
+			errs[i] = err
+			if c != nil {
+				ids[i] = c.ID
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, id := range ids {
+		if errs[i] != nil {
+			t.Fatalf("save %d: %v", i, errs[i])
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+	}
+	if probs, n, err := s.Validate(); err != nil || len(probs) > 0 || n != 16 {
+		t.Fatalf("validate: %d checkpoints, %v, %v", n, probs, err)
+	}
+}
+
+func TestStaleStagingCleanedAndNeverListed(t *testing.T) {
+	s := project(t)
+	save(t, s, SaveOptions{})
+	// A crash mid-save leaves a staging folder, and a folder without
+	// metadata in checkpoints/ is not a checkpoint.
+	os.MkdirAll(filepath.Join(s.stagingDir(), "20990101_000000_001"), 0o755)
+	os.MkdirAll(filepath.Join(s.checkpointsDir(), "20990101_000000_002"), 0o755)
+	cps, bad, err := s.List()
+	if err != nil || len(cps) != 1 || len(bad) != 1 {
+		t.Fatalf("list: %d checkpoints, bad %v, %v", len(cps), bad, err)
+	}
+	save(t, s, SaveOptions{})
+	if des, _ := os.ReadDir(s.stagingDir()); len(des) != 0 {
+		t.Errorf("staging not cleaned: %v", des)
+	}
+}
+
+func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	ts := turns(t, fixture)
+	os.WriteFile(tp, data[:ts[2].PromptOffset], 0o644)
+	write(t, s.Project, "a.txt", "old")
+	cp := save(t, s, SaveOptions{TranscriptPath: tp})
+
+	os.WriteFile(tp, data, 0o644)
+	write(t, s.Project, "a.txt", "new")
+	write(t, s.Project, "b.txt", "added")
+	res, err := s.Restore(ctx, cp, RestoreOptions{Code: true, Context: "in-place"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(s.Project, "a.txt")) != "old" || read(t, filepath.Join(s.Project, "b.txt")) != "<open "+filepath.Join(s.Project, "b.txt")+": no such file or directory>" {
+		t.Fatal("tree not restored")
+	}
+	if got := read(t, tp); got != string(data[:ts[2].PromptOffset]) {
+		t.Fatalf("transcript not cut back (%d bytes)", len(got))
+	}
+	if res.Backup == "" || res.Truncate == nil {
+		t.Fatalf("no backup recorded: %+v", res)
+	}
+	if _, err := s.UndoRestore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(s.Project, "a.txt")) != "new" || read(t, filepath.Join(s.Project, "b.txt")) != "added" {
+		t.Error("undo-restore did not bring the tree back")
+	}
+	if read(t, tp) != string(data) {
+		t.Error("undo-restore did not bring the transcript back")
+	}
+	h, _ := s.History()
+	if len(h.Entries) != 2 || h.Entries[0].UndoneBy != h.Entries[1].ID {
+		t.Errorf("history not recorded: %+v", h.Entries)
+	}
+	if _, err := s.UndoRestore(ctx); err == nil {
+		t.Error("undid an undo-restore")
+	}
+}
+
+// TestBackBothLineageAcrossForks: in a session forked by Rewind, back
+// --both finds checkpoints of the session it was forked from.
+func TestBackBothLineageAcrossForks(t *testing.T) {
+	s := project(t)
+	dir := t.TempDir()
+	tp := filepath.Join(dir, "11111111-1111-1111-1111-111111111111.jsonl")
+	data := fixtureBytes(t)
+	ts := turns(t, fixture)
+	for i, tu := range ts { // a checkpoint at each prompt's hook: between offset and prompt_offset
+		os.WriteFile(tp, data[:tu.PromptOffset], 0o644)
+		write(t, s.Project, "state.txt", fmt.Sprint("before prompt ", i+1))
+		save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit"}})
+	}
+	os.WriteFile(tp, data, 0o644)
+	write(t, s.Project, "state.txt", "after prompt 4")
+
+	res, err := s.Back(ctx, BackOptions{N: 1, Both: true, TranscriptPath: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "state.txt")); got != "before prompt 4" {
+		t.Fatalf("back 1 --both: tree %q", got)
+	}
+	forkPath := res.Fork.Path
+	// Now in the fork (3 prompts): back 2 --both must find the checkpoint the
+	// original session took before its prompt 2.
+	res2, err := s.Back(ctx, BackOptions{N: 2, Both: true, TranscriptPath: forkPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "state.txt")); got != "before prompt 2" {
+		t.Fatalf("back 2 --both in the fork: tree %q (checkpoint %s)", got, res2.Checkpoint)
+	}
+}
+
+func TestBackSaysWhyItCannot(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tp, fixtureBytes(t), 0o644)
+	_, err := s.Back(ctx, BackOptions{N: 9, TranscriptPath: tp})
+	if err == nil || !strings.Contains(err.Error(), "has 4 prompts, fewer than 9") {
+		t.Errorf("err = %v", err)
+	}
+	compacted := "../../../shared/fixtures/claude/entire-a6e4c2-compaction-v2.0.76.jsonl"
+	_, err = s.Back(ctx, BackOptions{N: 5, TranscriptPath: compacted})
+	if err == nil || !strings.Contains(err.Error(), "compacted") {
+		t.Errorf("compacted: err = %v", err)
+	}
+	// --both with no checkpoint old enough changes nothing: no fork, no restore.
+	write(t, s.Project, "a.txt", "now")
+	before, _ := os.ReadDir(filepath.Dir(tp))
+	_, err = s.Back(ctx, BackOptions{N: 1, Both: true, TranscriptPath: tp})
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("err = %v", err)
+	}
+	after, _ := os.ReadDir(filepath.Dir(tp))
+	if len(after) != len(before) || read(t, filepath.Join(s.Project, "a.txt")) != "now" {
+		t.Error("--both without a checkpoint changed something")
+	}
+}
+
+func TestUndoChoosesTheStepJustTaken(t *testing.T) {
+	s := project(t)
+	write(t, s.Project, "a.txt", "1")
+	save(t, s, SaveOptions{})
+	write(t, s.Project, "a.txt", "2")
+	save(t, s, SaveOptions{})
+	write(t, s.Project, "a.txt", "3") // changed since the newest: undo goes to it
+	if _, err := s.Undo(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "a.txt")); got != "2" {
+		t.Fatalf("undo with a dirty tree: %q, want 2", got)
+	}
+}
+
+func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	ts := turns(t, fixture)
+	var cps []*Checkpoint
+	for i, tu := range ts {
+		os.WriteFile(tp, data[:tu.PromptOffset], 0o644)
+		write(t, s.Project, "a.txt", fmt.Sprint(i))
+		cps = append(cps, save(t, s, SaveOptions{TranscriptPath: tp}))
+	}
+	os.WriteFile(tp, data, 0o644)
+	last := save(t, s, SaveOptions{TranscriptPath: tp})
+	if err := s.Pin(ctx, cps[1], "keep"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.GC(ctx, GCOptions{Keep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 3 || res.Kept != 2 || len(res.Protected) != 1 {
+		t.Fatalf("gc: %+v", res)
+	}
+	last, _ = s.Load(last.ID)
+	if got := inflate(t, s, last); !bytes.Equal(got, data) {
+		t.Fatal("the newest checkpoint's transcript broke when its bases were deleted")
+	}
+	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+		t.Fatalf("validate after gc: %v %v", probs, err)
+	}
+}
+
+func TestValidateFindsDamage(t *testing.T) {
+	s := project(t)
+	c := save(t, s, SaveOptions{})
+	f, _ := os.OpenFile(c.SnapshotPath(), os.O_RDWR, 0)
+	fi, _ := f.Stat()
+	f.WriteAt([]byte{0xff, 0xff}, fi.Size()-6)
+	f.Close()
+	probs, _, err := s.Validate()
+	if err != nil || len(probs) != 1 || probs[0].What != c.ID {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+}
+
+func TestResolveNames(t *testing.T) {
+	s := project(t)
+	a := save(t, s, SaveOptions{})
+	write(t, s.Project, "x", "1")
+	b := save(t, s, SaveOptions{})
+	for name, want := range map[string]string{"@0": b.ID, "@1": a.ID, a.ID: a.ID, b.ID[:len(b.ID)-1] + b.ID[len(b.ID)-1:]: b.ID} {
+		c, err := s.Resolve(name)
+		if err != nil || c.ID != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", name, c, err, want)
+		}
+	}
+	for _, bad := range []string{"@2", "@x", "nope", "2"} {
+		if _, err := s.Resolve(bad); err == nil {
+			t.Errorf("Resolve(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestStoreNeverCapturedOrRestoredOver(t *testing.T) {
+	s := project(t)
+	c := save(t, s, SaveOptions{})
+	for _, e := range mustManifest(c).Entries {
+		if strings.HasPrefix(e.Path, ".agent/rewind") {
+			t.Fatalf("the store is in the snapshot: %s", e.Path)
+		}
+	}
+	write(t, s.Project, "later.txt", "x")
+	save(t, s, SaveOptions{})
+	if _, err := s.Restore(ctx, c, RestoreOptions{Code: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.IDs(); len(ids) != 3 { // two saves and the restore's backup
+		t.Errorf("restore touched the store: %d checkpoints", len(ids))
+	}
+}
+
+func TestLockWaitsAndHonoursContext(t *testing.T) {
+	s := project(t)
+	l, err := s.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Lock(c); err == nil || !errors.Is(err, context.Canceled) {
+		t.Errorf("second lock: %v", err)
+	}
+	f, _ := os.Open(s.lockPath())
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		t.Error("lock not held")
+	}
+}
