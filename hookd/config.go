@@ -1,0 +1,119 @@
+package hookd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// DefaultDeadline is how long rewind-hook gives one event when the config
+// says nothing: well under both agents' hook timeouts (Claude Code minutes,
+// Droid 60 s; the registrations ask for 30 s).
+const DefaultDeadline = 10 * time.Second
+
+// Config is what rewind-hook reads of ~/.rewind/config.json and of the
+// project's .agent/rewind/config.json (which overrides the tier). Other
+// members (retention, …) belong to the rewind porcelain and are ignored here.
+type Config struct {
+	Version        int    `json:"version"`
+	Tier           string `json:"tier,omitempty"`
+	BinDir         string `json:"bin_dir,omitempty"`          // where install.sh linked the binaries
+	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"` // default DefaultDeadline
+}
+
+// GlobalConfigPath is ~/.rewind/config.json.
+func GlobalConfigPath(home string) string { return filepath.Join(home, ".rewind", "config.json") }
+
+// ProjectConfigPath is the project's override file (project mode stores).
+func ProjectConfigPath(projectDir string) string {
+	return filepath.Join(projectDir, ".agent", "rewind", "config.json")
+}
+
+// LoadConfig reads the global config and lets the project's tier override
+// it. Missing files are fine. On an unreadable or invalid file it still
+// returns the best config it has (the defaults filled in) with the error,
+// so a hook can checkpoint and then report the problem.
+func LoadConfig(home, projectDir string) (Config, error) {
+	c := Config{Version: 1}
+	var errs []error
+	if err := readConfig(GlobalConfigPath(home), &c); err != nil {
+		errs = append(errs, err)
+	}
+	if projectDir != "" {
+		var p Config
+		if err := readConfig(ProjectConfigPath(projectDir), &p); err != nil {
+			errs = append(errs, err)
+		} else if p.Tier != "" {
+			c.Tier = p.Tier
+		}
+	}
+	if c.Tier == "" {
+		c.Tier = DefaultTier
+	}
+	if c.BinDir == "" {
+		c.BinDir = filepath.Join(home, ".local", "bin")
+	}
+	if c.HookDeadlineMS <= 0 {
+		c.HookDeadlineMS = DefaultDeadline.Milliseconds()
+	}
+	return c, errors.Join(errs...)
+}
+
+func readConfig(path string, c *Config) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := parseObject(b, path); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// SetConfigTier writes tier into ~/.rewind/config.json, creating the file as
+// {"version": 1, "tier": …} or changing only the "tier" member of an existing
+// one (every other byte stays). It reports whether the file changed.
+func SetConfigTier(home, tier string) (bool, error) {
+	if _, err := LoadTier(tier); err != nil {
+		return false, err
+	}
+	path := GlobalConfigPath(home)
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		old = nil
+	} else if err != nil {
+		return false, err
+	}
+	src := old
+	if src == nil {
+		src = []byte("{\n  \"version\": 1\n}\n")
+	}
+	root, err := parseObject(src, path)
+	if err != nil {
+		return false, err
+	}
+	val, _ := json.Marshal(tier)
+	if i := root.member("tier"); i >= 0 {
+		v := root.elems[i].val
+		src = splice(src, v.start, v.end, string(val))
+	} else {
+		src = insertElem(src, root, root, jv{key: "tier", lit: string(val)})
+	}
+	if old != nil && string(src) == string(old) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	return true, writeAtomic(path, src, 0o644)
+}

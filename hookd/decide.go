@@ -1,0 +1,114 @@
+package hookd
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// DetectAgent tells which agent sent in, from the strongest signal to the
+// weakest: the env-file key only Droid puts on stdin, the transcript's
+// location, environment variables only one agent sets, a tool name only one
+// agent has. Droid sets CLAUDE_PROJECT_DIR too (for Claude-style hooks), so
+// that variable alone proves nothing. Registered hooks pass --agent, which
+// makes this a fallback for hand-written registrations.
+func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
+	signals := []func(a *Agent) bool{
+		func(a *Agent) bool { return a.EnvFileStdinKey != "" && in.Has(a.EnvFileStdinKey) },
+		func(a *Agent) bool {
+			return a.TranscriptContains != "" && strings.Contains(filepath.ToSlash(in.TranscriptPath), a.TranscriptContains)
+		},
+		func(a *Agent) bool {
+			for _, v := range a.DetectEnv {
+				if getenv(v) != "" {
+					return true
+				}
+			}
+			return false
+		},
+		func(a *Agent) bool { return in.ToolName != "" && a.toolClass(in.ToolName) != "" },
+	}
+	for _, sig := range signals {
+		var found []*Agent
+		for _, name := range AgentNames() {
+			if a := agents[name]; sig(a) {
+				found = append(found, a)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], nil
+		}
+	}
+	return nil, fmt.Errorf("cannot tell which agent sent this hook (session %q)", in.SessionID)
+}
+
+// Decide turns one agent event into the request for `rewind hook`: which
+// project, which session, and whether (and how eagerly) to checkpoint under
+// the tier. The deadline is the caller's.
+func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) string) (Request, error) {
+	req := Request{
+		Version:        RequestVersion,
+		Event:          event,
+		Agent:          a.Name,
+		Cwd:            in.Cwd,
+		SessionID:      in.SessionID,
+		TranscriptPath: in.TranscriptPath,
+		EnvFile:        envFilePath(in, a, getenv),
+		Tool:           in.ToolName,
+		Prompt:         truncateRunes(in.Prompt, 200),
+		Checkpoint:     t.Checkpoint(a.Name, event, in.ToolName),
+	}
+	for _, v := range a.ProjectDirEnv {
+		if d := getenv(v); d != "" {
+			req.ProjectDir = d
+			break
+		}
+	}
+	if req.ProjectDir == "" {
+		req.ProjectDir = in.Cwd
+	}
+	if req.ProjectDir == "" || !filepath.IsAbs(req.ProjectDir) {
+		return req, fmt.Errorf("no absolute project directory: %s and the input's cwd are empty or relative (%q)",
+			strings.Join(a.ProjectDirEnv, ", "), req.ProjectDir)
+	}
+	req.ProjectDir = filepath.Clean(req.ProjectDir)
+	if in.ToolName != "" {
+		req.File = in.File(a)
+	}
+	if req.Checkpoint == CheckpointThrottled {
+		req.MinIntervalMS = t.MinIntervalMS
+		req.MinChangedFiles = t.MinChangedFiles
+	}
+	if event == "SessionStart" {
+		req.Retention = true
+		req.RetentionBudgetMS = t.RetentionBudgetMS
+	}
+	return req, nil
+}
+
+// envFilePath is where the agent wants SessionStart's exports: Droid names
+// the file on stdin, Claude Code in the environment.
+func envFilePath(in *Input, a *Agent, getenv func(string) string) string {
+	if a.EnvFileStdinKey != "" {
+		if f := in.String(a.EnvFileStdinKey); f != "" {
+			return f
+		}
+	}
+	if a.EnvFileEnv != "" {
+		return getenv(a.EnvFileEnv)
+	}
+	return ""
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for range n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i]
+}

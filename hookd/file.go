@@ -1,0 +1,163 @@
+package hookd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// keepBackups is how many settings backups Rewind keeps per file.
+const keepBackups = 5
+
+// updateSettings applies edit to the settings file at path and writes the
+// result when it differs: backup first, then an atomic replace of the
+// symlink's target with the same mode. A missing file is edited as "{}"
+// (and not created when removeOnly).
+func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int, int, error)) (Change, error) {
+	c := Change{Path: path}
+	target, err := resolveLink(path)
+	if err != nil {
+		return c, err
+	}
+	c.Target = target
+	old, err := os.ReadFile(target)
+	existed := err == nil
+	if errors.Is(err, fs.ErrNotExist) {
+		if removeOnly {
+			return c, nil
+		}
+	} else if err != nil {
+		return c, err
+	}
+	src := old
+	if len(bytes.TrimSpace(src)) == 0 {
+		src = []byte("{}\n") // a missing or empty file is an empty object
+	}
+	out, added, removed, err := edit(src)
+	if err != nil {
+		return c, err
+	}
+	c.Added, c.Removed = added, removed
+	if existed && bytes.Equal(out, old) {
+		c.Added, c.Removed = 0, 0
+		return c, nil
+	}
+	mode := fs.FileMode(0o600)
+	if existed {
+		st, err := os.Stat(target)
+		if err != nil {
+			return c, err
+		}
+		mode = st.Mode().Perm()
+		if c.Backup, err = backup(target, old, mode); err != nil {
+			return c, err
+		}
+	} else if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		return c, err
+	}
+	if err := writeAtomic(target, out, mode); err != nil {
+		return c, err
+	}
+	c.Changed = true
+	return c, nil
+}
+
+// resolveLink follows path's symlinks, also when the final target does not
+// exist yet, so a write lands in the target and the link stays a link.
+func resolveLink(path string) (string, error) {
+	p := path
+	for range 40 {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			if st.IsDir() {
+				return "", fmt.Errorf("%s is a directory", p)
+			}
+			return p, nil
+		}
+		dest, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(p), dest)
+		}
+		p = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// backup writes old beside target as <name>.rewind-backup-<UTC time> and
+// keeps the newest keepBackups of them.
+func backup(target string, old []byte, mode fs.FileMode) (string, error) {
+	prefix := target + ".rewind-backup-"
+	name := prefix + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if err := writeAtomic(name, old, mode); err != nil {
+		return "", fmt.Errorf("backup of %s: %w", target, err)
+	}
+	olds, _ := filepath.Glob(globEscape(prefix) + "*")
+	sort.Strings(olds)
+	for len(olds) > keepBackups {
+		if !strings.HasSuffix(olds[0], ".tmp") {
+			os.Remove(olds[0])
+		}
+		olds = olds[1:]
+	}
+	return name, nil
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
+}
+
+// writeAtomic replaces path with data: temp file in the same folder, mode,
+// owner of the file it replaces, fsync, rename, fsync the folder.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".rewind-tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	keepOwner(f, path)
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package hookd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRegisterFile: the file-level rules — backup of the previous bytes,
+// mode kept, a symlink stays a symlink, a second run writes nothing, and
+// unregister restores the original bytes.
+func TestRegisterFile(t *testing.T) {
+	orig, err := os.ReadFile("testdata/settings/claude-typical.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "claude-settings.json")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	if err := os.WriteFile(real, orig, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink("../dotfiles/claude-settings.json", link); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := Register(link, "claude", "balanced", testHook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Changed || c.Target != real || c.Added != 5 || c.Backup == "" {
+		t.Errorf("first Register = %+v", c)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the settings symlink is no longer a symlink (%v)", err)
+	}
+	st, _ := os.Stat(real)
+	if st.Mode().Perm() != 0o640 {
+		t.Errorf("mode = %v, want 0640", st.Mode().Perm())
+	}
+	if b, _ := os.ReadFile(c.Backup); !bytes.Equal(b, orig) {
+		t.Errorf("backup %s does not hold the previous bytes", c.Backup)
+	}
+	if !strings.HasPrefix(c.Backup, real+".rewind-backup-") {
+		t.Errorf("backup %s is not beside the target", c.Backup)
+	}
+	registered, _ := os.ReadFile(real)
+
+	c2, err := Register(link, "claude", "balanced", testHook)
+	if err != nil || c2.Changed || c2.Backup != "" {
+		t.Errorf("second Register = %+v, %v; want no change", c2, err)
+	}
+	if b, _ := os.ReadFile(real); !bytes.Equal(b, registered) {
+		t.Error("second Register changed the file")
+	}
+	es, err := Registered(link, "claude")
+	if err != nil || len(es) != 5 {
+		t.Errorf("Registered = %v, %v", es, err)
+	}
+
+	// A different tier replaces Rewind's entries.
+	c3, err := Register(link, "claude", "aggressive", testHook)
+	if err != nil || !c3.Changed || c3.Removed != 5 || c3.Added != 7 {
+		t.Errorf("Register aggressive = %+v, %v", c3, err)
+	}
+
+	u, err := Unregister(link, "claude")
+	if err != nil || !u.Changed || u.Removed != 7 {
+		t.Errorf("Unregister = %+v, %v", u, err)
+	}
+	if b, _ := os.ReadFile(real); !bytes.Equal(b, orig) {
+		t.Errorf("Unregister did not restore the original bytes:\n%s", b)
+	}
+	u2, err := Unregister(link, "claude")
+	if err != nil || u2.Changed {
+		t.Errorf("second Unregister = %+v, %v", u2, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(real), ".*rewind-tmp*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temp files left: %v", leftovers)
+	}
+}
+
+func TestRegisterMissingFile(t *testing.T) {
+	home := t.TempDir()
+	p, err := SettingsPath(home, "claude")
+	if err != nil || p != filepath.Join(home, ".claude", "settings.json") {
+		t.Fatalf("SettingsPath = %s, %v", p, err)
+	}
+	if c, err := Unregister(p, "claude"); err != nil || c.Changed {
+		t.Errorf("Unregister on a missing file = %+v, %v", c, err)
+	}
+	if _, err := os.Stat(p); err == nil {
+		t.Error("Unregister created the file")
+	}
+	c, err := Register(p, "claude", "minimal", testHook)
+	if err != nil || !c.Changed || c.Backup != "" {
+		t.Fatalf("Register = %+v, %v", c, err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Errorf("new settings file mode %v, want 0600", st.Mode().Perm())
+	}
+	if _, err := Unregister(p, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "{}\n" {
+		t.Errorf("after Unregister: %q, want {}", b)
+	}
+}
+
+func TestRegisterRefusesRelativeHook(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "settings.json")
+	if _, err := Register(p, "claude", "balanced", "rewind-hook"); err == nil {
+		t.Error("accepted a relative hook path")
+	}
+	if _, err := Register(p, "claude", "nope", testHook); err == nil {
+		t.Error("accepted an unknown tier")
+	}
+	if _, err := Register(p, "codex", "balanced", testHook); err == nil {
+		t.Error("accepted an unknown agent")
+	}
+	if _, err := os.Stat(p); err == nil {
+		t.Error("a refused Register created the file")
+	}
+}
+
+// TestDroidSettingsPath: Droid reads ~/.factory/hooks.json when it exists
+// (events at its top level), else the "hooks" of ~/.factory/settings.json.
+func TestDroidSettingsPath(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".factory"), 0o755)
+	settings := filepath.Join(home, ".factory", "settings.json")
+	os.WriteFile(settings, []byte(`{"customModels": [{"model": "m"}]}`), 0o600)
+	p, _ := SettingsPath(home, "droid")
+	if p != settings {
+		t.Errorf("SettingsPath = %s, want %s", p, settings)
+	}
+	if _, err := Register(p, "droid", "balanced", testHook); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(settings)
+	if !bytes.Contains(b, []byte(`"hooks": {`)) || !bytes.Contains(b, []byte(`rewind-hook pre-tool-use --agent droid`)) {
+		t.Errorf("settings.json:\n%s", b)
+	}
+	hooks := filepath.Join(home, ".factory", "hooks.json")
+	os.WriteFile(hooks, []byte("{}\n"), 0o600)
+	if p, _ := SettingsPath(home, "droid"); p != hooks {
+		t.Errorf("SettingsPath = %s, want %s", p, hooks)
+	}
+	if _, err := Register(hooks, "droid", "balanced", testHook); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(hooks)
+	if !bytes.HasPrefix(b, []byte("{\n  \"SessionStart\": [")) {
+		t.Errorf("hooks.json does not hold the events at its top level:\n%s", b)
+	}
+}
+
+func TestSetConfigTier(t *testing.T) {
+	home := t.TempDir()
+	changed, err := SetConfigTier(home, "aggressive")
+	if err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	p := GlobalConfigPath(home)
+	b, _ := os.ReadFile(p)
+	if string(b) != "{\n  \"version\": 1,\n  \"tier\": \"aggressive\"\n}\n" {
+		t.Errorf("new config:\n%s", b)
+	}
+	os.WriteFile(p, []byte("{\"version\":1,\"retention\":{\"max_age_days\":30},\"tier\":\"minimal\"}"), 0o644)
+	if _, err := SetConfigTier(home, "balanced"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(p)
+	if string(b) != "{\"version\":1,\"retention\":{\"max_age_days\":30},\"tier\":\"balanced\"}" {
+		t.Errorf("edited config: %s", b)
+	}
+	if changed, _ := SetConfigTier(home, "balanced"); changed {
+		t.Error("setting the same tier changed the file")
+	}
+	if _, err := SetConfigTier(home, "huge"); err == nil {
+		t.Error("accepted an unknown tier")
+	}
+	c, err := LoadConfig(home, "")
+	if err != nil || c.Tier != "balanced" || c.HookDeadlineMS != 10000 || c.BinDir != filepath.Join(home, ".local", "bin") {
+		t.Errorf("LoadConfig = %+v, %v", c, err)
+	}
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, ".agent", "rewind"), 0o755)
+	os.WriteFile(ProjectConfigPath(proj), []byte(`{"version":1,"tier":"aggressive"}`), 0o644)
+	if c, _ := LoadConfig(home, proj); c.Tier != "aggressive" {
+		t.Errorf("project override: tier %s", c.Tier)
+	}
+	os.WriteFile(ProjectConfigPath(proj), []byte("{\"tier\": \"minimal\",}"), 0o644)
+	c, err = LoadConfig(home, proj)
+	if err == nil || !strings.Contains(err.Error(), "config.json:1:19: trailing comma") || c.Tier != "balanced" {
+		t.Errorf("invalid project config: %+v, %v", c, err)
+	}
+}
