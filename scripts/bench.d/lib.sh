@@ -49,7 +49,7 @@ fmt_s() { awk -v s="$1" 'BEGIN { if (s < 1) printf "%.1f ms", s*1000; else print
 row() {
   local figure=$1 ours=$2 refname=$3 ref=$4 target=$5
   local ratio; ratio=$(awk -v a="$ours" -v b="$ref" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }')
-  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${BENCH_SECTION:-}" "$figure" "$(fmt_s "$ours")" "$refname" "$(fmt_s "$ref")" "$ratio" "$target"
+  printf "| %s | %s | %s | %s | %s | %s | %s |\n" "${BENCH_SECTION:-}" "$figure" "$(fmt_s "$ours")" "${refname//|/\\|}" "$(fmt_s "$ref")" "$ratio" "$target"
 }
 
 goroot_copy() {

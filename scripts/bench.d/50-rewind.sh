@@ -1,0 +1,44 @@
+# The rewind porcelain: what a checkpoint costs (tree and transcript) and what list costs.
+# Sourced by scripts/bench: uses median, row, goroot_copy, $BENCH_DIR, $REWIND_SRC.
+rw=$BENCH_DIR/rewind; mkdir -p "$rw"
+src=$(goroot_copy)
+proj=$rw/goroot
+if [ ! -d "$proj/.git" ]; then
+  cp -r "$src" "$proj"
+  (cd "$proj" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
+fi
+[ -d "$proj/.agent/rewind" ] || rewind -C "$proj" init >/dev/null
+
+# A checkpoint after one change, against rewind-snap create of the same tree (no transcript).
+victim=$proj/fmt/print.go
+save=$(median "rewind -C $proj save" "echo '// bench' >> $victim")
+snapc=$(median "rewind-snap create --root $proj --out $rw/s.tar.gz --manifest $rw/s.m" "echo '// bench' >> $victim")
+row "save after one change" "$save" "rewind-snap create" "$snapc" "≤ 1.1×"
+sleep 2 # past the racy window, as between two real checkpoints
+same=$(median "rewind -C $proj save")
+(cd "$proj" && git status --porcelain >/dev/null)
+gst=$(median "git -C $proj status --porcelain")
+row "save, tree unchanged" "$same" "git status --porcelain" "$gst" "≤ 1.5×"
+
+# Transcript capture costs what was appended: 1 GiB transcript + 1 MiB appended, against a
+# 1 MiB transcript captured whole (both in a small project, so the tree costs little).
+jdir=$BENCH_DIR/jsonl; mkdir -p "$jdir"
+for size in 1MiB 1GiB; do
+  [ -s "$jdir/t-$size.jsonl" ] || (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size "$size" -o "$jdir/t-$size.jsonl")
+done
+small=$rw/small; mkdir -p "$small"; echo x > "$small/a.txt"
+cp "$jdir/t-1GiB.jsonl" "$rw/big.jsonl"
+[ -d "$small/.agent/rewind" ] || rewind -C "$small" init >/dev/null
+rewind -C "$small" save --transcript "$rw/big.jsonl" >/dev/null # the first capture is whole
+big=$(median "rewind -C $small save --transcript $rw/big.jsonl" "cat $jdir/t-1MiB.jsonl >> $rw/big.jsonl")
+one=$(median "rewind -C $small save --transcript $jdir/t-1MiB.jsonl" "rm -rf $small/.agent && rewind -C $small init >/dev/null")
+row "save, 1 GiB transcript + 1 MiB appended" "$big" "save, 1 MiB transcript (whole)" "$one" "≤ 3×"
+
+# list with 1,000 checkpoints must not open archives.
+many=$rw/many
+if [ ! -d "$many/.agent/rewind" ]; then
+  mkdir -p "$many"; echo x > "$many/a.txt"; rewind -C "$many" init >/dev/null
+  for i in $(seq 1000); do echo "$i" > "$many/a.txt"; rewind -C "$many" save "step $i" >/dev/null; done
+fi
+list=$(median "rewind -C $many list -n 0 > /dev/null")
+row "list, 1,000 checkpoints" "$list" "budget" "0.1" "< 100 ms"
