@@ -59,20 +59,10 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		Prompt:         truncateRunes(in.Prompt, 200),
 		Checkpoint:     t.Checkpoint(a.Name, event, in.ToolName),
 	}
-	for _, v := range a.ProjectDirEnv {
-		if d := getenv(v); d != "" {
-			req.ProjectDir = d
-			break
-		}
+	var err error
+	if req.ProjectDir, err = ProjectDir(in, a, getenv); err != nil {
+		return req, err
 	}
-	if req.ProjectDir == "" {
-		req.ProjectDir = in.Cwd
-	}
-	if req.ProjectDir == "" || !filepath.IsAbs(req.ProjectDir) {
-		return req, fmt.Errorf("no absolute project directory: %s and the input's cwd are empty or relative (%q)",
-			strings.Join(a.ProjectDirEnv, ", "), req.ProjectDir)
-	}
-	req.ProjectDir = filepath.Clean(req.ProjectDir)
 	if in.ToolName != "" {
 		req.File = in.File(a)
 	}
@@ -85,6 +75,25 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		req.RetentionBudgetMS = t.RetentionBudgetMS
 	}
 	return req, nil
+}
+
+// ProjectDir is the project an event belongs to: the agent's project-dir
+// variable (the launch root; cwd may be a subfolder), else the input's cwd.
+func ProjectDir(in *Input, a *Agent, getenv func(string) string) (string, error) {
+	dir := ""
+	for _, v := range a.ProjectDirEnv {
+		if dir = getenv(v); dir != "" {
+			break
+		}
+	}
+	if dir == "" {
+		dir = in.Cwd
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("no absolute project directory: %s and the input's cwd are empty or relative (%q)",
+			strings.Join(a.ProjectDirEnv, ", "), dir)
+	}
+	return filepath.Clean(dir), nil
 }
 
 // envFilePath is where the agent wants SessionStart's exports: Droid names

@@ -1,3 +1,13 @@
 module rewind.dev/hookd
 
 go 1.25.0
+
+require (
+	github.com/peterbourgon/ff/v3 v3.4.0
+	github.com/rogpeppe/go-internal v1.16.0
+)
+
+require (
+	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/tools v0.26.0 // indirect
+)

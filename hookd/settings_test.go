@@ -168,16 +168,16 @@ func TestInvalidSettings(t *testing.T) {
 func TestIsRewindCommand(t *testing.T) {
 	for cmd, want := range map[string]bool{
 		"/opt/rewind/bin/rewind-hook pre-tool-use --agent claude": true,
-		"'/home/a b/.rewind/system/bin/rewind-hook' stop":          true,
-		"rewind-hook":                                      true,
-		"~/.claude/hooks/smart-checkpoint.sh pre-edit":     true,
-		"bash /opt/smart-checkpoint/smart-checkpoint x":    true,
-		"env FOO=1 /x/rewind-hook":                         true,
-		"echo rewind-hook":                                 false,
-		"say done && /x/rewind-hook":                       false,
-		"/usr/bin/rewind-hook-helper":                      false,
-		"jq . >> ~/log && echo rewind-hook > /dev/null":    false,
-		"":                                                 false,
+		"'/home/a b/.rewind/system/bin/rewind-hook' stop":         true,
+		"rewind-hook": true,
+		"~/.claude/hooks/smart-checkpoint.sh pre-edit":  true,
+		"bash /opt/smart-checkpoint/smart-checkpoint x": true,
+		"env FOO=1 /x/rewind-hook":                      true,
+		"echo rewind-hook":                              false,
+		"say done && /x/rewind-hook":                    false,
+		"/usr/bin/rewind-hook-helper":                   false,
+		"jq . >> ~/log && echo rewind-hook > /dev/null": false,
+		"": false,
 	} {
 		if got := IsRewindCommand(cmd); got != want {
 			t.Errorf("IsRewindCommand(%q) = %v, want %v", cmd, got, want)

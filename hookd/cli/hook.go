@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"rewind.dev/hookd"
+)
+
+// noStoreWarning is the one line a PostToolUse prints when the project has
+// no checkpoint store: the agent shows hook stderr to the user.
+const noStoreWarning = "rewind: warning: no checkpoint store here; run 'rewind init'"
+
+// sessionEndDeadline: Claude Code gives SessionEnd hooks about 1.5 s in all.
+const sessionEndDeadline = time.Second
+
+// hookCmd is one hook action ("" = dispatch on hook_event_name).
+type hookCmd struct {
+	action string
+	agent  string
+	dryRun bool
+}
+
+func (c *hookCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.agent, "agent", "", "the agent that runs the hook: claude or droid (default: detect)")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print the request for rewind on stdout instead of running it; touch nothing")
+}
+
+// logEntry is one line of ~/.rewind/logs/hook.log.
+type logEntry struct {
+	Time       string `json:"time"`
+	Event      string `json:"event,omitempty"`
+	Agent      string `json:"agent,omitempty"`
+	SessionID  string `json:"session_id,omitempty"`
+	ProjectDir string `json:"project_dir,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Tier       string `json:"tier,omitempty"`
+	Decision   string `json:"decision,omitempty"` // the request's checkpoint policy
+	EnvFile    string `json:"env_file,omitempty"` // written at SessionStart
+	Action     string `json:"action,omitempty"`   // rewind's answer
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Removed    int    `json:"removed,omitempty"`
+	MS         int64  `json:"ms"`
+	Error      string `json:"error,omitempty"`
+}
+
+func (c *hookCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	start := time.Now()
+	le := logEntry{Time: start.UTC().Format(time.RFC3339Nano)}
+	home, herr := os.UserHomeDir()
+	err := c.run(ctx, e, home, start, &le)
+	le.MS = time.Since(start).Milliseconds()
+	if err != nil {
+		le.Error = err.Error()
+	}
+	if herr == nil && !c.dryRun {
+		appendLog(home, le)
+	}
+	if err != nil {
+		return hookFailure{err}
+	}
+	return nil
+}
+
+func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time, le *logEntry) error {
+	in, err := hookd.ParseInput(e.stdin)
+	if err != nil {
+		return err
+	}
+	event := in.HookEventName
+	if c.action != "" {
+		event, _ = hookd.EventForAction(c.action)
+	}
+	le.Event, le.SessionID, le.Tool = event, in.SessionID, in.ToolName
+	if event == "" {
+		return errors.New("the hook input has no hook_event_name and no action was given")
+	}
+	var agent *hookd.Agent
+	if c.agent != "" {
+		agent, err = hookd.LookupAgent(c.agent)
+	} else {
+		agent, err = hookd.DetectAgent(in, e.getenv)
+	}
+	if err != nil {
+		return err
+	}
+	le.Agent = agent.Name
+	if home == "" {
+		return errors.New("no home directory ($HOME is not set)")
+	}
+	project, err := hookd.ProjectDir(in, agent, e.getenv)
+	if err != nil {
+		return err
+	}
+	le.ProjectDir = project
+
+	// A broken config must not cost the checkpoint: work with the defaults,
+	// then report it.
+	var problems []error
+	cfg, err := hookd.LoadConfig(home, project)
+	if err != nil {
+		problems = append(problems, err)
+	}
+	tier, err := hookd.LoadTier(cfg.Tier)
+	if err != nil {
+		problems = append(problems, fmt.Errorf("config: %w", err))
+		if tier, err = hookd.LoadTier(hookd.DefaultTier); err != nil {
+			return err
+		}
+	}
+	le.Tier = tier.Name
+	req, err := hookd.Decide(in, agent, tier, event, e.getenv)
+	if err != nil {
+		return err
+	}
+	le.Decision = req.Checkpoint
+
+	budget := time.Duration(cfg.HookDeadlineMS) * time.Millisecond
+	if event == "SessionEnd" {
+		budget = min(budget, sessionEndDeadline)
+	}
+	deadline := start.Add(budget)
+	// rewind gives up a little before the hook must be done, so that it
+	// can leave the store clean and rewind-hook can still log.
+	margin := min(budget/10, 500*time.Millisecond)
+	req.DeadlineUnixMS = deadline.Add(-margin).UnixMilli()
+
+	if c.dryRun {
+		return e.out.Encode(req)
+	}
+	if event == "SessionStart" && req.EnvFile != "" {
+		if err := hookd.AppendEnvFile(req.EnvFile, hookd.EnvExports(req, cfg.BinDir)); err != nil {
+			problems = append(problems, err)
+		} else {
+			le.EnvFile = req.EnvFile
+		}
+	}
+
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	resp, err := callRewind(ctx, req)
+	if err != nil {
+		return errors.Join(append([]error{err}, problems...)...)
+	}
+	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
+	if resp.Reason == "no-store" && event == "PostToolUse" {
+		fmt.Fprintln(e.stderr, noStoreWarning)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w (used tier %s)", errors.Join(problems...), tier.Name)
+	}
+	return nil
+}
+
+// rewindPath is the rewind binary installed beside rewind-hook: never one
+// found through PATH, which inside an agent's hook is the user's.
+func rewindPath() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(self), "rewind")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("rewind is not installed beside rewind-hook (%s); reinstall with install.sh", p)
+	}
+	return p, nil
+}
+
+// callRewind runs `rewind hook` with req on stdin and returns its answer. At
+// the deadline rewind gets SIGTERM, and a moment later SIGKILL.
+func callRewind(ctx context.Context, req hookd.Request) (hookd.Response, error) {
+	var resp hookd.Response
+	bin, err := rewindPath()
+	if err != nil {
+		return resp, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return resp, err
+	}
+	cmd := exec.CommandContext(ctx, bin, "hook")
+	cmd.Stdin = bytes.NewReader(body)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 300 * time.Millisecond
+	err = cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return resp, fmt.Errorf("rewind hook did not finish in time; checkpoint abandoned")
+	}
+	if ctx.Err() != nil {
+		return resp, ctx.Err()
+	}
+	if err != nil {
+		// One line: rewind's error line (its hints follow it), else its
+		// first line, else how it ended.
+		msg := ""
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(line, "rewind: error: ") || msg == "" {
+				msg = strings.TrimSpace(line)
+			}
+			if strings.HasPrefix(line, "rewind: error: ") {
+				break
+			}
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return resp, fmt.Errorf("rewind hook: %s", strings.TrimPrefix(msg, "rewind: error: "))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil || resp.Type != "hook" {
+		return resp, fmt.Errorf("rewind hook answered %q, not a hook response", strings.TrimSpace(stdout.String()))
+	}
+	return resp, nil
+}
+
+// maxLog is the size at which hook.log moves to hook.log.1.
+const maxLog = 1 << 20
+
+func appendLog(home string, le logEntry) {
+	dir := filepath.Join(home, ".rewind", "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	p := filepath.Join(dir, "hook.log")
+	if st, err := os.Stat(p); err == nil && st.Size() > maxLog {
+		os.Rename(p, p+".1")
+	}
+	line, err := json.Marshal(le)
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	f.Write(append(line, '\n'))
+	f.Close()
+}

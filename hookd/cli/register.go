@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"rewind.dev/hookd"
+)
+
+// registration is one line register and unregister print per agent.
+type registration struct {
+	Type  string `json:"type"` // "register", "unregister"
+	Agent string `json:"agent"`
+	Tier  string `json:"tier,omitempty"`
+	hookd.Change
+	Skipped string `json:"skipped,omitempty"` // why nothing was done, e.g. "not installed"
+}
+
+type registerCmd struct {
+	agents   string
+	tier     string
+	hook     string
+	settings string
+}
+
+func (c *registerCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.agents, "agents", "all", "claude, droid, a comma-separated list, all (the agents found) or none")
+	fs.StringVar(&c.tier, "tier", "", "minimal, balanced or aggressive; recorded in ~/.rewind/config.json (default: the configured tier)")
+	fs.StringVar(&c.hook, "hook", "", "absolute path of the rewind-hook to register (default: this one)")
+	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
+}
+
+func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return err
+	}
+	names, err := selectAgents(c.agents, c.settings, home, true)
+	if err != nil {
+		return err
+	}
+	tier := c.tier
+	if tier != "" {
+		if _, err := hookd.LoadTier(tier); err != nil {
+			return usageError{err.Error()}
+		}
+		if _, err := hookd.SetConfigTier(home, tier); err != nil {
+			return fmt.Errorf("recording the tier: %w", err)
+		}
+	} else {
+		cfg, err := hookd.LoadConfig(home, "")
+		if err != nil {
+			return withHint(err, "fix the file, or pass --tier to rewrite its tier")
+		}
+		tier = cfg.Tier
+	}
+	hook := c.hook
+	if hook == "" {
+		if hook, err = selfPath(); err != nil {
+			return err
+		}
+	} else if !filepath.IsAbs(hook) {
+		return usageError{fmt.Sprintf("--hook %q is not an absolute path", hook)}
+	}
+	for _, a := range names {
+		r := registration{Type: "register", Agent: a.name, Tier: tier}
+		if a.skip != "" {
+			r.Skipped = a.skip
+		} else if r.Change, err = hookd.Register(a.path, a.name, tier, hook); err != nil {
+			return withHint(fmt.Errorf("%s: %w", a.name, err), "fix the file by hand (nothing was changed), then run this again")
+		}
+		if err := e.out.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type unregisterCmd struct {
+	agents   string
+	settings string
+}
+
+func (c *unregisterCmd) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.agents, "agents", "all", "claude, droid, a comma-separated list, or all")
+	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
+}
+
+func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return err
+	}
+	names, err := selectAgents(c.agents, c.settings, home, false)
+	if err != nil {
+		return err
+	}
+	for _, a := range names {
+		r := registration{Type: "unregister", Agent: a.name}
+		if r.Change, err = hookd.Unregister(a.path, a.name); err != nil {
+			return withHint(fmt.Errorf("%s: %w", a.name, err), "fix the file by hand (nothing was changed), then run this again")
+		}
+		if err := e.out.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type chosenAgent struct {
+	name, path, skip string
+}
+
+// selectAgents validates --agents: "all" is every agent that looks
+// installed when registering (every known agent when unregistering), "none"
+// is none.
+func selectAgents(list, settings, home string, registering bool) ([]chosenAgent, error) {
+	var names []string
+	auto := false
+	switch list {
+	case "none":
+		if settings != "" {
+			return nil, usageError{"--settings needs one agent in --agents"}
+		}
+		return nil, nil
+	case "all", "":
+		names, auto = hookd.AgentNames(), registering
+	default:
+		for _, n := range strings.Split(list, ",") {
+			n = strings.TrimSpace(n)
+			if _, err := hookd.LookupAgent(n); err != nil {
+				return nil, usageError{fmt.Sprintf("--agents: %v", err)}
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	if settings != "" && (len(names) != 1 || list == "all") {
+		return nil, usageError{"--settings needs exactly one agent in --agents"}
+	}
+	var out []chosenAgent
+	for _, n := range names {
+		a, _ := hookd.LookupAgent(n)
+		c := chosenAgent{name: n, path: settings}
+		if c.path == "" {
+			c.path, _ = hookd.SettingsPath(home, n)
+		}
+		if auto && !a.Installed(home, exec.LookPath) {
+			c.skip = "not installed"
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func selfPath() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(self)
+}
