@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
-# install.sh: build every Rewind binary with the local Go and install it.
+# install.sh: build every Rewind binary with the local Go, install it, and turn on automatic
+# checkpoints in your agents.
 #
-#   ./install.sh [--prefix DIR] [--bin-dir DIR] [--uninstall]
+#   ./install.sh [--tier minimal|balanced|aggressive] [--agents claude,droid|all|none] [--yes]
+#                [--statusline] [--prefix DIR] [--bin-dir DIR] [--uninstall]
 #
 # Binaries go to DIR/bin (default ~/.rewind/system/bin) and are linked into --bin-dir (default
-# ~/.local/bin). Re-running upgrades in place; nothing outside those two folders is touched.
+# ~/.local/bin). The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
+# Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found
+# (~/.claude/settings.json; Droid's ~/.factory/hooks.json, else ~/.factory/settings.json), or
+# of those named by --agents. On a terminal it asks first; --yes registers without asking; with
+# neither it registers nothing and says how. --statusline sets Claude Code's statusLine to
+# `rewind statusline` when none is configured. Re-running upgrades in place; --uninstall
+# removes the hooks, the status line it set, the binaries and their links.
 set -euo pipefail
 
 prefix="$HOME/.rewind/system"
 bindir="$HOME/.local/bin"
-uninstall=0
+uninstall=0 yes=0 statusline=0 tier="" agents=""
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { printf 'install.sh: error: %s\n' "$1" >&2; [ -n "${2:-}" ] && printf 'install.sh: hint: %s\n' "$2" >&2; exit 1; }
+say() { printf 'install.sh: %s\n' "$*"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -20,24 +29,55 @@ while [ $# -gt 0 ]; do
     --prefix=*) prefix=${1#*=}; shift ;;
     --bin-dir) [ $# -ge 2 ] || die "--bin-dir needs a directory"; bindir=$2; shift 2 ;;
     --bin-dir=*) bindir=${1#*=}; shift ;;
+    --tier) [ $# -ge 2 ] || die "--tier needs minimal, balanced or aggressive"; tier=$2; shift 2 ;;
+    --tier=*) tier=${1#*=}; shift ;;
+    --agents) [ $# -ge 2 ] || die "--agents needs claude, droid, claude,droid, all or none"; agents=$2; shift 2 ;;
+    --agents=*) agents=${1#*=}; shift ;;
+    --yes|-y) yes=1; shift ;;
+    --statusline) statusline=1; shift ;;
     --uninstall) uninstall=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" "see ./install.sh --help" ;;
   esac
 done
+case "$tier" in ""|minimal|balanced|aggressive) ;; *) die "unknown tier: $tier" "use minimal, balanced or aggressive" ;; esac
+case "$prefix" in /*) ;; *) prefix=$PWD/$prefix ;; esac
+case "$bindir" in /*) ;; *) bindir=$PWD/$bindir ;; esac
 
 src=$(cd "$(dirname "$0")" && pwd)
 binaries=()
-for main in "$src"/*/cmd/*/main.go; do
+for main in "$src"/*/cmd/rewind*/main.go; do
   [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
 done
+hook=$prefix/bin/rewind-hook
+
+# report turns rewind-hook's JSON lines into sentences.
+report() {
+  local line type agent path changed backup skipped
+  while IFS= read -r line; do
+    type=$(printf '%s' "$line" | sed -n 's/.*"type":"\([^"]*\)".*/\1/p')
+    agent=$(printf '%s' "$line" | sed -n 's/.*"agent":"\([^"]*\)".*/\1/p')
+    path=$(printf '%s' "$line" | sed -n 's/.*"target":"\([^"]*\)".*/\1/p')
+    changed=$(printf '%s' "$line" | sed -n 's/.*"changed":\([a-z]*\).*/\1/p')
+    backup=$(printf '%s' "$line" | sed -n 's/.*"backup":"\([^"]*\)".*/\1/p')
+    skipped=$(printf '%s' "$line" | sed -n 's/.*"skipped":"\([^"]*\)".*/\1/p')
+    if [ -n "$skipped" ]; then say "$type $agent: skipped ($skipped)"
+    elif [ "$changed" = true ]; then say "$type $agent: updated $path${backup:+ (previous version in $backup)}"
+    else say "$type $agent: $path already up to date"
+    fi
+  done
+}
 
 if [ "$uninstall" = 1 ]; then
+  if [ -x "$hook" ]; then
+    "$hook" unregister --agents all | report || die "could not remove Rewind's hooks" "fix the settings file named above, then rerun ./install.sh --uninstall"
+  fi
   for b in "${binaries[@]}"; do
     if [ -L "$bindir/$b" ] && [ "$(readlink "$bindir/$b")" = "$prefix/bin/$b" ]; then rm -f "$bindir/$b"; fi
     rm -f "$prefix/bin/$b"
   done
-  echo "install.sh: removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir"
+  say "removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir"
+  say "checkpoint stores (.agent/rewind in your projects) and ~/.rewind/config.json are left in place"
   exit 0
 fi
 
@@ -56,16 +96,55 @@ for cli in "$src"/*/cli; do
 done
 
 mkdir -p "$prefix/bin" "$bindir"
-for main in "$src"/*/cmd/*/main.go; do
+for main in "$src"/*/cmd/rewind*/main.go; do
   pkgdir=$(dirname "$main"); b=$(basename "$pkgdir")
   # Build to a temp name and rename, so a running hook never sees a half-written binary.
   (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$prefix/bin/.$b.tmp" "./${pkgdir#"$src"/}")
   mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
   ln -sfn "$prefix/bin/$b" "$bindir/$b"
 done
+say "installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
 
-echo "install.sh: installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
+# Hooks: which agents, and may we?
+[ -x "$hook" ] || die "rewind-hook was not built" "the checkout must have hookd/cmd/rewind-hook"
+found=()
+for a in claude droid; do
+  dir=.claude; [ "$a" = droid ] && dir=.factory
+  if [ -d "$HOME/$dir" ] || command -v "$a" >/dev/null 2>&1; then found+=("$a"); fi
+done
+if [ -z "$agents" ] || [ "$agents" = all ]; then
+  agents=$(IFS=,; echo "${found[*]:-}")
+  [ -n "$agents" ] || agents=none
+fi
+if [ -z "$tier" ] && [ -f "$HOME/.rewind/config.json" ]; then
+  tier=$(sed -n 's/.*"tier"[[:space:]]*:[[:space:]]*"\([a-z]*\)".*/\1/p' "$HOME/.rewind/config.json" | head -n 1)
+fi
+tier=${tier:-balanced}
+register=(--tier "$tier" --bin-dir "$bindir")
+if [ "$agents" != none ] || [ "$statusline" = 1 ]; then
+  if [ "$yes" != 1 ]; then
+    what="register Rewind's hooks for ${agents/none/no agent}"
+    [ "$statusline" = 1 ] && what="$what and set Claude Code's status line"
+    if [ -t 0 ] && [ -t 1 ]; then
+      printf 'install.sh: %s (tier %s)? [Y/n] ' "$what" "$tier"
+      read -r answer || answer=n
+      case "$answer" in ""|y|Y|yes|YES) yes=1 ;; esac
+    fi
+    if [ "$yes" != 1 ]; then
+      say "did not $what: no terminal to ask (or declined)"
+      say "to do it: ./install.sh --yes${agents:+ --agents $agents}, or later: rewind config --register-hooks"
+      agents=none statusline=0
+    fi
+  fi
+fi
+[ "$statusline" = 1 ] && register+=(--statusline)
+"$hook" register --agents "$agents" "${register[@]}" | report \
+  || die "could not register Rewind's hooks" "fix the settings file named above (nothing was changed), then rerun ./install.sh"
+say "tier $tier recorded in $HOME/.rewind/config.json"
+
 case ":$PATH:" in
   *":$bindir:"*) ;;
-  *) echo "install.sh: note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;
+  *) say "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;
 esac
+say "next: cd your-project && rewind init; then work with your agent as usual — checkpoints happen at every prompt."
+say "      rewind list shows them, rewind back 1 --both rewinds the last prompt's code and chat."

@@ -87,6 +87,19 @@ func SetConfigTier(home, tier string) (bool, error) {
 	if _, err := LoadTier(tier); err != nil {
 		return false, err
 	}
+	return setConfigString(home, "tier", tier)
+}
+
+// SetConfigBinDir records where the binaries are linked (install.sh
+// --bin-dir), which SessionStart puts first on the agent's PATH.
+func SetConfigBinDir(home, dir string) (bool, error) {
+	if !filepath.IsAbs(dir) {
+		return false, fmt.Errorf("bin dir %q is not absolute", dir)
+	}
+	return setConfigString(home, "bin_dir", dir)
+}
+
+func setConfigString(home, key, value string) (bool, error) {
 	path := GlobalConfigPath(home)
 	old, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -102,12 +115,11 @@ func SetConfigTier(home, tier string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	val, _ := json.Marshal(tier)
-	if i := root.member("tier"); i >= 0 {
+	if i := root.member(key); i >= 0 {
 		v := root.elems[i].val
-		src = splice(src, v.start, v.end, string(val))
+		src = splice(src, v.start, v.end, jsonString(value))
 	} else {
-		src = insertElem(src, root, root, jv{key: "tier", lit: string(val)})
+		src = insertElem(src, root, root, jv{key: key, lit: jsonString(value)})
 	}
 	if old != nil && string(src) == string(old) {
 		return false, nil

@@ -23,10 +23,12 @@ type registration struct {
 }
 
 type registerCmd struct {
-	agents   string
-	tier     string
-	hook     string
-	settings string
+	agents     string
+	tier       string
+	hook       string
+	settings   string
+	binDir     string
+	statusLine bool
 }
 
 func (c *registerCmd) RegisterFlags(fs *flag.FlagSet) {
@@ -34,6 +36,8 @@ func (c *registerCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.tier, "tier", "", "minimal, balanced or aggressive; recorded in ~/.rewind/config.json (default: the configured tier)")
 	fs.StringVar(&c.hook, "hook", "", "absolute path of the rewind-hook to register (default: this one)")
 	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
+	fs.StringVar(&c.binDir, "bin-dir", "", "record where the binaries are linked (first on the agents' PATH; default ~/.local/bin)")
+	fs.BoolVar(&c.statusLine, "statusline", false, "also set Claude Code's statusLine to 'rewind statusline' when none is configured")
 }
 
 func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
@@ -60,6 +64,11 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		tier = cfg.Tier
 	}
+	if c.binDir != "" {
+		if _, err := hookd.SetConfigBinDir(home, c.binDir); err != nil {
+			return fmt.Errorf("recording the bin dir: %w", err)
+		}
+	}
 	hook := c.hook
 	if hook == "" {
 		if hook, err = selfPath(); err != nil {
@@ -78,6 +87,18 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		if err := e.out.Encode(r); err != nil {
 			return err
 		}
+	}
+	if c.statusLine {
+		p, _ := hookd.SettingsPath(home, "claude")
+		r := registration{Type: "statusline", Agent: "claude"}
+		cmd := filepath.Join(filepath.Dir(hook), "rewind") + " statusline"
+		if r.Change, err = hookd.SetStatusLine(p, cmd); err != nil {
+			return withHint(fmt.Errorf("statusline: %w", err), "fix the file by hand (nothing was changed), then run this again")
+		}
+		if !r.Changed {
+			r.Skipped = "a statusLine is configured already"
+		}
+		return e.out.Encode(r)
 	}
 	return nil
 }
@@ -108,6 +129,18 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		if err := e.out.Encode(r); err != nil {
 			return err
+		}
+		if a.name == "claude" && c.settings == "" {
+			// The status line install.sh --statusline set goes too.
+			s := registration{Type: "statusline", Agent: a.name}
+			if s.Change, err = hookd.UnsetStatusLine(a.path); err != nil {
+				return err
+			}
+			if s.Changed {
+				if err := e.out.Encode(s); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
