@@ -47,4 +47,3 @@ func UnsetStatusLine(settingsPath string) (Change, error) {
 		return removeElem(src, root, i), 0, 1, nil
 	})
 }
-
