@@ -4,19 +4,38 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
 // EnvExports is what SessionStart appends to the agent's env file, which the
-// agent sources before each shell command it runs: the session's identity,
+// agent applies before each shell command it runs: the session's identity,
 // so `rewind back 1` run by the agent itself finds its own transcript, and a
 // PATH that starts with binDir (~/.local/bin unless installed elsewhere),
 // because agents run commands with the user's PATH, which may lack it.
-func EnvExports(req Request, binDir string) []byte {
+//
+// One plain `export NAME='value'` per line, with PATH spelled out from the
+// hook's own PATH (the agent's): Droid 0.225.2 does not run the file as
+// shell but reads NAME=value lines, taking the rest of the line as the
+// value and expanding nothing — "$PATH" there became a literal and broke
+// every later hook and command.
+func EnvExports(req Request, binDir, path string) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "export REWIND_AGENT=%s REWIND_SESSION_ID=%s REWIND_TRANSCRIPT_PATH=%s REWIND_PROJECT_DIR=%s\n",
-		singleQuote(req.Agent), singleQuote(req.SessionID), singleQuote(req.TranscriptPath), singleQuote(req.ProjectDir))
-	fmt.Fprintf(&b, "export PATH=%s\"${PATH:+:$PATH}\"\n", singleQuote(binDir))
+	for _, kv := range [][2]string{
+		{"REWIND_AGENT", req.Agent},
+		{"REWIND_SESSION_ID", req.SessionID},
+		{"REWIND_TRANSCRIPT_PATH", req.TranscriptPath},
+		{"REWIND_PROJECT_DIR", req.ProjectDir},
+	} {
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], singleQuote(kv[1]))
+	}
+	newPath := binDir
+	for _, d := range filepath.SplitList(path) {
+		if d != binDir && d != "" {
+			newPath += string(filepath.ListSeparator) + d
+		}
+	}
+	fmt.Fprintf(&b, "export PATH=%s\n", singleQuote(newPath))
 	return []byte(b.String())
 }
 

@@ -140,7 +140,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 		return e.out.Encode(req)
 	}
 	if event == "SessionStart" && req.EnvFile != "" {
-		if err := hookd.AppendEnvFile(req.EnvFile, hookd.EnvExports(req, cfg.BinDir)); err != nil {
+		if err := hookd.AppendEnvFile(req.EnvFile, hookd.EnvExports(req, cfg.BinDir, e.getenv("PATH"))); err != nil {
 			problems = append(problems, err)
 		} else {
 			le.EnvFile = req.EnvFile
