@@ -5,6 +5,7 @@
 // Environment of the tests:
 //
 //	REWIND_E2E_CLAUDE  path of the `claude` executable (Claude Code)
+//	REWIND_E2E_DROID   path of the `droid` executable (Factory Droid)
 //	REWIND_E2E_BIN     directory holding the built rewind binaries (rewind-jsonl, rewind-fork)
 //	REWIND_E2E_TMUX    tmux executable (default: tmux on PATH)
 //
