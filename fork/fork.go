@@ -176,7 +176,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 // prefix ("" when it does; "missing" when it does not exist). perm is the mode the fork gets:
 // the transcript's, or 0600 (what Claude Code uses) when it is gone.
 func openLive(path string, cp Checkpoint) (f *os.File, size int64, perm fs.FileMode, reason string, err error) {
-	f, err = os.Open(path)
+	if err = fault("open", path); err == nil {
+		f, err = os.Open(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, 0o600, "missing", nil
 	}

@@ -50,7 +50,7 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 			return fmt.Errorf("read transcript %s: %w", w.from, err)
 		}
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
-			if _, err := w.dst.Write(append(w.rewriteFirst(head[:i]), '\n')); err != nil {
+			if _, err := w.write(append(w.rewriteFirst(head[:i]), '\n')); err != nil {
 				return fmt.Errorf("write fork: %w", err)
 			}
 			consumed = int64(i) + 1
@@ -90,7 +90,7 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 		if _, err := src.ReadAt(last, offset-1); err != nil {
 			return fmt.Errorf("read transcript %s: %w", w.from, err)
 		}
-		if _, err := w.dst.Write(trailingNewline(last[0], offset)); err != nil {
+		if _, err := w.write(trailingNewline(last[0], offset)); err != nil {
 			return fmt.Errorf("write fork: %w", err)
 		}
 	}
@@ -105,6 +105,9 @@ func (w *prefixWriter) kernelCopy(src *os.File, from, to int64) error {
 	for off := from; off < to; {
 		if err := w.ctx.Err(); err != nil {
 			return err
+		}
+		if err := fault("write", w.dst.Name()); err != nil {
+			return fmt.Errorf("copy transcript %s into the fork: %w", w.from, err)
 		}
 		n, err := io.Copy(w.dst, &io.LimitedReader{R: src, N: min(copyChunk, to-off)})
 		if err != nil {
@@ -133,16 +136,19 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		line, err := br.ReadSlice('\n')
 		switch {
 		case err == nil:
-			if _, err := w.dst.Write(append(w.rewriteFirst(line[:len(line)-1]), '\n')); err != nil {
+			if _, err := w.write(append(w.rewriteFirst(line[:len(line)-1]), '\n')); err != nil {
 				return fmt.Errorf("write fork: %w", err)
 			}
 		case errors.Is(err, io.EOF), errors.Is(err, bufio.ErrBufferFull):
-			if _, err := w.dst.Write(line); err != nil {
+			if _, err := w.write(line); err != nil {
 				return fmt.Errorf("write fork: %w", err)
 			}
 		default:
 			return err
 		}
+	}
+	if err := fault("write", w.dst.Name()); err != nil {
+		return fmt.Errorf("write fork: %w", err)
 	}
 	if _, err := br.WriteTo(w.dst); err != nil {
 		return fmt.Errorf("inflate snapshot into the fork: %w", err)
@@ -163,7 +169,7 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		}
 	}
 	if last := rec.last(); len(last) > 0 {
-		if _, err := w.dst.Write(trailingNewline(last[len(last)-1], cp.Offset)); err != nil {
+		if _, err := w.write(trailingNewline(last[len(last)-1], cp.Offset)); err != nil {
 			return fmt.Errorf("write fork: %w", err)
 		}
 	}
@@ -253,4 +259,12 @@ func (w *prefixWriter) titleLine(*os.File) (title string, line []byte, err error
 		return title, line, nil
 	}
 	return "", nil, nil
+}
+
+// write writes b to the fork (through the fault seam).
+func (w *prefixWriter) write(b []byte) (int, error) {
+	if err := fault("write", w.dst.Name()); err != nil {
+		return 0, err
+	}
+	return w.dst.Write(b)
 }

@@ -58,7 +58,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	if err := cp.validate(); err != nil {
 		return Truncation{}, err
 	}
-	f, err := os.OpenFile(o.From, os.O_RDWR, 0)
+	f, err := openRW(o.From)
 	if err != nil {
 		return Truncation{}, fmt.Errorf("open transcript: %w", err)
 	}
@@ -123,7 +123,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 			return Truncation{}, err
 		}
 	}
-	if err := f.Truncate(cp.Offset); err != nil {
+	if err := faultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) }); err != nil {
 		return Truncation{}, fmt.Errorf("truncate %s: %w", o.From, err)
 	}
 	if afterCut != nil {
@@ -133,7 +133,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	if err != nil {
 		return Truncation{}, err
 	}
-	if err := f.Sync(); err != nil {
+	if err := faultOr("sync", o.From, f.Sync); err != nil {
 		return Truncation{}, fmt.Errorf("sync %s: %w", o.From, err)
 	}
 	removed, err := countBackupEvents(ctx, backup, cp.Offset, backed)
@@ -177,7 +177,7 @@ func sameInode(path string, opened os.FileInfo) error {
 // along) into a new file in dir, atomically, and checks the file read back has the SHA-256 of
 // the bytes read. It returns the backup's path and how many bytes it holds.
 func writeBackup(ctx context.Context, f *os.File, from, dir string, size int64) (string, int64, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := faultOr("mkdir", dir, func() error { return os.MkdirAll(dir, 0o700) }); err != nil {
 		return "", 0, fmt.Errorf("create backup directory: %w", err)
 	}
 	name := fmt.Sprintf("%s.%s.jsonl", strings.TrimSuffix(filepath.Base(from), ".jsonl"), time.Now().UTC().Format("20060102T150405.000000000Z"))
@@ -191,7 +191,8 @@ func rewriteBackup(ctx context.Context, f *os.File, from, backup string, size in
 	if err != nil {
 		return "", 0, err
 	}
-	if err := os.Rename(path, backup); err != nil {
+	if err := faultOr("rename", backup, func() error { return os.Rename(path, backup) }); err != nil {
+		os.Remove(path)
 		return "", 0, fmt.Errorf("replace backup %s: %w", backup, err)
 	}
 	return backup, n, syncDir(filepath.Dir(backup))
@@ -208,7 +209,7 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	}
 	defer p.abort()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(p.File, h), ctxReader{ctx, io.NewSectionReader(f, 0, max(size, fi.Size()))})
+	n, err := io.Copy(io.MultiWriter(p, h), ctxReader{ctx, io.NewSectionReader(f, 0, max(size, fi.Size()))})
 	if err != nil {
 		return "", 0, fmt.Errorf("write backup %s: %w", path, err)
 	}
@@ -218,7 +219,7 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	if err := p.commit(); err != nil {
 		return "", 0, err
 	}
-	back, err := os.Open(path)
+	back, err := openRO(path)
 	if err != nil {
 		return "", 0, fmt.Errorf("verify backup: %w", err)
 	}
@@ -260,10 +261,10 @@ func closeHole(f *os.File, offset int64) (string, error) {
 	if len(trimmed) == len(rest) {
 		return fmt.Sprintf("the agent appended %d bytes after the cut; they stay in the transcript", len(rest)), nil
 	}
-	if _, err := f.WriteAt(trimmed, offset); err != nil {
+	if err := faultOr("write", f.Name(), func() error { _, err := f.WriteAt(trimmed, offset); return err }); err != nil {
 		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
 	}
-	if err := f.Truncate(offset + int64(len(trimmed))); err != nil {
+	if err := faultOr("truncate", f.Name(), func() error { return f.Truncate(offset + int64(len(trimmed))) }); err != nil {
 		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
 	}
 	return fmt.Sprintf("a writer wrote %d bytes past the cut leaving a hole of %d NUL bytes; the hole was removed", len(trimmed), len(rest)-len(trimmed)), nil
