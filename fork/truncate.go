@@ -105,26 +105,51 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 		beforeCut(o.From)
 	}
 	// Bytes appended since the backup was read go into the backup before the cut; repeat
-	// until the size holds still. A write landing between the last look and the cut cannot be
-	// told apart from one landing just after it; it lands after the new end (append mode) and
-	// stays in the file.
-	for {
-		if err := sameInode(o.From, fi); err != nil {
-			return Truncation{}, err
-		}
-		now, err := f.Stat()
-		if err != nil {
-			return Truncation{}, fmt.Errorf("stat transcript %s: %w", o.From, err)
-		}
-		if now.Size() <= backed {
-			break
-		}
-		if backup, backed, err = rewriteBackup(ctx, f, o.From, backup, now.Size()); err != nil {
-			return Truncation{}, err
+	// until the size holds still. Each round appends only the new bytes, so it converges as
+	// long as the agent writes slower than the disk; an agent that never pauses gets an error
+	// after maxTopUps rounds, with nothing cut.
+	settle := func() error {
+		for round := 0; ; round++ {
+			if err := sameInode(o.From, fi); err != nil {
+				return err
+			}
+			now, err := f.Stat()
+			if err != nil {
+				return fmt.Errorf("stat transcript %s: %w", o.From, err)
+			}
+			if now.Size() <= backed {
+				return nil
+			}
+			if round == maxTopUps {
+				return &Error{
+					Err:  fmt.Errorf("transcript %s kept growing while it was backed up (%d rounds); nothing was cut", o.From, maxTopUps),
+					Hint: "run it again when the agent is idle, or fork instead (rewind-fork create)",
+				}
+			}
+			if backed, err = topUpBackup(ctx, f, backup, backed, now.Size()); err != nil {
+				return err
+			}
 		}
 	}
-	if err := faultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) }); err != nil {
-		return Truncation{}, fmt.Errorf("truncate %s: %w", o.From, err)
+	if err := settle(); err != nil {
+		return Truncation{}, err
+	}
+	// A write landing between the last look and the cut would be cut off and lost. A write
+	// lease closes that window for agents that open the file for each append (Claude Code,
+	// Droid): while it is held their open(2) waits, so the last look and the cut are one step,
+	// and their append lands after the new end. Where no lease can be had (another process
+	// holds the file open, or the file system has none) the window stays, microseconds wide.
+	release := writeLease(f)
+	err = settle()
+	if err == nil {
+		err = faultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) })
+		if err != nil {
+			err = fmt.Errorf("truncate %s: %w", o.From, err)
+		}
+	}
+	release()
+	if err != nil {
+		return Truncation{}, err
 	}
 	if afterCut != nil {
 		afterCut(o.From)
@@ -184,18 +209,66 @@ func writeBackup(ctx context.Context, f *os.File, from, dir string, size int64) 
 	return copyVerified(ctx, f, filepath.Join(dir, name), size)
 }
 
-// rewriteBackup replaces the backup with one holding the file's bytes up to size.
-func rewriteBackup(ctx context.Context, f *os.File, from, backup string, size int64) (string, int64, error) {
-	tmp := backup + ".grown"
-	path, n, err := copyVerified(ctx, f, tmp, size)
+// maxTopUps bounds how often Truncate tops the backup up with bytes the agent appended.
+const maxTopUps = 100
+
+// topUpBackup appends the transcript's bytes [from, to) (at least; more when it grew) to the
+// backup, fsyncs it, and checks the appended part reads back with the same SHA-256. It returns
+// how many bytes of the transcript the backup now holds. A run killed meanwhile leaves a backup
+// holding more than it says, never less, and nothing cut.
+func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64) (int64, error) {
+	if err := fault("open", backup); err != nil {
+		return 0, fmt.Errorf("top up backup: %w", err)
+	}
+	b, err := os.OpenFile(backup, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return "", 0, err
+		return 0, fmt.Errorf("top up backup: %w", err)
 	}
-	if err := faultOr("rename", backup, func() error { return os.Rename(path, backup) }); err != nil {
-		os.Remove(path)
-		return "", 0, fmt.Errorf("replace backup %s: %w", backup, err)
+	defer b.Close()
+	if st, err := b.Stat(); err != nil || st.Size() != from {
+		return 0, fmt.Errorf("backup %s changed under us (size %d, expected %d): %v", backup, st.Size(), from, err)
 	}
-	return backup, n, syncDir(filepath.Dir(backup))
+	h := sha256.New()
+	w := io.MultiWriter(faultWriter{b, backup}, h)
+	n, err := io.Copy(w, ctxReader{ctx, io.NewSectionReader(f, from, to-from)})
+	if err != nil {
+		return 0, fmt.Errorf("top up backup %s: %w", backup, err)
+	}
+	if n < to-from {
+		return 0, fmt.Errorf("transcript shrank to %d bytes while backing it up", from+n)
+	}
+	if err := faultOr("sync", backup, b.Sync); err != nil {
+		return 0, fmt.Errorf("sync backup %s: %w", backup, err)
+	}
+	h2 := sha256.New()
+	if err := fault("read", backup); err != nil {
+		return 0, fmt.Errorf("verify backup: %w", err)
+	}
+	r, err := os.Open(backup)
+	if err != nil {
+		return 0, fmt.Errorf("verify backup: %w", err)
+	}
+	defer r.Close()
+	if _, err := io.Copy(h2, io.NewSectionReader(r, from, n)); err != nil {
+		return 0, fmt.Errorf("verify backup %s: %w", backup, err)
+	}
+	if !bytes.Equal(h.Sum(nil), h2.Sum(nil)) {
+		return 0, fmt.Errorf("backup %s does not read back as written (SHA-256 differs)", backup)
+	}
+	return from + n, nil
+}
+
+// faultWriter is a writer through the fault seam.
+type faultWriter struct {
+	w    io.Writer
+	path string
+}
+
+func (fw faultWriter) Write(p []byte) (int, error) {
+	if err := fault("write", fw.path); err != nil {
+		return 0, err
+	}
+	return fw.w.Write(p)
 }
 
 func copyVerified(ctx context.Context, f *os.File, path string, size int64) (string, int64, error) {
