@@ -209,6 +209,41 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 	return e, false, nil
 }
 
+// checkEntry applies to a manifest's entry the checks an archive's header
+// gets: a manifest from a damaged or crafted store must not lead a restore
+// outside the root either.
+func (s *archiveScanner) checkEntry(e *Entry) error {
+	if e.Path == "" {
+		return s.refuse(e.Path, "empty name")
+	}
+	if err := s.checkName(e.Path, e.Path); err != nil {
+		return err
+	}
+	switch e.Kind {
+	case KindFile:
+		if e.Size < 0 {
+			return s.refuse(e.Path, "negative size")
+		}
+		s.bytes += e.Size
+		if s.bytes > s.limits.MaxBytes {
+			return s.refuse(e.Path, "content exceeds the limit of %d bytes in total", s.limits.MaxBytes)
+		}
+		if e.Src == "" {
+			return s.refuse(e.Path, "no archive holds its content")
+		}
+	case KindSymlink:
+		if err := s.checkLinkTarget(e.Path, e.Path, e.Link); err != nil {
+			return err
+		}
+		s.links[e.Path] = e.Link
+	case KindDir:
+	default:
+		return s.refuse(e.Path, "unknown kind")
+	}
+	e.Mode &= fs.ModePerm
+	return s.record(e.Path, e)
+}
+
 func (s *archiveScanner) checkName(raw, name string) error {
 	switch {
 	case strings.IndexByte(name, 0) >= 0:

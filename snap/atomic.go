@@ -74,19 +74,6 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// WriteManifestFile writes m to name atomically.
-func WriteManifestFile(name string, m *Manifest) error {
-	f, err := CreateAtomic(name, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if _, err := m.WriteTo(f); err != nil {
-		return err
-	}
-	return f.Commit()
-}
-
 // WriteFileAtomic writes data to name atomically.
 func WriteFileAtomic(name string, data []byte, perm os.FileMode) error {
 	f, err := CreateAtomic(name, perm)

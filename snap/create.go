@@ -10,27 +10,39 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/klauspost/pgzip"
+	"github.com/klauspost/compress/gzip"
 )
 
 // CreateOptions adjust Create.
 type CreateOptions struct {
-	// Out is the archive to write. When Parent is set and the tree has not
-	// changed, nothing is written there.
+	// Out is the archive to write. When Parent is set, Layer is not, and the
+	// tree has not changed, nothing is written there.
 	Out string
 	// Parent is the manifest of the previous snapshot, if any: with it an
 	// unchanged tree is detected from metadata without reading file contents
 	// (files whose metadata is racy are hashed).
 	Parent *Manifest
+	// Layer writes only what changed since Parent (read from disk with
+	// ReadManifest, so its file and archive are known): new and changed
+	// files, and whiteouts for what is gone, over Parent's chain. A chain
+	// deeper than MaxDepth, or whose layers together outgrow its full
+	// snapshot, gets a full snapshot instead.
+	Layer    bool
+	MaxDepth int // default 256
 	// Level is the gzip level; 0 means fastest (1).
 	Level int
 	Walk  WalkOptions
 }
+
+// DefaultMaxDepth bounds a layer chain.
+const DefaultMaxDepth = 256
 
 // Result describes a snapshot that was written, or found unchanged.
 type Result struct {
@@ -43,6 +55,9 @@ type Result struct {
 	TreeHash        string   `json:"tree_hash"`
 	Unchanged       bool     `json:"unchanged"`
 	Archive         string   `json:"archive,omitempty"`
+	Layer           bool     `json:"layer"`
+	Depth           int      `json:"depth"`
+	LayerFiles      int      `json:"layer_files"`       // files whose content this archive holds
 	Skipped         []string `json:"skipped,omitempty"` // sockets, FIFOs, devices
 	// Manifest describes the tree as captured (with content hashes).
 	Manifest *Manifest `json:"-"`
@@ -55,46 +70,91 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if opts.Parent != nil {
-		same, err := sameAsParent(ctx, root, tree.Entries, opts.Parent)
-		if err != nil {
+	out := opts.Out
+	if out != "" {
+		if out, err = filepath.Abs(out); err != nil {
 			return nil, err
 		}
-		if same {
+	}
+	layer := opts.Layer && opts.Parent != nil && opts.Parent.File != "" && opts.Parent.Header.Archive != ""
+	if layer {
+		maxDepth := opts.MaxDepth
+		if maxDepth == 0 {
+			maxDepth = DefaultMaxDepth
+		}
+		p := opts.Parent.Header
+		if p.Depth+1 > maxDepth || (p.Depth > 0 && p.ChainCompressed > p.BaseCompressed) {
+			layer = false
+		}
+	}
+	unchanged := false
+	if opts.Parent != nil {
+		if unchanged, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
+			return nil, err
+		}
+		if unchanged && !opts.Layer {
 			m := newManifest(tree.Entries, scanStarted)
 			m.Header.CompressedBytes = opts.Parent.Header.CompressedBytes
+			m.Header.Archive = opts.Parent.Header.Archive
 			return resultFor(m, tree, true, ""), nil
 		}
 	}
-	if opts.Out == "" {
+	if out == "" {
 		return nil, errors.New("no archive named to write (--out)")
 	}
-	entries, compressed, err := writeArchive(ctx, root, opts.Out, tree.Entries, opts.Level)
+	var parent *Manifest
+	if layer {
+		parent = opts.Parent
+	}
+	entries, compressed, err := writeArchive(ctx, root, out, tree.Entries, parent, opts.Level)
 	if err != nil {
 		return nil, err
 	}
 	m := newManifest(entries, scanStarted)
 	m.Header.CompressedBytes = compressed
-	return resultFor(m, tree, false, opts.Out), nil
+	m.Header.Archive = out
+	if layer {
+		p := opts.Parent.Header
+		m.Header.Parent, m.Header.Depth = opts.Parent.File, p.Depth+1
+		m.Header.BaseCompressed = p.BaseCompressed
+		if p.Depth == 0 {
+			m.Header.BaseCompressed = p.CompressedBytes
+		}
+		m.Header.ChainCompressed = p.ChainCompressed + compressed
+	} else {
+		m.Header.BaseCompressed = compressed
+	}
+	res := resultFor(m, tree, unchanged, out)
+	res.Layer = layer
+	return res, nil
 }
 
 func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result {
-	return &Result{
+	r := &Result{
 		Type: "snapshot", Files: m.Header.Files, Dirs: m.Header.Dirs, Symlinks: m.Header.Symlinks,
 		Bytes: m.Header.Bytes, CompressedBytes: m.Header.CompressedBytes, TreeHash: m.Header.TreeHash,
-		Unchanged: unchanged, Archive: archive, Skipped: tree.Special, Manifest: m,
+		Unchanged: unchanged, Archive: archive, Depth: m.Header.Depth, Skipped: tree.Special, Manifest: m,
 	}
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile && m.Entries[i].Src == archive && archive != "" {
+			r.LayerFiles++
+		}
+	}
+	return r
 }
 
-// sameAsParent reports whether entries (fresh from a walk) hold the same
-// content as the parent manifest. It fills in content hashes: from the parent
-// where the metadata proves the file untouched, by reading it otherwise.
-func sameAsParent(ctx context.Context, root string, entries []Entry, parent *Manifest) (bool, error) {
+// inherit compares fresh entries with the parent manifest and reports
+// whether the tree is unchanged. Files whose metadata proves them untouched
+// (and was not racy at the parent's scan) take the parent's hash and
+// content location; with hashAll, every other file of the same size is
+// hashed, and takes the parent's location too when its content is the same.
+// Without hashAll it stops hashing at the first change found: a full
+// snapshot reads every file anyway.
+func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (bool, error) {
 	same := len(entries) == len(parent.Entries)
 	pi := 0
 	for i := range entries {
 		e := &entries[i]
-		// Both lists are in walk order: advance the parent to e's path.
 		for pi < len(parent.Entries) && comparePaths(parent.Entries[pi].Path, e.Path) < 0 {
 			pi++
 			same = false
@@ -111,20 +171,31 @@ func sameAsParent(ctx context.Context, root string, entries []Entry, parent *Man
 			continue
 		}
 		if p != nil && p.Kind == KindFile && e.sameStat(p) && !parent.racy(p) {
-			e.Hash = p.Hash
+			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
 			continue
 		}
-		if p == nil || p.Kind != KindFile || p.Mode != e.Mode || p.Size != e.Size {
-			// Changed for sure; the hash is computed when the archive is written.
-			return false, nil
+		if p == nil || p.Kind != KindFile || p.Size != e.Size {
+			same = false
+			continue
+		}
+		if !same && !hashAll {
+			continue
 		}
 		h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				same = false
+				continue
+			}
 			return false, err
 		}
-		e.Hash = h
-		if h != p.Hash {
-			return false, nil
+		if h == p.Hash {
+			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
+			if e.Mode != p.Mode {
+				same = false
+			}
+		} else {
+			same = false
 		}
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -146,13 +217,25 @@ func hashFile(name string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Whiteouts mark, in a layer, what is gone since the parent (the scheme of
+// OCI image layers): an empty file .wh.<name> beside the removed name, and
+// .wh..wh..opq inside a folder whose parent-layer contents must not show
+// through.
+const (
+	whiteoutPrefix = ".wh."
+	opaqueMarker   = ".wh..wh..opq"
+)
+
 // writeArchive writes entries as a tar.gz at out (atomically) and returns
-// them with content hashes and metadata as read, dropping files that
-// vanished since the walk. Small files are read and hashed ahead by workers
-// while the main loop feeds the compressor, which runs on its own goroutines.
-func writeArchive(ctx context.Context, root, out string, entries []Entry, level int) ([]Entry, int64, error) {
+// them with content hashes, locations and metadata as read, dropping files
+// that vanished since the walk. With parent (a layer), files that already
+// carry a location (inherited) are not written, nor are unchanged folders
+// and symlinks; whiteouts record what the parent has and the tree lost.
+// Small files are read and hashed ahead by workers while the main loop feeds
+// the compressor, which compresses members on their own goroutines.
+func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int) ([]Entry, int64, error) {
 	if level == 0 {
-		level = pgzip.BestSpeed
+		level = gzip.BestSpeed
 	}
 	f, err := CreateAtomic(out, 0o644)
 	if err != nil {
@@ -160,27 +243,58 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, level 
 	}
 	defer f.Abort()
 	cw := &countingWriter{w: f}
-	zw, err := pgzip.NewWriterLevel(cw, level)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := zw.SetConcurrency(1<<20, 2*runtime.GOMAXPROCS(0)); err != nil {
-		return nil, 0, err
-	}
+	mw := newMemberWriter(cw, level)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pre := startPrefetch(ctx, root, entries)
-	tw := tar.NewWriter(zw)
+	var plan []tarItem
+	if parent != nil {
+		plan = layerPlan(entries, parent)
+	} else {
+		plan = make([]tarItem, len(entries))
+		for i := range entries {
+			plan[i] = tarItem{entry: i, write: true}
+		}
+	}
+	read := make([]bool, len(entries))
+	for _, it := range plan {
+		if it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
+			read[it.entry] = true
+		}
+	}
+	pre := startPrefetch(ctx, root, entries, read)
+	tw := tar.NewWriter(mw)
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
 	kept := entries[:0:0]
-	for i := range entries {
-		if i&255 == 0 {
+	var members []int // member index of each kept file written here, by kept index
+	for n, it := range plan {
+		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
 		}
+		if it.whiteout != "" {
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: uid, Gid: gid}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+			}
+			continue
+		}
+		i := it.entry
 		e := entries[i]
+		if it.header {
+			// A folder written only so the layer extracts on its own.
+			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+			}
+			continue
+		}
+		if !it.write {
+			kept = append(kept, e)
+			members = append(members, -1)
+			continue
+		}
 		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
 		switch e.Kind {
 		case KindDir:
@@ -190,12 +304,18 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, level 
 			hdr.Typeflag = tar.TypeSymlink
 			hdr.Linkname = e.Link
 		case KindFile:
+			if err := tw.Flush(); err != nil { // pad the previous entry, so the offset is this header's
+				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+			}
+			member, skip := mw.Offset()
 			ok, err := pre.write(i, tw, hdr, &e, buf)
 			if err != nil {
 				return nil, 0, err
 			}
 			if ok {
+				e.Src, e.Skip = out, skip
 				kept = append(kept, e)
+				members = append(members, member)
 			}
 			continue
 		}
@@ -203,17 +323,99 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, level 
 			return nil, 0, fmt.Errorf("write %s: %w", out, err)
 		}
 		kept = append(kept, e)
+		members = append(members, -1)
 	}
 	if err := tw.Close(); err != nil {
 		return nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
-	if err := zw.Close(); err != nil {
+	if err := mw.Close(); err != nil {
 		return nil, 0, fmt.Errorf("write %s: %w", out, err)
+	}
+	for k := range kept {
+		if members[k] >= 0 {
+			kept[k].COff = mw.Start(members[k])
+		}
 	}
 	if err := f.Commit(); err != nil {
 		return nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
 	return kept, cw.n, nil
+}
+
+// tarItem is one thing a layer's tar holds: an entry (or just its folder
+// header), or a whiteout name.
+type tarItem struct {
+	entry    int
+	write    bool // false: kept in the manifest, not in this archive
+	header   bool // a folder written only as the parent of something included
+	whiteout string
+}
+
+// layerPlan lists, in walk order, what a layer over parent holds: changed
+// and new entries (inherited files are passed through without content),
+// the folders above them, and whiteouts for what the parent has and the
+// tree lost (the topmost gone path only).
+func layerPlan(entries []Entry, parent *Manifest) []tarItem {
+	var plan []tarItem
+	dirs := map[string]int{}
+	for i := range entries {
+		if entries[i].Kind == KindDir {
+			dirs[entries[i].Path] = i
+		}
+	}
+	var gone []string // topmost removed paths, to skip what lies under them
+	written := map[string]bool{}
+	var addParents func(p string)
+	addParents = func(p string) {
+		d := path.Dir(p)
+		if d == "." || written[d] {
+			return
+		}
+		addParents(d)
+		written[d] = true
+		if i, ok := dirs[d]; ok {
+			plan = append(plan, tarItem{entry: i, header: true})
+		}
+	}
+	idx := 0
+	mergeEntries(parent.Entries, entries, func(old, cur *Entry) {
+		if cur == nil {
+			for _, g := range gone {
+				if strings.HasPrefix(old.Path, g+"/") {
+					return
+				}
+			}
+			gone = append(gone, old.Path)
+			addParents(old.Path)
+			plan = append(plan, tarItem{whiteout: path.Join(path.Dir(old.Path), whiteoutPrefix+path.Base(old.Path))})
+			return
+		}
+		i := idx
+		idx++
+		if old != nil && old.Kind == KindDir && cur.Kind != KindDir {
+			gone = append(gone, old.Path) // a file or link replaces the folder, and all under it
+		}
+		var changed bool
+		switch {
+		case cur.Kind == KindFile:
+			// A file with a location inherits its content (a mode change lives
+			// in the manifest); one without is new or changed.
+			changed = cur.Src == ""
+		default:
+			changed = old == nil || old.Kind != cur.Kind || old.Mode != cur.Mode || old.Link != cur.Link
+		}
+		if !changed {
+			plan = append(plan, tarItem{entry: i})
+			return
+		}
+		addParents(cur.Path)
+		written[cur.Path] = true
+		plan = append(plan, tarItem{entry: i, write: true})
+		if cur.Kind == KindDir && old != nil && old.Kind != KindDir {
+			plan = append(plan, tarItem{whiteout: cur.Path + "/" + opaqueMarker})
+		}
+	})
+	return plan
 }
 
 const (
@@ -238,14 +440,14 @@ type prefetched struct {
 	err      error
 }
 
-func startPrefetch(ctx context.Context, root string, entries []Entry) *prefetcher {
+func startPrefetch(ctx context.Context, root string, entries []Entry, read []bool) *prefetcher {
 	p := &prefetcher{root: root, slots: make([]prefetched, len(entries)), ahead: make(chan struct{}, prefetchFiles)}
 	p.pool.New = func() any { b := make([]byte, 0, 64*1024); return &b }
 	// Which files are read ahead is fixed before any goroutine starts: the
 	// writer tells prefetched slots by their channel.
 	var todo []int
 	for i := range entries {
-		if entries[i].Kind == KindFile && entries[i].Size <= prefetchMax {
+		if read[i] && entries[i].Size <= prefetchMax {
 			p.slots[i].done = make(chan struct{})
 			todo = append(todo, i)
 		}

@@ -6,33 +6,43 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
 
 // ManifestVersion is the version of the manifest format this package writes.
-const ManifestVersion = 1
+const ManifestVersion = 2
 
 // A Manifest describes a snapshot without opening its archive: every entry
-// with its metadata and content hash, the tree hash, and when the tree was
-// scanned (for the racy-git rule).
+// with its metadata, content hash and where its content is, the tree hash,
+// and when the tree was scanned (for the racy-git rule).
 //
-// On disk it is a text file: one JSON header line (type "manifest", version,
-// scan_started, counts, tree_hash; unknown fields are ignored), then one line
-// per entry in walk order, fields separated by tabs:
+// On disk it is a text file: one JSON header line, then one line per entry
+// in walk order, fields separated by tabs:
 //
-//	kind mode size mtime_ns ctime_ns inode hash-or-link path
+//	kind mode size mtime_ns ctime_ns inode hash-or-link src member skip path
 //
-// kind is f, d or l; mode is octal; hash is hex SHA-256 ("-" for folders);
-// a path or link that holds a tab, newline, backslash or quote, or starts
-// with a quote, is written as a Go-quoted string.
+// kind is f, d or l (x in a delta: the path is gone); mode is octal; hash
+// is hex SHA-256 ("-" for folders); src is the archive holding a file's
+// content, relative to the manifest's folder ("-" for the snapshot's own
+// archive), member the offset of the gzip member holding its tar header and
+// skip the inflated bytes of that member before it. A path, link or src that
+// holds a tab, newline, backslash or quote, or starts with a quote, is
+// written as a Go-quoted string.
+//
+// A layer's manifest is a delta: its header names the parent manifest, and
+// it lists only the entries that differ from the parent's (x lines for the
+// removed ones). Reading it reads the chain.
 type Manifest struct {
 	Header  ManifestHeader
-	Entries []Entry
+	Entries []Entry // the whole tree, in walk order; Src absolute
+	File    string  // the file it was read from (absolute), "" for a new one
 }
 
 // ManifestHeader is the first line of a manifest file.
@@ -44,8 +54,20 @@ type ManifestHeader struct {
 	Dirs            int    `json:"dirs"`
 	Symlinks        int    `json:"symlinks"`
 	Bytes           int64  `json:"bytes"`
-	CompressedBytes int64  `json:"compressed_bytes"`
+	CompressedBytes int64  `json:"compressed_bytes"` // of this snapshot's own archive
 	TreeHash        string `json:"tree_hash"`
+	// Archive is the snapshot's own archive. In memory it is absolute; on
+	// disk, relative to the manifest's folder.
+	Archive string `json:"archive,omitempty"`
+	// Parent is the manifest this one is a layer over (absolute in memory,
+	// relative on disk); "" for a full snapshot.
+	Parent string `json:"parent,omitempty"`
+	// Depth counts the layers since the last full snapshot (0: full).
+	Depth int `json:"depth"`
+	// ChainCompressed is the compressed size of the layers since the full
+	// snapshot, this one included; BaseCompressed the full snapshot's.
+	ChainCompressed int64 `json:"chain_compressed_bytes,omitempty"`
+	BaseCompressed  int64 `json:"base_compressed_bytes,omitempty"`
 }
 
 // racyWindow is how close to the scan a change time may be before the
@@ -80,8 +102,9 @@ func newManifest(entries []Entry, scanStarted int64) *Manifest {
 }
 
 // TreeHash is "sha256:" and the hex SHA-256 of the entries' kinds, permission
-// bits, content hashes or link targets and paths, in walk order. Times and
-// inodes do not count: two trees with the same content have the same hash.
+// bits, content hashes or link targets and paths, in walk order. Times,
+// inodes and where content is stored do not count: two trees with the same
+// content have the same hash.
 func TreeHash(entries []Entry) string {
 	h := sha256.New()
 	var b []byte
@@ -113,19 +136,51 @@ func kindLetter(k Kind) byte {
 	return '?'
 }
 
-// WriteTo writes the manifest in its text form.
-func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriterSize(w, 256*1024)
-	hdr, err := json.Marshal(m.Header)
+// WriteManifestFile writes m to name atomically. When m.Header.Parent is
+// set, parent must be that manifest: only the differences are written.
+func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
+	name, err := filepath.Abs(name)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	bw.Write(hdr)
+	f, err := CreateAtomic(name, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := m.write(f, filepath.Dir(name), parent); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	m.File = name
+	return nil
+}
+
+func (m *Manifest) write(w io.Writer, dir string, parent *Manifest) error {
+	if m.Header.Parent != "" && parent == nil {
+		return errors.New("manifest: a layer's manifest needs its parent to be written")
+	}
+	hdr := m.Header
+	hdr.Archive = relTo(dir, hdr.Archive)
+	hdr.Parent = relTo(dir, hdr.Parent)
+	bw := bufio.NewWriterSize(w, 256*1024)
+	b, err := json.Marshal(hdr)
+	if err != nil {
+		return err
+	}
+	bw.Write(b)
 	bw.WriteByte('\n')
-	var b []byte
-	for i := range m.Entries {
-		e := &m.Entries[i]
+	put := func(e *Entry, gone bool) {
 		b = b[:0]
+		if gone {
+			b = append(b, "x\t-\t0\t0\t0\t0\t-\t-\t0\t0\t"...)
+			b = appendField(b, e.Path)
+			b = append(b, '\n')
+			bw.Write(b)
+			return
+		}
 		b = append(b, kindLetter(e.Kind), '\t')
 		b = strconv.AppendUint(b, uint64(e.Mode), 8)
 		b = append(b, '\t')
@@ -140,17 +195,87 @@ func (m *Manifest) WriteTo(w io.Writer) (int64, error) {
 		switch e.Kind {
 		case KindFile:
 			b = append(b, e.Hash...)
+			b = append(b, '\t')
+			if e.Src == "" || e.Src == m.Header.Archive {
+				b = append(b, '-')
+			} else {
+				b = appendField(b, relTo(dir, e.Src))
+			}
 		case KindSymlink:
 			b = appendField(b, e.Link)
+			b = append(b, "\t-"...)
 		default:
-			b = append(b, '-')
+			b = append(b, "-\t-"...)
 		}
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, e.COff, 10)
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, e.Skip, 10)
 		b = append(b, '\t')
 		b = appendField(b, e.Path)
 		b = append(b, '\n')
 		bw.Write(b)
 	}
-	return 0, bw.Flush()
+	if m.Header.Parent == "" {
+		for i := range m.Entries {
+			put(&m.Entries[i], false)
+		}
+		return bw.Flush()
+	}
+	mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
+		switch {
+		case cur == nil:
+			put(old, true)
+		case old == nil || !cur.same(old):
+			put(cur, false)
+		}
+	})
+	return bw.Flush()
+}
+
+// mergeEntries walks two entry lists in walk order together, calling fn with
+// the entry of each path in a (old) and b (cur), nil where absent.
+func mergeEntries(a, b []Entry, fn func(old, cur *Entry)) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		var c int
+		switch {
+		case i == len(a):
+			c = 1
+		case j == len(b):
+			c = -1
+		default:
+			c = comparePaths(a[i].Path, b[j].Path)
+		}
+		switch {
+		case c < 0:
+			fn(&a[i], nil)
+			i++
+		case c > 0:
+			fn(nil, &b[j])
+			j++
+		default:
+			fn(&a[i], &b[j])
+			i, j = i+1, j+1
+		}
+	}
+}
+
+func relTo(dir, p string) string {
+	if p == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if r, err := filepath.Rel(dir, p); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+func absFrom(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, filepath.FromSlash(p))
 }
 
 func appendField(b []byte, s string) []byte {
@@ -167,55 +292,120 @@ func parseField(s string) (string, error) {
 	return s, nil
 }
 
-// ReadManifest parses a manifest file.
+// maxManifestChain bounds how many deltas ReadManifest follows.
+const maxManifestChain = 4096
+
+// ReadManifest reads a manifest file and, for a layer, its parents.
 func ReadManifest(name string) (*Manifest, error) {
-	b, err := os.ReadFile(name)
+	return readManifest(name, 0)
+}
+
+func readManifest(name string, depth int) (*Manifest, error) {
+	if depth > maxManifestChain {
+		return nil, fmt.Errorf("manifest %s: more than %d layers (a loop?)", name, maxManifestChain)
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}
-	m, err := ParseManifest(b)
+	m, gone, err := parseManifest(b, filepath.Dir(abs))
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}
+	m.File = abs
+	if m.Header.Parent == "" {
+		return m, nil
+	}
+	parent, err := readManifest(m.Header.Parent, depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: its parent: %w", name, err)
+	}
+	delta := m.Entries
+	m.Entries = make([]Entry, 0, len(parent.Entries)+len(delta))
+	mergeEntries(parent.Entries, delta, func(old, cur *Entry) {
+		switch {
+		case cur != nil && !gone[cur.Path]:
+			m.Entries = append(m.Entries, *cur)
+		case cur == nil:
+			m.Entries = append(m.Entries, *old)
+		}
+	})
 	return m, nil
 }
 
-// ParseManifest parses the text form of a manifest.
-func ParseManifest(b []byte) (*Manifest, error) {
+// ParseManifest parses the text form of a full (non-layer) manifest; dir
+// resolves its relative paths.
+func ParseManifest(b []byte, dir string) (*Manifest, error) {
+	m, _, err := parseManifest(b, dir)
+	if err == nil && m.Header.Parent != "" {
+		return nil, errors.New("manifest is a layer: read it with ReadManifest, which follows its parents")
+	}
+	return m, err
+}
+
+func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
 	line, rest, _ := bytes.Cut(b, []byte("\n"))
 	m := &Manifest{}
 	if err := json.Unmarshal(line, &m.Header); err != nil || m.Header.Type != "manifest" {
-		return nil, fmt.Errorf("not a Rewind manifest (bad header line)")
+		return nil, nil, fmt.Errorf("not a Rewind manifest (bad header line)")
 	}
 	if m.Header.Version > ManifestVersion {
-		return nil, fmt.Errorf("manifest version %d is newer than this program understands (%d); upgrade Rewind", m.Header.Version, ManifestVersion)
+		return nil, nil, fmt.Errorf("manifest version %d is newer than this program understands (%d); upgrade Rewind", m.Header.Version, ManifestVersion)
 	}
+	m.Header.Archive = absFrom(dir, m.Header.Archive)
+	m.Header.Parent = absFrom(dir, m.Header.Parent)
+	var gone map[string]bool
 	m.Entries = make([]Entry, 0, bytes.Count(rest, []byte("\n")))
 	for n := 2; len(rest) > 0; n++ {
 		line, rest, _ = bytes.Cut(rest, []byte("\n"))
 		if len(line) == 0 {
 			continue
 		}
-		e, err := parseManifestLine(string(line))
+		e, removed, err := parseManifestLine(string(line), m.Header.Version)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return nil, nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if e.Kind == KindFile {
+			if e.Src == "" {
+				e.Src = m.Header.Archive
+			} else {
+				e.Src = absFrom(dir, e.Src)
+			}
+		}
+		if removed {
+			if gone == nil {
+				gone = map[string]bool{}
+			}
+			gone[e.Path] = true
 		}
 		m.Entries = append(m.Entries, e)
 	}
-	return m, nil
+	return m, gone, nil
 }
 
-func parseManifestLine(line string) (Entry, error) {
-	var f [8]string
-	for i := 0; i < 7; i++ {
+func parseManifestLine(line string, version int) (e Entry, removed bool, err error) {
+	nf := 11
+	if version < 2 {
+		nf = 8
+	}
+	f := make([]string, nf)
+	for i := 0; i < nf-1; i++ {
 		var ok bool
 		f[i], line, ok = strings.Cut(line, "\t")
 		if !ok {
-			return Entry{}, fmt.Errorf("want 8 tab-separated fields")
+			return e, false, fmt.Errorf("want %d tab-separated fields", nf)
 		}
 	}
-	f[7] = line
-	var e Entry
+	f[nf-1] = line
+	path, err := parseField(f[nf-1])
+	if err != nil {
+		return e, false, err
+	}
+	e.Path = path
 	switch f[0] {
 	case "f":
 		e.Kind = KindFile
@@ -223,31 +413,79 @@ func parseManifestLine(line string) (Entry, error) {
 		e.Kind = KindDir
 	case "l":
 		e.Kind = KindSymlink
+	case "x":
+		return e, true, nil
 	default:
-		return e, fmt.Errorf("unknown kind %q", f[0])
+		return e, false, fmt.Errorf("unknown kind %q", f[0])
 	}
 	mode, err1 := strconv.ParseUint(f[1], 8, 32)
 	size, err2 := strconv.ParseInt(f[2], 10, 64)
 	mt, err3 := strconv.ParseInt(f[3], 10, 64)
 	ct, err4 := strconv.ParseInt(f[4], 10, 64)
 	ino, err5 := strconv.ParseUint(f[5], 10, 64)
-	path, err6 := parseField(f[7])
-	for _, err := range []error{err1, err2, err3, err4, err5, err6} {
+	for _, err := range []error{err1, err2, err3, err4, err5} {
 		if err != nil {
-			return e, err
+			return e, false, err
 		}
 	}
-	e.Mode, e.Size, e.MTime, e.CTime, e.Ino, e.Path = fs.FileMode(mode)&fs.ModePerm, size, mt, ct, ino, path
+	e.Mode, e.Size, e.MTime, e.CTime, e.Ino = fs.FileMode(mode)&fs.ModePerm, size, mt, ct, ino
 	switch e.Kind {
 	case KindFile:
 		if len(f[6]) != 64 {
-			return e, fmt.Errorf("bad content hash for %s", path)
+			return e, false, fmt.Errorf("bad content hash for %s", path)
 		}
 		e.Hash = f[6]
 	case KindSymlink:
-		if e.Link, err1 = parseField(f[6]); err1 != nil {
-			return e, err1
+		if e.Link, err = parseField(f[6]); err != nil {
+			return e, false, err
 		}
 	}
-	return e, nil
+	if version >= 2 {
+		if e.Kind == KindFile && f[7] != "-" {
+			if e.Src, err = parseField(f[7]); err != nil {
+				return e, false, err
+			}
+		}
+		if e.COff, err = strconv.ParseInt(f[8], 10, 64); err != nil {
+			return e, false, err
+		}
+		if e.Skip, err = strconv.ParseInt(f[9], 10, 64); err != nil {
+			return e, false, err
+		}
+	}
+	return e, false, nil
+}
+
+// ManifestArchives lists the archives one manifest file itself mentions
+// (its own and the sources of the entries it lists), absolute, without
+// reading its parents. Over every manifest of a chain, that is every
+// archive the chain's snapshots read from.
+func ManifestArchives(name string) ([]string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", name, err)
+	}
+	m, _, err := parseManifest(b, filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", name, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	add(m.Header.Archive)
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile {
+			add(m.Entries[i].Src)
+		}
+	}
+	return out, nil
 }

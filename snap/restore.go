@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +25,10 @@ type RestoreOptions struct {
 	DryRun bool
 	Limits Limits // zero means DefaultLimits
 	Walk   WalkOptions
+	// Manifest, when set, describes the snapshot (a full one or a layer
+	// chain): only files that differ from it are read, each from the
+	// archive that holds it. Without it the archive is read whole.
+	Manifest *Manifest
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
@@ -63,7 +68,7 @@ type Change struct {
 // staged files into place, all through an os.Root so nothing lands outside
 // root, and never through a symlink.
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
-	p, err := planRestore(ctx, root, archive, opts, !opts.DryRun)
+	p, err := plan(ctx, root, archive, opts.Manifest, opts, !opts.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 // DiffArchive lists the changes between the snapshot in archive and the
 // tree at root, in walk order, comparing file contents byte for byte.
 func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
-	p, err := planRestore(ctx, root, archive, opts, false)
+	p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +118,8 @@ type restorePlan struct {
 	stageLock *os.File
 	snapshot  map[string]Kind
 	current   []Entry
+	cur       map[string]*Entry
+	special   map[string]bool
 	ops       []restoreOp
 	deletes   []Entry  // in the tree, not in the snapshot (or of another kind)
 	spared    []string // not in the snapshot, but ignored under its rules: left alone
@@ -120,7 +127,10 @@ type restorePlan struct {
 	nstaged   int
 }
 
-func planRestore(ctx context.Context, root, archive string, opts RestoreOptions, stage bool) (_ *restorePlan, err error) {
+// plan compares the tree at root with a snapshot — an archive read whole,
+// or, when m is set, a manifest whose files are fetched from their archives
+// only where they differ — and stages what must be written.
+func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOptions, stage bool) (_ *restorePlan, err error) {
 	limits := opts.Limits
 	if limits == (Limits{}) {
 		limits = DefaultLimits
@@ -144,24 +154,26 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 		t, err := Walk(ctx, root, opts.Walk)
 		wc <- walked{t, err}
 	}()
-	as, err := openArchive(archive, limits, caseInsensitive(root))
-	if err != nil {
-		<-wc
-		return nil, err
+	var as *archiveScanner
+	if m == nil {
+		if as, err = openArchive(archive, limits, caseInsensitive(root)); err != nil {
+			<-wc
+			return nil, err
+		}
+		defer as.Close()
 	}
-	defer as.Close()
 	w := <-wc
 	if w.err != nil {
 		return nil, w.err
 	}
 	p.current = w.t.Entries
-	cur := make(map[string]*Entry, len(p.current))
+	p.cur = make(map[string]*Entry, len(p.current))
 	for i := range p.current {
-		cur[p.current[i].Path] = &p.current[i]
+		p.cur[p.current[i].Path] = &p.current[i]
 	}
-	special := map[string]bool{}
+	p.special = map[string]bool{}
 	for _, s := range w.t.Special {
-		special[s] = true
+		p.special[s] = true
 	}
 	if stage {
 		if err := p.openStage(); err != nil {
@@ -169,89 +181,13 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 		}
 	}
 	rules := newSnapshotRules(root, opts.Walk)
-	buf := make([]byte, 256*1024)
-	buf2 := make([]byte, 256*1024)
-	for n := 0; ; n++ {
-		if n&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		e, content, err := as.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if special[e.Path] {
-			return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
-		}
-		// Folders an archive implies without listing them are part of it.
-		for _, d := range missingParents(e.Path, p.snapshot) {
-			p.snapshot[d] = KindDir
-			if c := cur[d]; c == nil && !p.ignoredDir(d) {
-				p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: Entry{Path: d, Kind: KindDir, Mode: 0o755}})
-			}
-		}
-		p.snapshot[e.Path] = e.Kind
-		c := cur[e.Path]
-		if c != nil && c.Kind != e.Kind && c.Kind == KindDir {
-			if err := p.checkReplaceable(e.Path, cur); err != nil {
-				return nil, err
-			}
-		}
-		switch e.Kind {
-		case KindDir:
-			switch {
-			case c == nil && p.ignoredDir(e.Path):
-				p.unchanged++ // an ignored folder already stands there: use it
-			case c == nil || c.Kind != KindDir:
-				if err := p.checkNotInTheWay(e.Path, c); err != nil {
-					return nil, err
-				}
-				p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil})
-			case c.Mode != e.Mode:
-				p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
-			default:
-				p.unchanged++
-			}
-		case KindSymlink:
-			if c != nil && c.Kind == KindSymlink && c.Link == e.Link {
-				p.unchanged++
-				continue
-			}
-			if err := p.checkNotInTheWay(e.Path, c); err != nil {
-				return nil, err
-			}
-			op := restoreOp{kind: opWrite, entry: *e, existed: c != nil}
-			if stage {
-				op.staged = p.nextStaged()
-				if err := p.r.Symlink(e.Link, p.stage+"/"+op.staged); err != nil {
-					return nil, fmt.Errorf("stage %s: %w", e.Path, err)
-				}
-			}
-			p.ops = append(p.ops, op)
-		case KindFile:
-			if err := p.checkNotInTheWay(e.Path, c); err != nil {
-				return nil, err
-			}
-			if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
-				rules.add(e.Path, &content)
-			}
-			same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
-			if err != nil {
-				return nil, err
-			}
-			switch {
-			case same && c.Mode == e.Mode:
-				p.unchanged++
-			case same:
-				p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
-			default:
-				p.ops = append(p.ops, restoreOp{kind: opWrite, entry: *e, staged: staged, existed: c != nil})
-			}
-		}
+	if m != nil {
+		err = p.fromManifest(ctx, m, limits, stage, rules)
+	} else {
+		err = p.fromArchive(ctx, as, stage, rules)
+	}
+	if err != nil {
+		return nil, err
 	}
 	for i := range p.current {
 		c := &p.current[i]
@@ -268,6 +204,283 @@ func planRestore(ctx context.Context, root, archive string, opts RestoreOptions,
 		}
 	}
 	return p, nil
+}
+
+// enter records a snapshot entry (and the folders it implies) and checks
+// that nothing out of scope stands in its way. It returns the tree's entry
+// at the same path, if any.
+func (p *restorePlan) enter(e *Entry) (*Entry, error) {
+	if p.special[e.Path] {
+		return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
+	}
+	// Folders an archive implies without listing them are part of it.
+	for _, d := range missingParents(e.Path, p.snapshot) {
+		p.snapshot[d] = KindDir
+		if c := p.cur[d]; c == nil && !p.ignoredDir(d) {
+			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: Entry{Path: d, Kind: KindDir, Mode: 0o755}})
+		}
+	}
+	p.snapshot[e.Path] = e.Kind
+	c := p.cur[e.Path]
+	if c != nil && c.Kind != e.Kind && c.Kind == KindDir {
+		if err := p.checkReplaceable(e.Path, p.cur); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// enterDirOrLink plans a folder or symlink entry.
+func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
+	switch e.Kind {
+	case KindDir:
+		switch {
+		case c == nil && p.ignoredDir(e.Path):
+			p.unchanged++ // an ignored folder already stands there: use it
+		case c == nil || c.Kind != KindDir:
+			if err := p.checkNotInTheWay(e.Path, c); err != nil {
+				return err
+			}
+			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil})
+		case c.Mode != e.Mode:
+			p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+		default:
+			p.unchanged++
+		}
+	case KindSymlink:
+		if c != nil && c.Kind == KindSymlink && c.Link == e.Link {
+			p.unchanged++
+			return nil
+		}
+		if err := p.checkNotInTheWay(e.Path, c); err != nil {
+			return err
+		}
+		op := restoreOp{kind: opWrite, entry: *e, existed: c != nil}
+		if stage {
+			op.staged = p.nextStaged()
+			if err := p.r.Symlink(e.Link, p.stage+"/"+op.staged); err != nil {
+				return fmt.Errorf("stage %s: %w", e.Path, err)
+			}
+		}
+		p.ops = append(p.ops, op)
+	}
+	return nil
+}
+
+// fromArchive reads a whole archive, comparing each file byte for byte.
+func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage bool, rules *snapshotRules) error {
+	buf := make([]byte, 256*1024)
+	buf2 := make([]byte, 256*1024)
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		e, content, err := as.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+			return &ArchiveError{Archive: as.name, Entry: e.Path,
+				Reason: "a whiteout: this archive is a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+		}
+		c, err := p.enter(e)
+		if err != nil {
+			return err
+		}
+		if e.Kind != KindFile {
+			if err := p.enterDirOrLink(e, c, stage); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.checkNotInTheWay(e.Path, c); err != nil {
+			return err
+		}
+		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
+			rules.add(e.Path, &content)
+		}
+		same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
+		if err != nil {
+			return err
+		}
+		p.addFile(e, c, same, staged)
+	}
+}
+
+func (p *restorePlan) addFile(e, c *Entry, same bool, staged string) {
+	switch {
+	case same && c.Mode == e.Mode:
+		p.unchanged++
+	case same:
+		p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+	default:
+		p.ops = append(p.ops, restoreOp{kind: opWrite, entry: *e, staged: staged, existed: c != nil})
+	}
+}
+
+// fetchAllAt is how many files of one archive a restore fetches one by one
+// (seeking to each) before it reads that archive whole instead.
+const fetchAllAt = 64
+
+// fromManifest compares the tree with a manifest: a file whose metadata is
+// what the manifest recorded (and was not racy then) is unchanged; one of
+// the same size is hashed; only the others are fetched from the archive
+// holding them. The manifest's entries pass the same checks as an
+// archive's.
+func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
+	chk := &archiveScanner{name: m.File, limits: limits, foldCase: caseInsensitive(p.root),
+		seen: map[string]Kind{}, dirs: map[string]bool{}, links: map[string]string{}, csize: 1 << 62}
+	if chk.foldCase {
+		chk.folded = map[string]string{}
+	}
+	type need struct {
+		op int // index in p.ops
+		e  *Entry
+	}
+	var needs []need
+	for i := range m.Entries {
+		if i&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		e := &m.Entries[i]
+		if err := chk.checkEntry(e); err != nil {
+			return err
+		}
+		c, err := p.enter(e)
+		if err != nil {
+			return err
+		}
+		if e.Kind != KindFile {
+			if err := p.enterDirOrLink(e, c, stage); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.checkNotInTheWay(e.Path, c); err != nil {
+			return err
+		}
+		same := false
+		if c != nil && c.Kind == KindFile && c.Size == e.Size {
+			if c.sameStat(e) && !m.racy(e) {
+				same = true
+			} else {
+				h, err := hashFile(filepath.Join(p.root, filepath.FromSlash(e.Path)))
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
+				same = h == e.Hash
+			}
+		}
+		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 && same {
+			if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(e.Path))); err == nil {
+				rules.data[e.Path] = b
+			}
+		}
+		if same {
+			p.addFile(e, c, true, "")
+			continue
+		}
+		p.addFile(e, c, false, "")
+		needs = append(needs, need{op: len(p.ops) - 1, e: e})
+	}
+	if err := chk.checkLinks(); err != nil {
+		return err
+	}
+	if !stage {
+		return nil
+	}
+	// Fetch what differs, archive by archive: seek to each file, or read the
+	// archive whole when it holds many of them.
+	byArchive := map[string][]need{}
+	var order []string
+	for _, n := range needs {
+		if byArchive[n.e.Src] == nil {
+			order = append(order, n.e.Src)
+		}
+		byArchive[n.e.Src] = append(byArchive[n.e.Src], n)
+	}
+	f := newFetcher()
+	defer f.close()
+	for _, src := range order {
+		list := byArchive[src]
+		if len(list) >= fetchAllAt {
+			want := map[string]int{}
+			for _, n := range list {
+				want[n.e.Path] = n.op
+			}
+			if err := p.stageFromWhole(ctx, src, want, limits, rules); err != nil {
+				return err
+			}
+			continue
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].e.COff < list[j].e.COff })
+		for _, n := range list {
+			r, err := f.open(n.e)
+			if err != nil {
+				return err
+			}
+			if base := path.Base(n.e.Path); base == ".gitignore" || base == ".rewindignore" {
+				rules.add(n.e.Path, &r)
+			}
+			staged, err := p.stageFrom(n.e, r)
+			if err != nil {
+				return err
+			}
+			p.ops[n.op].staged = staged
+		}
+	}
+	return nil
+}
+
+// stageFromWhole reads one archive from start to end and stages the files
+// want names (path -> op index), checking each against its manifest entry.
+func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[string]int, limits Limits, rules *snapshotRules) error {
+	as, err := openArchive(src, limits, false)
+	if err != nil {
+		return err
+	}
+	defer as.Close()
+	for len(want) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, content, err := as.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		op, ok := want[e.Path]
+		if !ok || content == nil {
+			continue
+		}
+		delete(want, e.Path)
+		me := &p.ops[op].entry
+		if e.Size != me.Size {
+			return &ArchiveError{Archive: src, Entry: e.Path, Reason: "size differs from its manifest; the snapshot is damaged"}
+		}
+		r := io.Reader(&hashCheck{r: content, h: sha256.New(), want: me.Hash, e: me})
+		if base := path.Base(e.Path); base == ".gitignore" || base == ".rewindignore" {
+			rules.add(e.Path, &r)
+		}
+		staged, err := p.stageFrom(me, r)
+		if err != nil {
+			return err
+		}
+		p.ops[op].staged = staged
+	}
+	for name := range want {
+		return &ArchiveError{Archive: src, Entry: name, Reason: "missing, though its manifest says it is here; the snapshot is damaged"}
+	}
+	return nil
 }
 
 // missingParents lists the folders above name, outermost first, that the

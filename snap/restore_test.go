@@ -123,7 +123,7 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) {
 	t.Helper()
 	var paths []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if p != dir && !strings.Contains(p, "node_modules") && !strings.HasSuffix(p, ".ignored") {
+		if p != dir && !strings.Contains(p, "node_modules") && !strings.HasSuffix(p, ".ignored") && !strings.HasSuffix(p, ".gitignore") {
 			paths = append(paths, p)
 		}
 		return nil

@@ -48,12 +48,26 @@ type Entry struct {
 	Ino   uint64      // change detection only
 	Hash  string      // hex SHA-256 of a file's content; "" while unknown
 	Link  string      // a symlink's target
+
+	// Where a file's content is: the archive (an absolute path), the offset
+	// of the gzip member that holds its tar header, and how many inflated
+	// bytes of that member come before the header. Empty for entries read
+	// from an archive rather than a manifest.
+	Src  string
+	COff int64
+	Skip int64
 }
 
 // sameContent reports whether two entries describe the same thing in a
 // snapshot's terms: kind, permission bits, content hash or link target.
 func (e *Entry) sameContent(o *Entry) bool {
 	return e.Kind == o.Kind && e.Mode == o.Mode && e.Hash == o.Hash && e.Link == o.Link
+}
+
+// same reports whether two manifest entries are identical in every field
+// a manifest records.
+func (e *Entry) same(o *Entry) bool {
+	return e.sameStat(o) && e.Hash == o.Hash && e.Src == o.Src && e.COff == o.COff && e.Skip == o.Skip
 }
 
 // sameStat reports whether the file system metadata that a change would

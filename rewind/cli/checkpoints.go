@@ -317,7 +317,7 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 			want[ch.Path] = true
 		}
 	}
-	oldData, err := readArchive(from.SnapshotPath(), want)
+	oldData, err := readSnapshot(from, want)
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 				want[ch.Path] = true
 			}
 		}
-		if newData, err = readArchive(to.SnapshotPath(), want); err != nil {
+		if newData, err = readSnapshot(to, want); err != nil {
 			return err
 		}
 	}
@@ -363,12 +363,16 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 	return nil
 }
 
-func readArchive(archive string, want map[string]bool) (map[string][]byte, error) {
+func readSnapshot(c *store.Checkpoint, want map[string]bool) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	if len(want) == 0 {
 		return out, nil
 	}
-	err := snap.ReadFiles(archive, want, diffLimit, func(p string, data []byte) error {
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	err = snap.ReadFiles(m, want, diffLimit, func(p string, data []byte) error {
 		out[p] = data
 		return nil
 	})

@@ -57,9 +57,15 @@ type Snapshot struct {
 	Bytes           int64  `json:"bytes"`
 	CompressedBytes int64  `json:"compressed_bytes"`
 	TreeHash        string `json:"tree_hash"`
-	// ReusedFrom names the checkpoint whose identical snapshot this one
-	// shares (a hard link of the same archive).
+	// ReusedFrom names the checkpoint whose tree this one equals (its
+	// layer is empty, or with a full snapshot, it shares the archive).
 	ReusedFrom string `json:"reused_from,omitempty"`
+	// Layer is true when the archive holds only what changed since the
+	// previous checkpoint; Depth counts layers since the last full snapshot;
+	// LayerFiles is how many files' content the archive holds.
+	Layer      bool `json:"layer"`
+	Depth      int  `json:"depth"`
+	LayerFiles int  `json:"layer_files"`
 }
 
 // Changes counts the difference from the previous checkpoint's tree.
@@ -119,16 +125,36 @@ func (c *Checkpoint) Label() string {
 	return strings.Join(parts, " ")
 }
 
-// newID returns an id that sorts by time and is unique in the store:
-// 20261122_143052_001. Call it under the lock.
+// newID returns an id that sorts by time and after every id the store has
+// used (checkpoints, and layer archives that outlive theirs):
+// 20261122_143052_001. Ids are never reused, so "newest" is always the
+// largest, even after gc or when the clock steps back. Call it under the
+// lock.
 func (s *Store) newID(now time.Time) string {
-	base := now.UTC().Format("20060102_150405")
-	for n := 1; ; n++ {
-		id := fmt.Sprintf("%s_%03d", base, n)
-		if _, err := os.Lstat(s.checkpointDir(id)); errors.Is(err, os.ErrNotExist) {
-			return id
+	last := ""
+	ids, _ := s.IDs()
+	if len(ids) > 0 {
+		last = ids[len(ids)-1]
+	}
+	if des, err := os.ReadDir(s.layersDir()); err == nil {
+		for _, de := range des {
+			if id := strings.TrimSuffix(de.Name(), ".tar.gz"); id > last {
+				last = id
+			}
 		}
 	}
+	base := now.UTC().Format("20060102_150405")
+	n := 1
+	if len(last) >= 19 {
+		lastBase, lastN := last[:15], last[16:]
+		if lastBase >= base {
+			base = lastBase
+			if v, err := strconv.Atoi(lastN); err == nil {
+				n = v + 1
+			}
+		}
+	}
+	return fmt.Sprintf("%s_%03d", base, n)
 }
 
 // TimeOfID is when a checkpoint id was made (from the id alone).

@@ -2,12 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"rewind.dev/snap"
 )
 
 // GCOptions is a retention policy to apply once. Zero fields do not limit.
@@ -92,14 +96,23 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		total -= sizes[i]
 	}
 	res.Kept = len(cps) - len(res.Removed)
+	if !o.DryRun {
+		freed, err := s.sweepLayers(false)
+		res.FreedBytes += freed
+		if err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
-// remove deletes one checkpoint. Checkpoints whose transcript builds on it
-// get its bytes first: the merged file (its gzip members, then theirs) is
-// written under a new name and the metadata switched to it atomically, so a
-// crash at any point leaves every chain whole. The folder is renamed out of
-// checkpoints/ before it is deleted, so it is never listed half gone.
+// remove deletes one checkpoint. What newer checkpoints build on is kept
+// whole first: a manifest that is a delta over this one's is rewritten over
+// this one's parent (or in full), and a transcript that builds on this one's
+// bytes gets them merged in. Each of those files is replaced atomically, so a
+// crash at any point leaves every chain readable. The folder is renamed out
+// of checkpoints/ before it is deleted, so it is never listed half gone;
+// archives in layers/ that nothing reads any more go in sweepLayers.
 func (s *Store) remove(c *Checkpoint) error {
 	c, err := s.Load(c.ID) // an earlier removal may have merged into it
 	if err != nil {
@@ -109,7 +122,14 @@ func (s *Store) remove(c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
+	cm := c.ManifestPath()
 	for _, child := range cps {
+		if child.ID == c.ID {
+			continue
+		}
+		if err := s.rebaseManifest(child, cm); err != nil {
+			return fmt.Errorf("gc: keep %s's snapshot chain whole without %s: %w", child.ID, c.ID, err)
+		}
 		if child.Transcript == nil || child.Transcript.Base != c.ID {
 			continue
 		}
@@ -123,6 +143,80 @@ func (s *Store) remove(c *Checkpoint) error {
 	}
 	syncPath(s.checkpointsDir())
 	return os.RemoveAll(trash)
+}
+
+// rebaseManifest rewrites child's manifest when it is a delta over gone (a
+// manifest about to be deleted): over gone's own parent, or in full.
+func (s *Store) rebaseManifest(child *Checkpoint, gone string) error {
+	b, err := os.ReadFile(child.ManifestPath())
+	if err != nil {
+		return err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	var hdr struct {
+		Parent string `json:"parent"`
+	}
+	if json.Unmarshal([]byte(line), &hdr) != nil || hdr.Parent == "" {
+		return nil
+	}
+	if filepath.Join(child.Dir, filepath.FromSlash(hdr.Parent)) != gone {
+		return nil
+	}
+	full, err := snap.ReadManifest(child.ManifestPath())
+	if err != nil {
+		return err
+	}
+	goneM, err := snap.ReadManifest(gone)
+	if err != nil {
+		return err
+	}
+	var parent *snap.Manifest
+	full.Header.Parent = ""
+	if goneM.Header.Parent != "" {
+		if parent, err = snap.ReadManifest(goneM.Header.Parent); err != nil {
+			return err
+		}
+		full.Header.Parent = parent.File
+	}
+	return snap.WriteManifestFile(child.ManifestPath(), full, parent)
+}
+
+// sweepLayers deletes the archives in layers/ that no checkpoint reads from
+// any more, and returns the bytes freed. Call it under the lock (no save is
+// writing one then).
+func (s *Store) sweepLayers(dryRun bool) (int64, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return 0, err
+	}
+	used := map[string]bool{}
+	for _, id := range ids {
+		arcs, err := snap.ManifestArchives(filepath.Join(s.checkpointDir(id), ManifestFile))
+		if err != nil {
+			return 0, fmt.Errorf("gc: checkpoint %s: %w (nothing was swept)", id, err)
+		}
+		for _, a := range arcs {
+			used[a] = true
+		}
+	}
+	des, err := os.ReadDir(s.layersDir())
+	if err != nil {
+		return 0, nil
+	}
+	var freed int64
+	for _, de := range des {
+		p := filepath.Join(s.layersDir(), de.Name())
+		if used[p] {
+			continue
+		}
+		if fi, err := de.Info(); err == nil {
+			freed += fi.Size()
+		}
+		if !dryRun {
+			os.Remove(p)
+		}
+	}
+	return freed, nil
 }
 
 func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
@@ -199,11 +293,11 @@ func dirBytes(dir string, onlyOwned bool) int64 {
 	return n
 }
 
-// DiskUse is the bytes the store's checkpoints take, hard links counted once.
+// DiskUse is the bytes the store takes, hard links counted once.
 func (s *Store) DiskUse() int64 {
 	seen := map[uint64]bool{}
 	var n int64
-	filepath.WalkDir(s.checkpointsDir(), func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(s.Dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
 		}

@@ -59,13 +59,9 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		return nil, &HintError{Err: fmt.Errorf("checkpoint %s holds no transcript (it was taken before the session wrote one)", cp.ID),
 			Hint: "restore the code only (--code-only), or pick another checkpoint"}
 	}
-	cfg, err := s.Config()
-	if err != nil {
-		return nil, err
-	}
 	if opts.DryRun {
 		if opts.Code {
-			r, err := snap.Restore(ctx, s.Project, cp.SnapshotPath(), snap.RestoreOptions{DryRun: true, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+			r, err := s.restoreTree(ctx, cp, true)
 			if err != nil {
 				return nil, err
 			}
@@ -81,7 +77,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
 	if opts.Code {
-		r, err := snap.Restore(ctx, s.Project, cp.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		r, err := s.restoreTree(ctx, cp, false)
 		res.Code = r
 		if err != nil {
 			s.appendHistory(entry) // part of the tree may have changed: undo-restore must know
@@ -155,6 +151,20 @@ func resumeHint(agent, session string) string {
 		return "claude --resume " + session
 	}
 	return agent + ": open session " + session
+}
+
+// restoreTree makes the project's tree equal to c's snapshot, reading from
+// its layer chain only the files that differ.
+func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*snap.RestoreResult, error) {
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
+	}
+	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
 }
 
 // HintError is an error with a hint of what to do.
@@ -246,8 +256,7 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 	res.Backup = now.ID
 	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code}
 	if e.Code {
-		cfg, _ := s.Config()
-		r, err := snap.Restore(ctx, s.Project, backup.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		r, err := s.restoreTree(ctx, backup, false)
 		res.Code = r
 		if err != nil {
 			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
@@ -419,8 +428,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	}
 	if o.DryRun {
 		if target != nil {
-			cfg, _ := s.Config()
-			r, err := snap.Restore(ctx, s.Project, target.SnapshotPath(), snap.RestoreOptions{DryRun: true, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+			r, err := s.restoreTree(ctx, target, true)
 			if err != nil {
 				return nil, err
 			}
@@ -436,8 +444,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}
 	if target != nil {
 		entry.Checkpoint, entry.Code = target.ID, true
-		cfg, _ := s.Config()
-		r, err := snap.Restore(ctx, s.Project, target.SnapshotPath(), snap.RestoreOptions{Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+		r, err := s.restoreTree(ctx, target, false)
 		res.Code = r
 		if err != nil {
 			s.appendHistory(entry)

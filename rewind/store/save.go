@@ -28,6 +28,9 @@ type SaveOptions struct {
 	// SkipUnchanged makes Save return ErrUnchanged instead of a checkpoint
 	// whose tree equals the newest one (tool-triggered checkpoints).
 	SkipUnchanged bool
+	// Full writes a full snapshot instead of a layer over the newest
+	// checkpoint.
+	Full bool
 }
 
 // ErrUnchanged is returned by Save with SkipUnchanged when the tree has not
@@ -74,30 +77,45 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if newest != nil {
 		parent, _ = snap.ReadManifest(newest.ManifestPath()) // unreadable: take a full snapshot
 	}
+	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
 	res, err := snap.Create(ctx, s.Project, snap.CreateOptions{
-		Out: filepath.Join(stage, SnapshotFile), Parent: parent, Walk: snap.WalkOptions{Ignore: cfg.Ignore},
+		Out: layerFile, Parent: parent, Layer: !opts.Full, Walk: snap.WalkOptions{Ignore: cfg.Ignore},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
+	if res.Archive != "" {
+		defer func() {
+			if !ok {
+				os.Remove(layerFile)
+			}
+		}()
+	}
+	if res.Unchanged && opts.SkipUnchanged {
+		return nil, ErrUnchanged
+	}
 	md := Metadata{
 		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
 		Snapshot: Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
-			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash},
+			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles},
 	}
 	if res.Unchanged {
-		if opts.SkipUnchanged {
-			return nil, ErrUnchanged
-		}
 		md.Snapshot.ReusedFrom = newest.ID
 		if newest.Snapshot.ReusedFrom != "" {
 			md.Snapshot.ReusedFrom = newest.Snapshot.ReusedFrom
 		}
-		if err := linkOrCopy(newest.SnapshotPath(), filepath.Join(stage, SnapshotFile)); err != nil {
-			return nil, fmt.Errorf("reuse snapshot of %s: %w", newest.ID, err)
-		}
 	}
-	if err := snap.WriteManifestFile(filepath.Join(stage, ManifestFile), res.Manifest); err != nil {
+	// The archive lives in layers/; the checkpoint folder holds a hard link,
+	// so both the documented layout and gc's pool work.
+	archive := res.Manifest.Header.Archive
+	if err := linkOrCopy(archive, filepath.Join(stage, SnapshotFile)); err != nil {
+		return nil, fmt.Errorf("link snapshot %s: %w", archive, err)
+	}
+	var layerParent *snap.Manifest
+	if res.Layer {
+		layerParent = parent
+	}
+	if err := snap.WriteManifestFile(filepath.Join(stage, ManifestFile), res.Manifest, layerParent); err != nil {
 		return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
 	}
 	md.Changes = countChanges(parent, res.Manifest)
@@ -127,6 +145,11 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}
 	if err := syncPath(stage); err != nil {
 		return nil, err
+	}
+	if res.Archive != "" {
+		if err := syncPath(s.layersDir()); err != nil {
+			return nil, err
+		}
 	}
 	final := s.checkpointDir(id)
 	if err := os.Rename(stage, final); err != nil {

@@ -13,8 +13,15 @@
 //	restore-history.json   every restore, newest last
 //	lock                   flock target; never renamed or deleted
 //	checkpoints/<id>/      snapshot.tar.gz, manifest, transcript.jsonl.gz, metadata.json (last)
+//	layers/<id>.tar.gz     the snapshot archives; checkpoints/<id>/snapshot.tar.gz is a hard link
 //	staging/               checkpoints being written; stale ones are removed
 //	transcript-backup/     copies taken before any transcript change
+//
+// A checkpoint's snapshot is usually a layer: only the files that changed
+// since the previous checkpoint, over its chain (see rewind-snap(1)); its
+// manifest lists the whole tree and where each file's content is. The
+// archives live in layers/ so that deleting a checkpoint never moves an
+// archive that newer checkpoints still read from.
 package store
 
 import (
@@ -150,7 +157,7 @@ func Init(project string, mode Mode) (s *Store, created bool, err error) {
 }
 
 func (s *Store) ensureLayout() error {
-	for _, d := range []string{s.Dir, s.checkpointsDir(), s.stagingDir(), s.backupDir()} {
+	for _, d := range []string{s.Dir, s.checkpointsDir(), s.layersDir(), s.stagingDir(), s.backupDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create store %s: %w", s.Dir, err)
 		}
@@ -201,6 +208,7 @@ func excludeFromGit(project string) error {
 
 func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, "checkpoints") }
 func (s *Store) stagingDir() string             { return filepath.Join(s.Dir, "staging") }
+func (s *Store) layersDir() string              { return filepath.Join(s.Dir, "layers") }
 func (s *Store) backupDir() string              { return filepath.Join(s.Dir, "transcript-backup") }
 func (s *Store) lockPath() string               { return filepath.Join(s.Dir, "lock") }
 func (s *Store) checkpointDir(id string) string { return filepath.Join(s.checkpointsDir(), id) }

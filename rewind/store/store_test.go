@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -123,10 +125,8 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 	if b.Snapshot.ReusedFrom != a.ID {
 		t.Errorf("unchanged tree: reused_from = %q, want %s", b.Snapshot.ReusedFrom, a.ID)
 	}
-	fa, _ := os.Stat(a.SnapshotPath())
-	fb, _ := os.Stat(b.SnapshotPath())
-	if !os.SameFile(fa, fb) {
-		t.Error("reused snapshot is not a hard link of the same archive")
+	if !b.Snapshot.Layer || b.Snapshot.LayerFiles != 0 || b.Snapshot.CompressedBytes > 100 {
+		t.Errorf("unchanged tree: want an empty layer, got %+v", b.Snapshot)
 	}
 	if b.Transcript.Cursor.ByteOffsetEnd != int64(len(data)) || b.Transcript.Base != a.ID {
 		t.Errorf("cursor %d base %q, want %d and %s", b.Transcript.Cursor.ByteOffsetEnd, b.Transcript.Base, len(data), a.ID)
@@ -432,6 +432,29 @@ func TestStoreNeverCapturedOrRestoredOver(t *testing.T) {
 	}
 }
 
+// TestIDsNeverReused: after gc deletes the newest-but-one checkpoints, a
+// new checkpoint still sorts after every id the store ever used.
+func TestIDsNeverReused(t *testing.T) {
+	s := project(t)
+	a := save(t, s, SaveOptions{})
+	write(t, s.Project, "x", "1")
+	b := save(t, s, SaveOptions{})
+	write(t, s.Project, "x", "2")
+	save(t, s, SaveOptions{})
+	if err := s.remove(b); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s.Project, "x", "3")
+	d := save(t, s, SaveOptions{})
+	if d.ID <= b.ID || d.ID <= a.ID {
+		t.Fatalf("new id %s does not sort after %s", d.ID, b.ID)
+	}
+	newest, _ := s.Resolve("@0")
+	if newest.ID != d.ID {
+		t.Fatalf("@0 is %s, want the newest %s", newest.ID, d.ID)
+	}
+}
+
 func TestLockWaitsAndHonoursContext(t *testing.T) {
 	s := project(t)
 	l, err := s.Lock(ctx)
@@ -448,5 +471,74 @@ func TestLockWaitsAndHonoursContext(t *testing.T) {
 	defer f.Close()
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 		t.Error("lock not held")
+	}
+}
+
+// TestGCOverLayerChains: deleting checkpoints in the middle and at the base
+// of a layer chain leaves every other one restoring exactly, and frees the
+// archives nothing reads any more.
+func TestGCOverLayerChains(t *testing.T) {
+	s := project(t)
+	big := make([]byte, 256<<10)
+	rand.New(rand.NewSource(1)).Read(big) // incompressible: the layers never outgrow the base
+	write(t, s.Project, "big.bin", string(big))
+	var cps []*Checkpoint
+	want := map[string]string{}
+	for i := 0; i < 8; i++ {
+		if i != 5 {
+			write(t, s.Project, fmt.Sprintf("f%d.txt", i), fmt.Sprint(i)) // a new file, kept from then on
+		}
+		write(t, s.Project, "edit.txt", strings.Repeat("v", i+1)) // changed each time
+		if i == 4 {
+			os.Remove(filepath.Join(s.Project, "f1.txt"))
+		}
+		c := save(t, s, SaveOptions{})
+		if wantFiles := map[bool]int{true: 1, false: 2}[i == 5]; i > 0 && (!c.Snapshot.Layer || c.Snapshot.LayerFiles != wantFiles) {
+			t.Fatalf("checkpoint %d: %+v, want a layer of %d files", i, c.Snapshot, wantFiles)
+		}
+		cps = append(cps, c)
+		want[c.ID] = c.Snapshot.TreeHash
+	}
+	// Remove the base and three in the middle; the layer of 5 holds only an
+	// edit.txt that 6 replaced, so nothing reads it any more.
+	for _, i := range []int{0, 3, 4, 5} {
+		if err := s.remove(cps[i]); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, cps[i].ID)
+	}
+	if _, err := s.sweepLayers(false); err != nil {
+		t.Fatal(err)
+	}
+	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+		t.Fatalf("validate after gc: %v %v", probs, err)
+	}
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		hash := want[id]
+		c, err := s.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.restoreTree(ctx, c, false); err != nil {
+			t.Fatalf("restore %s: %v", id, err)
+		}
+		res, err := s.Save(ctx, SaveOptions{Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Snapshot.TreeHash != hash {
+			t.Fatalf("restore of %s after gc gives tree %s, want %s", id, res.Snapshot.TreeHash, hash)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.layersDir(), cps[5].ID+".tar.gz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the layer nothing reads (%s) was not swept", cps[5].ID)
+	}
+	if _, err := os.Stat(filepath.Join(s.layersDir(), cps[3].ID+".tar.gz")); err != nil {
+		t.Errorf("the layer a survivor still reads (%s) was swept: %v", cps[3].ID, err)
 	}
 }

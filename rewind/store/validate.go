@@ -16,9 +16,10 @@ type Problem struct {
 }
 
 // Validate checks the configuration files and every checkpoint end to end:
-// metadata, the archive against its manifest (content hashes, gzip
-// checksum), the manifest's tree hash against the metadata, and the
-// transcript chain against its cursor. It returns every problem found.
+// metadata, its manifest chain, every file's content in the layer archive
+// that holds it (content hashes, gzip checksums; each archive is read once),
+// the tree hash against the metadata, and the transcript chain against its
+// cursor. It returns every problem found.
 func (s *Store) Validate() ([]Problem, int, error) {
 	var probs []Problem
 	add := func(what, format string, args ...any) {
@@ -40,6 +41,7 @@ func (s *Store) Validate() ([]Problem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	v := snap.NewVerifier()
 	for _, id := range ids {
 		c, err := s.Load(id)
 		if err != nil {
@@ -54,7 +56,8 @@ func (s *Store) Validate() ([]Problem, int, error) {
 		if m.Header.TreeHash != c.Snapshot.TreeHash {
 			add(id, "manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
 		}
-		if err := snap.VerifyArchive(c.SnapshotPath(), m); err != nil {
+		// The whole chain: every file's content in the layer that holds it.
+		if err := v.Check(m); err != nil {
 			add(id, "%v", err)
 		}
 		if c.Transcript != nil && c.Transcript.Snapshot != "" {

@@ -1,8 +1,8 @@
 // Package cli is the rewind-snap command, importable so tests (and the
 // rewind porcelain's tests) run it in-process.
 //
-//	rewind-snap create  --root DIR --out FILE.tar.gz [--manifest FILE] [--parent-manifest FILE]
-//	rewind-snap restore --root DIR --from FILE.tar.gz [--dry-run]
+//	rewind-snap create  --root DIR --out FILE.tar.gz [--manifest FILE] [--parent-manifest FILE | --parent DIR [--full]]
+//	rewind-snap restore --root DIR (--from FILE.tar.gz | --manifest FILE) [--dry-run]
 //	rewind-snap diff    --root DIR (--from FILE.tar.gz | --manifest FILE)
 //	rewind-snap ls      --from FILE.tar.gz
 //
@@ -66,8 +66,8 @@ optional manifest that makes diffs and "nothing changed" checks cheap.
 Output is JSON on stdout. See rewind-snap(1).`),
 		FlagSet: rootFS,
 		Subcommands: []*ffcli.Command{
-			command(env, "create", "--root DIR --out FILE.tar.gz [--manifest FILE] [--parent-manifest FILE]", "snapshot a tree", &createCmd{}),
-			command(env, "restore", "--root DIR --from FILE.tar.gz [--dry-run]", "restore a tree exactly from a snapshot", &restoreCmd{}),
+			command(env, "create", "--root DIR --out FILE.tar.gz [--manifest FILE] [--parent-manifest FILE | --parent DIR [--full]]", "snapshot a tree (or a layer over a parent)", &createCmd{}),
+			command(env, "restore", "--root DIR (--from FILE.tar.gz | --manifest FILE) [--dry-run]", "restore a tree exactly from a snapshot", &restoreCmd{}),
 			command(env, "diff", "--root DIR (--from FILE.tar.gz | --manifest FILE)", "list changes between a snapshot and a tree", &diffCmd{}),
 			command(env, "ls", "--from FILE.tar.gz", "list the entries of a snapshot", &lsCmd{}),
 		},

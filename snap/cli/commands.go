@@ -6,21 +6,26 @@ import (
 	"flag"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"rewind.dev/snap"
 )
 
 type createCmd struct {
-	root, out, manifest, parent string
-	level                       int
+	root, out, manifest, parentManifest, parentDir string
+	level, maxDepth                                int
+	full                                           bool
 }
 
 func (c *createCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.root, "root", ".", "the tree to snapshot")
 	fs.StringVar(&c.out, "out", "", "the `FILE.tar.gz` to write")
 	fs.StringVar(&c.manifest, "manifest", "", "also write the snapshot's manifest to `FILE`")
-	fs.StringVar(&c.parent, "parent-manifest", "", "the previous snapshot's manifest `FILE`: when nothing changed, write no archive")
+	fs.StringVar(&c.parentManifest, "parent-manifest", "", "the previous snapshot's manifest `FILE`: when nothing changed, write no archive")
+	fs.StringVar(&c.parentDir, "parent", "", "write a layer over the snapshot in `DIR` (its manifest and snapshot.tar.gz): only what changed")
+	fs.BoolVar(&c.full, "full", false, "with --parent: write a full snapshot anyway")
+	fs.IntVar(&c.maxDepth, "max-depth", snap.DefaultMaxDepth, "with --parent: past this many layers, write a full snapshot")
 	fs.IntVar(&c.level, "level", 1, "gzip level, 1 (fastest) to 9")
 }
 
@@ -31,11 +36,22 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if c.level < 1 || c.level > 9 {
 		return usageError{"--level must be between 1 and 9"}
 	}
-	opts := snap.CreateOptions{Out: c.out, Level: c.level}
-	if c.parent != "" {
-		m, err := snap.ReadManifest(c.parent)
+	if c.parentDir != "" && c.parentManifest != "" {
+		return usageError{"--parent and --parent-manifest exclude each other"}
+	}
+	if c.parentDir != "" && c.manifest == "" {
+		return usageError{"a layer is only usable with its manifest: add --manifest FILE"}
+	}
+	opts := snap.CreateOptions{Out: c.out, Level: c.level, MaxDepth: c.maxDepth}
+	pm := c.parentManifest
+	if c.parentDir != "" {
+		pm = filepath.Join(c.parentDir, "manifest")
+		opts.Layer = !c.full
+	}
+	if pm != "" {
+		m, err := snap.ReadManifest(pm)
 		if err != nil {
-			return withHint(err, "pass the manifest written by an earlier 'rewind-snap create --manifest', or drop --parent-manifest")
+			return withHint(err, "pass what an earlier 'rewind-snap create --manifest' wrote (--parent DIR reads DIR/manifest)")
 		}
 		opts.Parent = m
 	}
@@ -44,7 +60,11 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		return err
 	}
 	if c.manifest != "" {
-		if err := snap.WriteManifestFile(c.manifest, res.Manifest); err != nil {
+		var parent *snap.Manifest
+		if res.Layer {
+			parent = opts.Parent
+		}
+		if err := snap.WriteManifestFile(c.manifest, res.Manifest, parent); err != nil {
 			return err
 		}
 	}
@@ -52,25 +72,34 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 }
 
 type restoreCmd struct {
-	root, from string
-	dryRun     bool
-	maxBytes   int64
+	root, from, manifest string
+	dryRun               bool
+	maxBytes             int64
 }
 
 func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.root, "root", ".", "the tree to restore")
 	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`")
+	fs.StringVar(&c.manifest, "manifest", "", "restore from the snapshot this manifest `FILE` describes (a full one or a layer chain), reading only files that differ")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be written and deleted")
 	fs.Int64Var(&c.maxBytes, "max-bytes", snap.DefaultLimits.MaxBytes, "refuse archives holding more file content than this")
 }
 
 func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
-	if err := need("from", c.from, "restore"); err != nil {
-		return err
+	if (c.from == "") == (c.manifest == "") {
+		return usageError{"restore needs exactly one of --from and --manifest; run 'rewind-snap restore --help'"}
 	}
 	limits := snap.DefaultLimits
 	limits.MaxBytes = c.maxBytes
-	res, err := snap.Restore(ctx, c.root, c.from, snap.RestoreOptions{DryRun: c.dryRun, Limits: limits})
+	opts := snap.RestoreOptions{DryRun: c.dryRun, Limits: limits}
+	if c.manifest != "" {
+		m, err := snap.ReadManifest(c.manifest)
+		if err != nil {
+			return err
+		}
+		opts.Manifest = m
+	}
+	res, err := snap.Restore(ctx, c.root, c.from, opts)
 	if err != nil {
 		var ae *snap.ArchiveError
 		if errors.As(err, &ae) {

@@ -1,0 +1,211 @@
+package snap
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// layerSave takes a snapshot of dir into snaps/<n>/ as a layer over
+// snaps/<n-1>/ (full for n == 0), the way the store does.
+func layerSave(t *testing.T, dir, snaps string, n int, maxDepth int) (*Result, *Manifest) {
+	t.Helper()
+	out := filepath.Join(snaps, fmt.Sprint(n))
+	os.MkdirAll(out, 0o755)
+	opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, MaxDepth: maxDepth}
+	var parent *Manifest
+	if n > 0 {
+		var err error
+		if parent, err = ReadManifest(filepath.Join(snaps, fmt.Sprint(n-1), "manifest")); err != nil {
+			t.Fatal(err)
+		}
+		opts.Parent = parent
+	}
+	res, err := Create(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lp *Manifest
+	if res.Layer {
+		lp = parent
+	}
+	if err := WriteManifestFile(filepath.Join(out, "manifest"), res.Manifest, lp); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(filepath.Join(out, "manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, m
+}
+
+// TestLayerChainRoundTrip saves a chain of layers over random edits, then
+// restores every one of them, in a shuffled order, through its manifest:
+// each must come back exactly, and every chain must verify.
+func TestLayerChainRoundTrip(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(11))
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	genTree(t, rng, dir, 150)
+	const n = 12
+	states := make([]map[string]string, n)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		res, m := layerSave(t, dir, snaps, i, 0)
+		if (i > 0) != res.Layer {
+			t.Fatalf("snapshot %d: layer = %v", i, res.Layer)
+		}
+		if m.Header.TreeHash != res.TreeHash {
+			t.Fatalf("snapshot %d: manifest read back has tree hash %s, want %s", i, m.Header.TreeHash, res.TreeHash)
+		}
+		states[i], _ = splitIgnored(state(t, dir))
+	}
+	v := NewVerifier()
+	for _, i := range rng.Perm(n) {
+		m, err := ReadManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Check(m); err != nil {
+			t.Fatalf("verify %d: %v", i, err)
+		}
+		_, ignoredBefore := splitIgnored(state(t, dir))
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m}); err != nil {
+			t.Fatalf("restore %d: %v", i, err)
+		}
+		got, ignoredAfter := splitIgnored(state(t, dir))
+		if d := diffStates(states[i], got); d != "" {
+			t.Fatalf("restore of layer %d differs:\n%s", i, d)
+		}
+		if d := diffStates(ignoredBefore, ignoredAfter); d != "" {
+			t.Fatalf("restore of layer %d touched ignored files:\n%s", i, d)
+		}
+	}
+}
+
+// TestLayerHoldsOnlyWhatChanged: a layer's archive is a plain tar.gz with
+// the changed files, whiteouts for what is gone and an opaque marker where a
+// file became a folder; its manifest lists only the differences.
+func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	files := map[string]string{"keep.txt": "keep", "edit.txt": "v1", "gone/a": "a", "gone/b": "b", "becomes-dir": "file"}
+	for i := 0; i < 200; i++ {
+		files[fmt.Sprintf("many/f%03d", i)] = strings.Repeat("x", i)
+	}
+	writeTree(t, dir, files)
+	layerSave(t, dir, snaps, 0, 0)
+	os.WriteFile(filepath.Join(dir, "edit.txt"), []byte("v2"), 0o644)
+	os.RemoveAll(filepath.Join(dir, "gone"))
+	os.Remove(filepath.Join(dir, "becomes-dir"))
+	writeTree(t, dir, map[string]string{"becomes-dir/inner": "x"})
+	res, _ := layerSave(t, dir, snaps, 1, 0)
+	if !res.Layer || res.LayerFiles != 2 {
+		t.Fatalf("layer holds %d files (layer %v), want 2", res.LayerFiles, res.Layer)
+	}
+	out, err := exec.Command("tar", "tzf", filepath.Join(snaps, "1", "snapshot.tar.gz")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tar tzf: %v %s", err, out)
+	}
+	for _, want := range []string{".wh.gone", "edit.txt", "becomes-dir/", "becomes-dir/.wh..wh..opq", "becomes-dir/inner"} {
+		if !strings.Contains(string(out), want+"\n") {
+			t.Errorf("tar tzf does not list %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "gone/a") || strings.Contains(string(out), "many/") {
+		t.Errorf("layer holds unchanged or deleted content:\n%s", out)
+	}
+	full, _ := os.Stat(filepath.Join(snaps, "0", "manifest"))
+	delta, _ := os.Stat(filepath.Join(snaps, "1", "manifest"))
+	if delta.Size()*10 > full.Size() {
+		t.Errorf("layer manifest is %d bytes, full one %d: it should hold only the changes", delta.Size(), full.Size())
+	}
+	// A layer's archive alone is refused: its parents hold the rest.
+	if _, err := Restore(context.Background(), t.TempDir(), filepath.Join(snaps, "1", "snapshot.tar.gz"), RestoreOptions{}); err == nil || !strings.Contains(err.Error(), "whiteout") {
+		t.Errorf("restoring a bare layer: %v", err)
+	}
+}
+
+func TestChainDepthLimitWritesFull(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	big := make([]byte, 64<<10)
+	rand.New(rand.NewSource(1)).Read(big) // so the layers never outgrow the base
+	writeTree(t, dir, map[string]string{"a": "0", "big": string(big)})
+	layerSave(t, dir, snaps, 0, 2)
+	for i := 1; i <= 3; i++ {
+		os.WriteFile(filepath.Join(dir, "a"), []byte(fmt.Sprint(i)), 0o644)
+		res, _ := layerSave(t, dir, snaps, i, 2)
+		if want := i < 3; res.Layer != want {
+			t.Errorf("snapshot %d: layer = %v, want %v (max depth 2)", i, res.Layer, want)
+		}
+	}
+}
+
+// TestRestoreAfterOneChangeFetchesOneFile: the manifest-driven restore reads
+// only the file that differs.
+func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	genTree(t, rand.New(rand.NewSource(5)), dir, 200)
+	_, m := layerSave(t, dir, snaps, 0, 0)
+	os.WriteFile(filepath.Join(dir, "d0", "new.txt"), []byte("x"), 0o644)
+	var victim string
+	for _, e := range m.Entries {
+		if e.Kind == KindFile && e.Size > 10 {
+			victim = e.Path
+			break
+		}
+	}
+	f, _ := os.OpenFile(filepath.Join(dir, victim), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("changed")
+	f.Close()
+	res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written != 1 || res.Deleted != 1 {
+		t.Errorf("written %d deleted %d, want 1 and 1", res.Written, res.Deleted)
+	}
+}
+
+// TestDamagedManifestOrArchive: a manifest pointing at the wrong place, or
+// content that does not hash right, stops the restore before it changes
+// anything; so does a crafted manifest path.
+func TestDamagedManifestOrArchive(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
+	_, m := layerSave(t, dir, snaps, 0, 0)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("AAAA!"), 0o644)
+	before := state(t, dir)
+	for name, damage := range map[string]func(m *Manifest){
+		"wrong offset": func(m *Manifest) { m.Entries[0].Skip += 512 },
+		"wrong hash":   func(m *Manifest) { m.Entries[0].Hash = strings.Repeat("0", 64) },
+		"escaping path": func(m *Manifest) {
+			m.Entries[0].Path = "../evil"
+		},
+	} {
+		c := *m
+		c.Entries = append([]Entry(nil), m.Entries...)
+		damage(&c)
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: &c}); err == nil {
+			t.Errorf("%s: restore succeeded", name)
+		}
+		if d := diffStates(before, state(t, dir)); d != "" {
+			t.Fatalf("%s: the tree changed:\n%s", name, d)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package snap
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// memberSize is how much of the tar stream goes into one gzip member. Each
+// member is compressed on its own (no shared dictionary), so any member can
+// be inflated without the ones before it: a file's content is reached by
+// seeking to its member and inflating at most this much.
+const memberSize = 1 << 20
+
+// memberWriter compresses a stream as a sequence of independent gzip
+// members, several at a time, written in order. Concatenated members are
+// one valid gzip stream for gzip, tar and every reader that follows RFC 1952.
+//
+// Offset tells, for the next byte written, which member it will land in and
+// how far into that member's uncompressed data it is; after Close, Start
+// gives each member's offset in the compressed file.
+type memberWriter struct {
+	w     io.Writer
+	level int
+
+	cur      *bytes.Buffer // uncompressed bytes of the member being filled
+	index    int           // the current member's index
+	starts   []int64       // compressed offset of each member written
+	pending  []chan compressed
+	inflight chan struct{}
+	written  int64 // compressed bytes written so far
+	err      error
+	bufs     chan *bytes.Buffer
+}
+
+type compressed struct {
+	data *bytes.Buffer
+	raw  *bytes.Buffer
+	err  error
+}
+
+func newMemberWriter(w io.Writer, level int) *memberWriter {
+	n := max(2, runtime.GOMAXPROCS(0)*2)
+	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), bufs: make(chan *bytes.Buffer, 2*n+2)}
+	m.cur = m.buffer()
+	return m
+}
+
+func (m *memberWriter) buffer() *bytes.Buffer {
+	select {
+	case b := <-m.bufs:
+		b.Reset()
+		return b
+	default:
+		return bytes.NewBuffer(make([]byte, 0, memberSize+64<<10))
+	}
+}
+
+func (m *memberWriter) release(b *bytes.Buffer) {
+	select {
+	case m.bufs <- b:
+	default:
+	}
+}
+
+// Offset returns where the next byte written will be found: the index of
+// its member, and how many uncompressed bytes of that member come before it.
+func (m *memberWriter) Offset() (member int, skip int64) {
+	if m.cur.Len() >= memberSize {
+		m.cut()
+	}
+	return m.index, int64(m.cur.Len())
+}
+
+// Start is the compressed offset of member i; valid after Close.
+func (m *memberWriter) Start(i int) int64 { return m.starts[i] }
+
+func (m *memberWriter) Write(p []byte) (int, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		room := memberSize - m.cur.Len()
+		if room <= 0 {
+			m.cut()
+			room = memberSize
+		}
+		k := min(room, len(p))
+		m.cur.Write(p[:k])
+		p = p[k:]
+	}
+	return n, m.err
+}
+
+// cut hands the current member to a compressor and starts the next one.
+func (m *memberWriter) cut() {
+	if m.cur.Len() == 0 {
+		return
+	}
+	raw := m.cur
+	m.cur = m.buffer()
+	ch := make(chan compressed, 1)
+	m.inflight <- struct{}{}
+	go func() {
+		defer func() { <-m.inflight }()
+		out := m.buffer()
+		zw, err := gzip.NewWriterLevel(out, m.level)
+		if err == nil {
+			_, err = zw.Write(raw.Bytes())
+		}
+		if err == nil {
+			err = zw.Close()
+		}
+		ch <- compressed{data: out, raw: raw, err: err}
+	}()
+	m.pending = append(m.pending, ch)
+	m.index++
+	m.flush(cap(m.inflight))
+}
+
+// flush writes finished members in order, keeping at most keep in flight.
+func (m *memberWriter) flush(keep int) {
+	for len(m.pending) > keep {
+		c := <-m.pending[0]
+		m.pending = m.pending[1:]
+		if c.err != nil && m.err == nil {
+			m.err = c.err
+		}
+		m.starts = append(m.starts, m.written)
+		if m.err == nil {
+			n, err := m.w.Write(c.data.Bytes())
+			m.written += int64(n)
+			if err != nil {
+				m.err = err
+			}
+		}
+		m.release(c.data)
+		m.release(c.raw)
+	}
+}
+
+// Close compresses what is left and writes every member.
+func (m *memberWriter) Close() error {
+	m.cut()
+	m.flush(0)
+	return m.err
+}
