@@ -119,24 +119,19 @@ func maxCount(n int) string {
 	return fmt.Sprintf(", %d checkpoints", n)
 }
 
-// hooksRegistered tells, per agent, whether its settings hold rewind-hook
-// entries.
+// hooksRegistered tells, per agent, whether the settings file that agent
+// reads holds Rewind's hook entries.
 func hooksRegistered() map[string]bool {
 	home, _ := os.UserHomeDir()
-	files := map[string][]string{
-		"claude": {filepath.Join(home, ".claude", "settings.json")},
-		"droid":  {filepath.Join(home, ".factory", "hooks.json"), filepath.Join(home, ".factory", "settings.json")},
-	}
 	out := map[string]bool{}
-	for agent, fs := range files {
-		for _, f := range fs {
-			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "rewind-hook") {
-				out[agent] = true
-			}
-		}
-		if !out[agent] {
+	for _, agent := range hookd.AgentNames() {
+		p, err := hookd.SettingsPath(home, agent)
+		if err != nil {
 			out[agent] = false
+			continue
 		}
+		entries, err := hookd.Registered(p, agent)
+		out[agent] = err == nil && len(entries) > 0
 	}
 	return out
 }

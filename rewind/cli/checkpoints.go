@@ -61,6 +61,7 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 type saveCmd struct {
 	common
 	transcript, agent, pin string
+	full                   bool
 }
 
 func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
@@ -68,6 +69,7 @@ func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.transcript, "transcript", "", "capture this transcript `PATH` (default: the session the hooks recorded)")
 	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (claude, droid, …; default: detected)")
 	fs.StringVar(&c.pin, "pin", "", "pin the checkpoint with this `LABEL` (gc keeps it)")
+	fs.BoolVar(&c.full, "full", false, "write a full snapshot, not a layer over the newest checkpoint")
 }
 
 func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -78,7 +80,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	stop := e.progress("saving a checkpoint")
 	cp, err := s.Save(ctx, store.SaveOptions{
 		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: "manual"}, Pin: c.pin,
-		TranscriptPath: c.transcript, Agent: c.agent, UseSession: true,
+		TranscriptPath: c.transcript, Agent: c.agent, UseSession: true, Full: c.full,
 	})
 	stop()
 	if err != nil {
@@ -87,11 +89,14 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		return e.json(checkpointJSON(cp))
 	}
-	reused := ""
-	if cp.Snapshot.ReusedFrom != "" {
-		reused = ", tree unchanged (snapshot shared with " + cp.Snapshot.ReusedFrom + ")"
+	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
+	switch {
+	case cp.Snapshot.ReusedFrom != "":
+		how = "tree unchanged since " + cp.Snapshot.ReusedFrom
+	case cp.Snapshot.Layer:
+		how = fmt.Sprintf("%d changed files stored, %s compressed", cp.Snapshot.LayerFiles, humanBytes(cp.Snapshot.CompressedBytes))
 	}
-	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s%s\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), reused)
+	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s (%s)\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), how)
 	if cp.Transcript != nil {
 		if cp.HasTranscript {
 			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cp.Transcript.OriginalPath, cp.Transcript.Cursor.ByteOffsetEnd)

@@ -2,7 +2,7 @@
 // in-process.
 //
 //	rewind init [--mode project|global]
-//	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL]
+//	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL] [--full]
 //	rewind list [--all] [-n N]
 //	rewind show <cp>
 //	rewind diff <cp> [<cp2>] [--stat]
@@ -80,7 +80,7 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"init", "[--mode project|global]", "create the checkpoint store", &initCmd{}, false},
-		{"save", "[description] [--transcript PATH] [--agent A] [--pin LABEL]", "take a checkpoint of the tree and the transcript", &saveCmd{}, false},
+		{"save", "[description] [--transcript PATH] [--agent A] [--pin LABEL] [--full]", "take a checkpoint of the tree and the transcript", &saveCmd{}, false},
 		{"list", "[--all] [-n N]", "list checkpoints, newest first", &listCmd{}, false},
 		{"show", "<cp>", "show a checkpoint's metadata", &showCmd{}, false},
 		{"diff", "<cp> [<cp2>] [--stat]", "changes between a checkpoint and the tree (or two checkpoints)", &diffCmd{}, false},
