@@ -147,6 +147,7 @@ prefix, or @N (@0 is the newest). See rewind(1).`),
 			return flag.ErrHelp
 		},
 	}
+	args = hoistCommon(args)
 	if len(args) > 0 {
 		if fs := byName[args[0]]; fs != nil {
 			args = append([]string{args[0]}, permute(fs, args[1:])...)
@@ -191,6 +192,31 @@ func report(stderr io.Writer, err error) int {
 		return 2
 	}
 	return 1
+}
+
+// hoistCommon lets the flags every command takes come before the command,
+// as in 'rewind -C ~/proj list' (git's habit): they are moved after it.
+func hoistCommon(args []string) []string {
+	var lead []string
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "-C" || a == "--C":
+			if len(args) < 2 {
+				return append(lead, args...)
+			}
+			lead, args = append(lead, a, args[1]), args[2:]
+			continue
+		case strings.HasPrefix(a, "-C=") || strings.HasPrefix(a, "--C=") || a == "-json" || a == "--json":
+			lead, args = append(lead, a), args[1:]
+			continue
+		}
+		break
+	}
+	if len(lead) == 0 || len(args) == 0 {
+		return append(lead, args...)
+	}
+	return append(append([]string{args[0]}, lead...), args[1:]...)
 }
 
 // permute moves flags that follow positional arguments in front of them, so

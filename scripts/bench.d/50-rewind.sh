@@ -11,9 +11,9 @@ fi
 
 # A checkpoint after one change, against rewind-snap create of the same tree (no transcript).
 victim=$proj/fmt/print.go
-save=$(median "rewind -C $proj save" "echo '// bench' >> $victim")
+save=$(median "rewind -C $proj save --full" "echo '// bench' >> $victim")
 snapc=$(median "rewind-snap create --root $proj --out $rw/s.tar.gz --manifest $rw/s.m" "echo '// bench' >> $victim")
-row "save after one change" "$save" "rewind-snap create" "$snapc" "≤ 1.1×"
+row "save --full after one change" "$save" "rewind-snap create" "$snapc" "≤ 1.1×"
 sleep 2 # past the racy window, as between two real checkpoints
 same=$(median "rewind -C $proj save")
 (cd "$proj" && git status --porcelain >/dev/null)
