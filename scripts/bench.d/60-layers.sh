@@ -6,6 +6,8 @@ proj=$ly/goroot
 if [ ! -d "$proj/.git" ]; then
   cp -r "$(goroot_copy)" "$proj"
   (cd "$proj" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench)
+fi
+if [ ! -d "$proj/.agent/rewind" ]; then
   rewind -C "$proj" init >/dev/null
   rewind -C "$proj" save base >/dev/null
 fi

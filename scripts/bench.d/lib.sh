@@ -32,7 +32,13 @@ bench_setup() {
 
 median() {
   local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
-  local prep=(); [ -n "${2:-}" ] && prep=(--prepare "$2")
+  # With -N hyperfine runs --prepare without a shell too: give it a script, so redirections work.
+  local prep=()
+  if [ -n "${2:-}" ]; then
+    local ps; ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
+    printf '%s\n' "$2" > "$ps"
+    prep=(--prepare "bash $ps")
+  fi
   hyperfine -N --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
     || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null
   awk -F, 'NR==2 {print $4}' "$csv"
