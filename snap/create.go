@@ -265,8 +265,8 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	tw := tar.NewWriter(mw)
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
-	kept := entries[:0:0]
-	var members []int // member index of each kept file written here, by kept index
+	kept := make([]Entry, 0, len(entries))
+	members := make([]int, 0, len(entries)) // member index of each kept file written here, by kept index
 	for n, it := range plan {
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -300,41 +301,94 @@ func ReadManifest(name string) (*Manifest, error) {
 	return readManifest(name, 0)
 }
 
-func readManifest(name string, depth int) (*Manifest, error) {
-	if depth > maxManifestChain {
-		return nil, fmt.Errorf("manifest %s: more than %d layers (a loop?)", name, maxManifestChain)
+func readManifest(name string, _ int) (*Manifest, error) {
+	// Read the chain newest first: the newest manifest's header, and for
+	// every path the newest delta line that mentions it.
+	type link struct {
+		m    *Manifest
+		gone map[string]bool
 	}
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return nil, err
-	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", name, err)
-	}
-	m, gone, err := parseManifest(b, filepath.Dir(abs))
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", name, err)
-	}
-	m.File = abs
-	if m.Header.Parent == "" {
-		return m, nil
-	}
-	parent, err := readManifest(m.Header.Parent, depth+1)
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: its parent: %w", name, err)
-	}
-	delta := m.Entries
-	m.Entries = make([]Entry, 0, len(parent.Entries)+len(delta))
-	mergeEntries(parent.Entries, delta, func(old, cur *Entry) {
-		switch {
-		case cur != nil && !gone[cur.Path]:
-			m.Entries = append(m.Entries, *cur)
-		case cur == nil:
-			m.Entries = append(m.Entries, *old)
+	var chain []link
+	seen := map[string]bool{}
+	for file := name; file != ""; {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return nil, err
 		}
-	})
-	return m, nil
+		if seen[abs] || len(chain) > maxManifestChain {
+			return nil, fmt.Errorf("manifest %s: its chain of parents loops or is longer than %d", name, maxManifestChain)
+		}
+		seen[abs] = true
+		b, err := os.ReadFile(abs)
+		if err != nil {
+			if len(chain) > 0 {
+				return nil, fmt.Errorf("manifest %s: its parent %s: %w", name, file, err)
+			}
+			return nil, fmt.Errorf("manifest %s: %w", name, err)
+		}
+		m, gone, err := parseManifest(b, filepath.Dir(abs))
+		if err != nil {
+			return nil, fmt.Errorf("manifest %s: %w", abs, err)
+		}
+		m.File = abs
+		chain = append(chain, link{m, gone})
+		file = m.Header.Parent
+	}
+	top := chain[0].m
+	if len(chain) == 1 {
+		return top, nil
+	}
+	// Overlay the deltas (newest wins) on the full manifest at the chain's
+	// end in one merge: the cost is the tree plus the deltas, not the tree
+	// times the depth.
+	over := map[string]*Entry{}
+	removed := map[string]bool{}
+	var added []Entry
+	for _, l := range chain[:len(chain)-1] {
+		for i := range l.m.Entries {
+			e := &l.m.Entries[i]
+			if _, done := over[e.Path]; done || removed[e.Path] {
+				continue
+			}
+			if l.gone[e.Path] {
+				removed[e.Path] = true
+				continue
+			}
+			over[e.Path] = e
+		}
+	}
+	base := chain[len(chain)-1].m.Entries
+	inBase := make(map[string]bool, len(over))
+	for i := range base {
+		if _, ok := over[base[i].Path]; ok {
+			inBase[base[i].Path] = true
+		}
+	}
+	for p, e := range over {
+		if !inBase[p] {
+			added = append(added, *e)
+		}
+	}
+	sort.Slice(added, func(i, j int) bool { return comparePaths(added[i].Path, added[j].Path) < 0 })
+	entries := make([]Entry, 0, len(base)+len(added))
+	j := 0
+	for i := range base {
+		for j < len(added) && comparePaths(added[j].Path, base[i].Path) < 0 {
+			entries = append(entries, added[j])
+			j++
+		}
+		p := base[i].Path
+		switch {
+		case removed[p]:
+		case over[p] != nil:
+			entries = append(entries, *over[p])
+		default:
+			entries = append(entries, base[i])
+		}
+	}
+	entries = append(entries, added[j:]...)
+	top.Entries = entries
+	return top, nil
 }
 
 // ParseManifest parses the text form of a full (non-layer) manifest; dir

@@ -54,7 +54,7 @@ func (m *memberWriter) buffer() *bytes.Buffer {
 		b.Reset()
 		return b
 	default:
-		return bytes.NewBuffer(make([]byte, 0, memberSize+64<<10))
+		return new(bytes.Buffer) // grows as written: an empty layer costs nothing
 	}
 }
 

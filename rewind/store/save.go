@@ -175,37 +175,24 @@ func (s *Store) cleanStaging() {
 	}
 }
 
-// countChanges compares two manifests (both in walk order).
+// countChanges compares two manifests (both in walk order); folders do not
+// count.
 func countChanges(old, cur *snap.Manifest) Changes {
 	var c Changes
 	if old == nil {
-		for _, e := range cur.Entries {
-			if e.Kind != snap.KindDir {
-				c.Added++
-			}
+		old = &snap.Manifest{}
+	}
+	for _, ch := range snap.DiffManifests(old, cur) {
+		if ch.Kind == "dir" {
+			continue
 		}
-		return c
-	}
-	prev := make(map[string]*snap.Entry, len(old.Entries))
-	for i := range old.Entries {
-		prev[old.Entries[i].Path] = &old.Entries[i]
-	}
-	for i := range cur.Entries {
-		e := &cur.Entries[i]
-		p, ok := prev[e.Path]
-		switch {
-		case !ok:
-			if e.Kind != snap.KindDir {
-				c.Added++
-			}
-		case p.Kind != e.Kind || p.Hash != e.Hash || p.Link != e.Link || p.Mode != e.Mode:
-			c.Modified++
-		}
-		delete(prev, e.Path)
-	}
-	for _, p := range prev {
-		if p.Kind != snap.KindDir {
+		switch ch.Op {
+		case "added":
+			c.Added++
+		case "deleted":
 			c.Deleted++
+		default:
+			c.Modified++
 		}
 	}
 	return c

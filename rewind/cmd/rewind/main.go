@@ -7,12 +7,18 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"rewind.dev/rewind/cli"
 )
 
 func main() {
+	// A run lives well under a second and holds a few MiB of manifest: let
+	// the heap grow before collecting, within a soft limit far below the
+	// 100 MiB this tool promises to stay under.
+	debug.SetGCPercent(400)
+	debug.SetMemoryLimit(64 << 20)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
