@@ -139,7 +139,11 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	p := &restorePlan{root: root, r: r, snapshot: map[string]Kind{}}
+	n := 1024
+	if m != nil {
+		n = len(m.Entries)
+	}
+	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n)}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -334,7 +338,8 @@ const fetchAllAt = 64
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
 	chk := &archiveScanner{name: m.File, limits: limits, foldCase: caseInsensitive(p.root),
-		seen: map[string]Kind{}, dirs: map[string]bool{}, links: map[string]string{}, csize: 1 << 62}
+		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4),
+		links: map[string]string{}, csize: 1 << 62}
 	if chk.foldCase {
 		chk.folded = map[string]string{}
 	}
