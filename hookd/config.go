@@ -1,6 +1,8 @@
 package hookd
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,12 +27,39 @@ type Config struct {
 	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"` // default DefaultDeadline
 }
 
-// GlobalConfigPath is ~/.rewind/config.json.
-func GlobalConfigPath(home string) string { return filepath.Join(home, ".rewind", "config.json") }
+// RewindHome is Rewind's own folder: $REWIND_HOME, else ~/.rewind (the
+// rewind porcelain uses the same rule).
+func RewindHome(home string) string {
+	if h := os.Getenv("REWIND_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(home, ".rewind")
+}
 
-// ProjectConfigPath is the project's override file (project mode stores).
+// GlobalConfigPath is ~/.rewind/config.json.
+func GlobalConfigPath(home string) string { return filepath.Join(RewindHome(home), "config.json") }
+
+// ProjectConfigPath is the project's override file: in its store, which is
+// <project>/.agent/rewind/ (project mode) or, when that does not exist,
+// ~/.rewind/storage/<hash of the project path>/ (global mode). The hash rule
+// is the porcelain's (rewind/store.GlobalDir); a test there keeps the two
+// in step.
 func ProjectConfigPath(projectDir string) string {
-	return filepath.Join(projectDir, ".agent", "rewind", "config.json")
+	local := filepath.Join(projectDir, ".agent", "rewind")
+	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
+		return filepath.Join(local, "config.json")
+	}
+	home, _ := os.UserHomeDir()
+	abs, err := filepath.Abs(projectDir)
+	if err != nil {
+		abs = projectDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	global := filepath.Join(RewindHome(home), "storage", hex.EncodeToString(sum[:8]))
+	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
+		return filepath.Join(global, "config.json")
+	}
+	return filepath.Join(local, "config.json")
 }
 
 // LoadConfig reads the global config and lets the project's tier override

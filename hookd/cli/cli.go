@@ -147,11 +147,10 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 
 // usageStatus is 2 for register/unregister and 1 for anything an agent may
 // have run: exit status 2 from a hook blocks the agent's tool or prompt.
+// Only the command word decides, never an argument further on.
 func usageStatus(args []string) int {
-	for _, a := range args {
-		if a == "register" || a == "unregister" {
-			return 2
-		}
+	if len(args) > 0 && (args[0] == "register" || args[0] == "unregister") {
+		return 2
 	}
 	return 1
 }

@@ -232,7 +232,7 @@ func callRewind(ctx context.Context, req hookd.Request) (hookd.Response, error) 
 const maxLog = 1 << 20
 
 func appendLog(home string, le logEntry) {
-	dir := filepath.Join(home, ".rewind", "logs")
+	dir := filepath.Join(hookd.RewindHome(home), "logs")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}

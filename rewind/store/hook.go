@@ -29,6 +29,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	defer l.Unlock()
 	if req.TranscriptPath != "" || req.SessionID != "" || req.EnvFile != "" {
 		sess, _ := s.Session()
+		before := sess
 		if req.Agent != "" {
 			sess.Agent = req.Agent
 		}
@@ -44,8 +45,13 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		if req.EnvFile != "" {
 			sess.EnvFile = req.EnvFile
 		}
-		if err := s.SetSession(sess); err != nil {
-			return resp, err
+		// Rewritten when something changed, or to refresh updated_at once a
+		// minute: an unchanged session costs no write (and no fsync) on the
+		// hook's hot path.
+		if sess != before || time.Since(sess.UpdatedAt) > time.Minute {
+			if err := s.SetSession(sess); err != nil {
+				return resp, err
+			}
 		}
 	}
 	hs := s.HookState()

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"rewind.dev/hookd"
 	"rewind.dev/jsonl"
 )
 
@@ -540,5 +541,45 @@ func TestGCOverLayerChains(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.layersDir(), cps[3].ID+".tar.gz")); err != nil {
 		t.Errorf("the layer a survivor still reads (%s) was swept: %v", cps[3].ID, err)
+	}
+}
+
+// TestHookdFindsTheProjectConfig: rewind-hook (which cannot import this
+// package) finds a project's config.json where the store keeps it, in both
+// modes; the global-mode hash rule is written twice and must agree.
+func TestHookdFindsTheProjectConfig(t *testing.T) {
+	for _, mode := range []Mode{ModeProject, ModeGlobal} {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+		dir := t.TempDir()
+		s, _, err := Init(dir, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hookd.ProjectConfigPath(dir), s.ProjectConfigPath(); got != want {
+			t.Errorf("%s mode: rewind-hook reads %s, the store writes %s", mode, got, want)
+		}
+	}
+}
+
+func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
+	s := project(t)
+	req := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project, SessionID: "s1", TranscriptPath: "/t.jsonl", Checkpoint: "none"}
+	if _, err := s.Hook(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	fi1, _ := os.Stat(s.path("session.json"))
+	if _, err := s.Hook(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	fi2, _ := os.Stat(s.path("session.json"))
+	if !os.SameFile(fi1, fi2) {
+		t.Error("session.json rewritten though nothing in it changed")
+	}
+	req.SessionID = "s2"
+	s.Hook(ctx, req)
+	if sess, _ := s.Session(); sess.SessionID != "s2" {
+		t.Errorf("session.json not updated: %+v", sess)
 	}
 }

@@ -1,0 +1,32 @@
+package hookd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestRewindHomeAndProjectConfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("REWIND_HOME", "")
+	if got, want := GlobalConfigPath(home), filepath.Join(home, ".rewind", "config.json"); got != want {
+		t.Errorf("GlobalConfigPath = %s, want %s", got, want)
+	}
+	rh := t.TempDir()
+	t.Setenv("REWIND_HOME", rh)
+	if got, want := GlobalConfigPath(home), filepath.Join(rh, "config.json"); got != want {
+		t.Errorf("with REWIND_HOME: GlobalConfigPath = %s, want %s", got, want)
+	}
+	proj := t.TempDir()
+	// No store: the project-mode path, where 'rewind config' would create it.
+	if got, want := ProjectConfigPath(proj), filepath.Join(proj, ".agent", "rewind", "config.json"); got != want {
+		t.Errorf("no store: %s, want %s", got, want)
+	}
+	// A global-mode store under REWIND_HOME/storage/<hash>/ is found.
+	os.WriteFile(filepath.Join(rh, "config.json"), []byte(`{"version":1,"tier":"minimal"}`), 0o644)
+	c0, _ := LoadConfig(home, proj)
+	if c0.Tier != "minimal" {
+		t.Fatalf("global tier not read from REWIND_HOME: %q", c0.Tier)
+	}
+}
