@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -198,24 +197,12 @@ func countChanges(old, cur *snap.Manifest) Changes {
 	return c
 }
 
+// linkOrCopy hard-links src at dst, or copies it where links do not work.
 func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := snap.CreateAtomic(dst, 0o644)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	return out.Commit()
+	return copyFile(src, dst)
 }
 
 func syncPath(p string) error {
