@@ -21,6 +21,12 @@ row "fork at 90% of $((fork_size >> 20)) MiB (prefix copy)" \
   "$(median "rm -f $fork_dir/out.jsonl; rewind-fork create --from $fork_src --offset $fork_off --out $fork_dir/out.jsonl")" \
   "cp --reflink=auto (whole file)" \
   "$(median "rm -f $fork_dir/cp.jsonl; cp --reflink=auto $fork_src $fork_dir/cp.jsonl")" "≤ 1.2×"
+# The fork is fsynced before it appears (no half-written session file after a crash); cp is
+# not. The same copy made durable shows what that costs.
+row "fork at 90% of $((fork_size >> 20)) MiB (prefix copy)" \
+  "$(median "rm -f $fork_dir/out.jsonl; rewind-fork create --from $fork_src --offset $fork_off --out $fork_dir/out.jsonl")" \
+  "cp --reflink=auto + sync of the copy" \
+  "$(median "rm -f $fork_dir/cp.jsonl; cp --reflink=auto $fork_src $fork_dir/cp.jsonl && sync $fork_dir/cp.jsonl")" "report"
 row "fork at 90% from transcript.jsonl.gz (snapshot)" \
   "$(median "rm -f $fork_dir/out.jsonl; rewind-fork create --from $fork_dir/gone.jsonl --agent claude --offset $fork_off --snapshot $fork_src.gz --out $fork_dir/out.jsonl")" \
   "gzip -dc > /dev/null (whole file)" \
