@@ -1,0 +1,3 @@
+module rewind.dev/reliability
+
+go 1.25.0

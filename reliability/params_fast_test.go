@@ -1,0 +1,14 @@
+//go:build !reliability
+
+package reliability
+
+// The fast part (scripts/test): a few kills per command on a small tree.
+const (
+	crashKills        = 4
+	crashFiles        = 600
+	crashTranscriptMB = 1
+	concFiles         = 300
+	concRounds        = 2
+	appendRounds      = 10
+	long              = false
+)

@@ -1,0 +1,15 @@
+//go:build reliability
+
+package reliability
+
+// The long part (scripts/reliability): at least 200 kills per command on a
+// tree of a few thousand files and a transcript of some MB.
+const (
+	crashKills        = 200
+	crashFiles        = 2000
+	crashTranscriptMB = 3
+	concFiles         = 1500
+	concRounds        = 12
+	appendRounds      = 100
+	long              = true
+)
