@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -524,11 +523,4 @@ func figures(t testing.TB, property string, runs, faults, failures int) {
 	msg := fmt.Sprintf("reliability: %s: runs=%d faults=%d failures=%d", property, runs, faults, failures)
 	t.Log(msg)
 	fmt.Fprintln(os.Stderr, msg)
-}
-
-// median of a few durations.
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
