@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -255,41 +256,51 @@ func TestBrokenTranscripts(t *testing.T) {
 	genTranscript(t, good, 512<<10, 5)
 	g, _ := os.ReadFile(good)
 	half := bytes.LastIndexByte(g[:len(g)/2], '\n') + 1
-	hugeLine := func() []byte {
-		var b bytes.Buffer
-		b.Write(g[:half])
-		b.WriteString(`{"type":"user","uuid":"big","message":{"role":"user","content":"`)
-		b.Write(bytes.Repeat([]byte("q"), 100<<20))
-		b.WriteString("\"}}\n")
-		b.Write(g[half:])
-		return b.Bytes()
+	// The 100 MiB line is streamed to the file: the test process must stay
+	// small, since a child's RSS high-water mark from wait4 starts at the
+	// parent's (exec records the old mm's), and this test measures it.
+	hugeLine := func(path string) {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.Write(g[:half])
+		f.WriteString(`{"type":"user","uuid":"big","message":{"role":"user","content":"`)
+		chunk := bytes.Repeat([]byte("q"), 1<<20)
+		for range 100 {
+			f.Write(chunk)
+		}
+		f.WriteString("\"}}\n")
+		f.Write(g[half:])
 	}
 	cases := []struct {
-		name string
-		data func() []byte
+		name  string
+		data  func() []byte
+		write func(path string) // instead of data, for what must not sit in memory
 	}{
-		{"empty", func() []byte { return nil }},
-		{"truncated mid-line", func() []byte { return g[:len(g)-777] }},
-		{"spliced mid-line", func() []byte { return append(append([]byte{}, g[:half+100]...), g[half+333:]...) }},
-		{"NUL-filled region", func() []byte {
+		{name: "empty", data: func() []byte { return nil }},
+		{name: "truncated mid-line", data: func() []byte { return g[:len(g)-777] }},
+		{name: "spliced mid-line", data: func() []byte { return append(append([]byte{}, g[:half+100]...), g[half+333:]...) }},
+		{name: "NUL-filled region", data: func() []byte {
 			b := append([]byte{}, g...)
 			clear(b[half : half+200000])
 			return b
 		}},
-		{"all NUL", func() []byte { return make([]byte, 1<<20) }},
-		{"CRLF", func() []byte { return bytes.ReplaceAll(g, []byte("\n"), []byte("\r\n")) }},
-		{"binary garbage", func() []byte {
+		{name: "all NUL", data: func() []byte { return make([]byte, 1<<20) }},
+		{name: "CRLF", data: func() []byte { return bytes.ReplaceAll(g, []byte("\n"), []byte("\r\n")) }},
+		{name: "binary garbage", data: func() []byte {
 			b := make([]byte, 1<<20)
 			for i := range b {
 				b[i] = byte(i*7919 + i>>8)
 			}
 			return b
 		}},
-		{"deeply nested JSON", func() []byte {
+		{name: "deeply nested JSON", data: func() []byte {
 			return append(append(append([]byte{}, g[:half]...), []byte(strings.Repeat("[", 1<<20)+strings.Repeat("]", 1<<20)+"\n")...), g[half:]...)
 		}},
-		{"100 MiB line", hugeLine},
-		{"no newline at all", func() []byte { return bytes.ReplaceAll(g, []byte("\n"), []byte(" ")) }},
+		{name: "100 MiB line", write: hugeLine},
+		{name: "no newline at all", data: func() []byte { return bytes.ReplaceAll(g, []byte("\n"), []byte(" ")) }},
 	}
 	failures, runs := 0, 0
 	for _, c := range cases {
@@ -297,7 +308,12 @@ func TestBrokenTranscripts(t *testing.T) {
 			dir := filepath.Join(base, "c")
 			os.RemoveAll(dir)
 			tpath := filepath.Join(dir, "home/.claude/projects/-p/11111111-2222-4333-8444-555555555555.jsonl")
-			writeFile(t, tpath, c.data(), 0o644)
+			if c.write != nil {
+				os.MkdirAll(filepath.Dir(tpath), 0o755)
+				c.write(tpath)
+			} else {
+				writeFile(t, tpath, c.data(), 0o644)
+			}
 			project := filepath.Join(dir, "p")
 			genTree(t, project, 20, 4)
 			env := []string{"HOME=" + filepath.Join(dir, "home")}
@@ -316,6 +332,7 @@ func TestBrokenTranscripts(t *testing.T) {
 			for _, p := range procs {
 				runs++
 				p.env = append(p.env, env...)
+				debug.FreeOSMemory()
 				r := run(t, p)
 				tag := p.name + " " + p.args[0]
 				var errs []string
