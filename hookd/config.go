@@ -130,7 +130,7 @@ func SetConfigBinDir(home, dir string) (bool, error) {
 
 func setConfigString(home, key, value string) (bool, error) {
 	path := GlobalConfigPath(home)
-	old, err := os.ReadFile(path)
+	old, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		old = nil
 	} else if err != nil {
@@ -153,7 +153,7 @@ func setConfigString(home, key, value string) (bool, error) {
 	if old != nil && string(src) == string(old) {
 		return false, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := faultOr("mkdir", filepath.Dir(path), func() error { return os.MkdirAll(filepath.Dir(path), 0o755) }); err != nil {
 		return false, err
 	}
 	return true, writeAtomic(path, src, 0o644)

@@ -26,7 +26,7 @@ func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int
 		return c, err
 	}
 	c.Target = target
-	old, err := os.ReadFile(target)
+	old, err := readFile(target)
 	existed := err == nil
 	if errors.Is(err, fs.ErrNotExist) {
 		if removeOnly {
@@ -58,7 +58,7 @@ func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int
 		if c.Backup, err = backup(target, old, mode); err != nil {
 			return c, err
 		}
-	} else if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+	} else if err := faultOr("mkdir", filepath.Dir(target), func() error { return os.MkdirAll(filepath.Dir(target), 0o700) }); err != nil {
 		return c, err
 	}
 	if err := writeAtomic(target, out, mode); err != nil {
@@ -123,13 +123,20 @@ func globEscape(s string) string {
 }
 
 // writeAtomic replaces path with data: temp file in the same folder, mode,
-// owner of the file it replaces, fsync, rename, fsync the folder.
+// owner of the file it replaces, fsync, rename, fsync the folder. The temp
+// file is flock-held until it is renamed, so the temp files of killed runs
+// (nobody holds them) are told apart and removed by the next write here.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".rewind-tmp-*")
+	cleanStaleTemps(dir)
+	if err := fault("create", path); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
 	if err != nil {
 		return err
 	}
+	lockTemp(f)
 	tmp := f.Name()
 	ok := false
 	defer func() {
@@ -138,23 +145,22 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 			os.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if err := faultOr("write", tmp, func() error { _, err := f.Write(data); return err }); err != nil {
 		return err
 	}
-	if err := f.Chmod(mode); err != nil {
+	if err := faultOr("chmod", tmp, func() error { return f.Chmod(mode) }); err != nil {
 		return err
 	}
 	keepOwner(f, path)
-	if err := f.Sync(); err != nil {
+	if err := faultOr("sync", tmp, f.Sync); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	// Renamed while still open and locked: no cleanup can take it away.
+	if err := faultOr("rename", path, func() error { return os.Rename(tmp, path) }); err != nil {
 		return err
 	}
 	ok = true
+	f.Close()
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
