@@ -431,10 +431,9 @@ func backupHolds(dir string, data []byte) bool {
 }
 
 // knownDefects are failures whose fix belongs to code this suite must not
-// change while it is being reworked (snap/, rewind/store/) or to another
-// author's module still in progress (hookd/). Each is counted and logged,
-// and skips its subtest instead of failing CI; REWIND_RELIABILITY_STRICT=1
-// turns them into failures. The report to the lead holds their
+// change while it is being reworked (snap/, rewind/store/). Each is counted
+// and logged, and skips its subtest instead of failing CI;
+// REWIND_RELIABILITY_STRICT=1 turns them into failures. The report to the lead holds their
 // reproducers; remove an entry once its defect is fixed.
 var knownDefects = []struct{ match, defect string }{
 	{"tree half restored, and undo-restore", "store: a restore appends to restore-history.json only after it changed the tree; killed in between, undo-restore cannot bring the tree back"},
@@ -442,7 +441,6 @@ var knownDefects = []struct{ match, defect string }{
 	{"left behind after the next run: p/.agent/rewind/layers/", "store: a killed save leaves its layer archive in layers/ until gc"},
 	{"left behind after the next run: p/.agent/rewind/.", "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed"},
 	{"left behind after the next run: p/.agent/rewind/transcript-backup/.", "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed"},
-	{".rewind-tmp-", "hookd: temp files (.<name>.rewind-tmp-*) of settings/config writes a killed register left are never removed"},
 }
 
 func knownDefect(err string) string {
