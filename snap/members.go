@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -33,6 +34,7 @@ type memberWriter struct {
 	written  int64 // compressed bytes written so far
 	err      error
 	bufs     chan *bytes.Buffer
+	writers  sync.Pool // *gzip.Writer: a compressor's tables are worth reusing
 }
 
 type compressed struct {
@@ -46,6 +48,15 @@ func newMemberWriter(w io.Writer, level int) *memberWriter {
 	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), bufs: make(chan *bytes.Buffer, 2*n+2)}
 	m.cur = m.buffer()
 	return m
+}
+
+// compressor returns a gzip writer onto out, reused when one is free.
+func (m *memberWriter) compressor(out io.Writer) (*gzip.Writer, error) {
+	if zw, ok := m.writers.Get().(*gzip.Writer); ok {
+		zw.Reset(out)
+		return zw, nil
+	}
+	return gzip.NewWriterLevel(out, m.level)
 }
 
 func (m *memberWriter) buffer() *bytes.Buffer {
@@ -107,12 +118,15 @@ func (m *memberWriter) cut() {
 	go func() {
 		defer func() { <-m.inflight }()
 		out := m.buffer()
-		zw, err := gzip.NewWriterLevel(out, m.level)
+		zw, err := m.compressor(out)
 		if err == nil {
 			_, err = zw.Write(raw.Bytes())
 		}
 		if err == nil {
 			err = zw.Close()
+		}
+		if err == nil {
+			m.writers.Put(zw)
 		}
 		ch <- compressed{data: out, raw: raw, err: err}
 	}()
