@@ -135,9 +135,10 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 		return Truncation{}, err
 	}
 	// A write landing between the last look and the cut would be cut off and lost. A write
-	// lease closes that window for agents that open the file for each append (Claude Code,
-	// Droid): while it is held their open(2) waits, so the last look and the cut are one step,
-	// and their append lands after the new end. Where no lease can be had (another process
+	// lease closes that window for writers that open the file for each append (as the
+	// reliability suite's agent does; whether a given agent keeps its transcript open is not
+	// established): while it is held their open(2) waits, so the last look and the cut are one
+	// step, and their append lands after the new end. Where no lease can be had (another process
 	// holds the file open, or the file system has none) the window stays, microseconds wide.
 	release := writeLease(f)
 	err = settle()
