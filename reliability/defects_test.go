@@ -3,6 +3,7 @@ package reliability
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,17 +34,8 @@ func TestKilledRestoreCanBeUndone(t *testing.T) {
 			break
 		}
 	}
-	cmd := proc{name: "rewind", args: []string{"restore", w.ids["A"], "--code-only", "--yes", "-C", w.project}, env: w.env}.command(t.Context())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		if _, err := os.Lstat(gone); err != nil {
-			cmd.Process.Signal(syscall.SIGKILL)
-			break
-		}
-	}
-	cmd.Wait()
+	killWhen(t, proc{name: "rewind", args: []string{"restore", w.ids["A"], "--code-only", "--yes", "-C", w.project}, env: w.env},
+		func() bool { _, err := os.Lstat(gone); return err != nil })
 	if treeDigest(t, w.project).sum() == w.sums["A"] {
 		t.Skip("the restore finished before the kill; run again")
 	}
@@ -63,5 +55,82 @@ func TestStoreFromBeforeLayersStillSaves(t *testing.T) {
 	r := run(t, proc{name: "rewind", args: []string{"save", "after upgrade", "-C", w.project}, env: w.env})
 	if r.code != 0 {
 		t.Fatalf("rewind save on a store without layers/: exit %d: %s", r.code, strings.TrimSpace(r.stderr))
+	}
+}
+
+// killWhen runs p and SIGKILLs it the moment cond holds (polled without
+// pause), or lets it finish. It reports whether it killed.
+func killWhen(t *testing.T, p proc, cond func() bool) bool {
+	t.Helper()
+	cmd := p.command(t.Context())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		if cond() {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			return true
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	t.Fatalf("%s did not finish within a minute", p.name)
+	return false
+}
+
+// layerFiles lists the names in the store's layers/ folder.
+func layerFiles(w *world) []string {
+	des, _ := os.ReadDir(filepath.Join(w.project, ".agent/rewind/layers"))
+	var out []string
+	for _, de := range des {
+		out = append(out, de.Name())
+	}
+	return out
+}
+
+// TestKilledSaveLeavesNoTempFile kills a save while its layer archive is a
+// temp file; the next save must not leave it behind.
+func TestKilledSaveLeavesNoTempFile(t *testing.T) {
+	skipDefect(t, "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed")
+	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
+	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}
+	if !killWhen(t, save, func() bool {
+		return slices.ContainsFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") })
+	}) {
+		t.Skip("the save finished before its temp file was seen; run again")
+	}
+	mustRun(t, save)
+	for _, n := range layerFiles(w) {
+		if strings.Contains(n, ".tmp-") {
+			t.Errorf("layers/%s is still there after the next save", n)
+		}
+	}
+}
+
+// TestKilledSaveLeavesNoOrphanLayer kills a save the moment its layer
+// archive is in place, before its checkpoint is published; the next save
+// must not leave an archive no checkpoint reads.
+func TestKilledSaveLeavesNoOrphanLayer(t *testing.T) {
+	skipDefect(t, "store: a killed save leaves its layer archive in layers/ until gc")
+	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
+	before := len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") }))
+	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}
+	killed := killWhen(t, save, func() bool {
+		return len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") })) > before
+	})
+	if !killed || len(checkpoints(t, w.project, w.env)) != 2 {
+		t.Skip("the save published its checkpoint before the kill; run again")
+	}
+	mustRun(t, save)
+	if o := orphanLayers(t, w); len(o) > 0 {
+		t.Errorf("layer archives no checkpoint reads, after the next save: %v", rel(w.root, o))
 	}
 }
