@@ -435,13 +435,7 @@ func backupHolds(dir string, data []byte) bool {
 // and logged, and skips its subtest instead of failing CI;
 // REWIND_RELIABILITY_STRICT=1 turns them into failures. The report to the lead holds their
 // reproducers; remove an entry once its defect is fixed.
-var knownDefects = []struct{ match, defect string }{
-	{"tree half restored, and undo-restore", "store: a restore appends to restore-history.json only after it changed the tree; killed in between, undo-restore cannot bring the tree back"},
-	{"left behind after the next run: p/.agent/rewind/layers/.", "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed"},
-	{"left behind after the next run: p/.agent/rewind/layers/", "store: a killed save leaves its layer archive in layers/ until gc"},
-	{"left behind after the next run: p/.agent/rewind/.", "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed"},
-	{"left behind after the next run: p/.agent/rewind/transcript-backup/.", "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed"},
-}
+var knownDefects = []struct{ match, defect string }{}
 
 func knownDefect(err string) string {
 	if os.Getenv("REWIND_RELIABILITY_STRICT") != "" {

@@ -10,21 +10,12 @@ import (
 	"time"
 )
 
-// Deterministic reproducers of defects the crash runs find by chance. Each
-// is skipped while its defect stands (REWIND_RELIABILITY_STRICT=1 runs it):
-// remove the skip with the fix.
-
-func skipDefect(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("REWIND_RELIABILITY_STRICT") == "" {
-		t.Skip("defect: " + what + "; see report")
-	}
-}
+// Deterministic reproducers of defects the crash runs found by chance, kept
+// after their fix so they cannot come back.
 
 // TestKilledRestoreCanBeUndone kills a restore the moment its first change
 // reaches the tree: undo-restore must bring the tree back.
 func TestKilledRestoreCanBeUndone(t *testing.T) {
-	skipDefect(t, "store: a restore appends to restore-history.json only after it changed the tree; killed in between, undo-restore cannot bring the tree back")
 	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
 	// A file of C that A lacks: the restore deletes it.
 	var gone string
@@ -49,7 +40,6 @@ func TestKilledRestoreCanBeUndone(t *testing.T) {
 // TestStoreFromBeforeLayersStillSaves: a store made before layered
 // snapshots (no layers/ folder) must keep working after an upgrade.
 func TestStoreFromBeforeLayersStillSaves(t *testing.T) {
-	skipDefect(t, "store: a store without layers/ (made before layered snapshots) fails every save")
 	w := newWorld(t, filepath.Join(workDir(t), "w"), 50, 1)
 	os.RemoveAll(filepath.Join(w.project, ".agent/rewind/layers"))
 	r := run(t, proc{name: "rewind", args: []string{"save", "after upgrade", "-C", w.project}, env: w.env})
@@ -99,7 +89,6 @@ func layerFiles(w *world) []string {
 // TestKilledSaveLeavesNoTempFile kills a save while its layer archive is a
 // temp file; the next save must not leave it behind.
 func TestKilledSaveLeavesNoTempFile(t *testing.T) {
-	skipDefect(t, "store: temp files (.<name>.tmp-*) of atomic writes a killed run left in the store are never removed")
 	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
 	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}
 	if !killWhen(t, save, func() bool {
@@ -119,7 +108,6 @@ func TestKilledSaveLeavesNoTempFile(t *testing.T) {
 // archive is in place, before its checkpoint is published; the next save
 // must not leave an archive no checkpoint reads.
 func TestKilledSaveLeavesNoOrphanLayer(t *testing.T) {
-	skipDefect(t, "store: a killed save leaves its layer archive in layers/ until gc")
 	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
 	before := len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") }))
 	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}

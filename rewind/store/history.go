@@ -24,6 +24,10 @@ type HistoryEntry struct {
 	Truncate         *TruncateRecord `json:"truncate,omitempty"`
 	UndoOf           string          `json:"undo_of,omitempty"`
 	UndoneBy         string          `json:"undone_by,omitempty"`
+	// Done is false from the moment a restore is recorded (before it changes
+	// anything) until it has finished: an entry left not done was
+	// interrupted, and undo-restore brings back what it may have changed.
+	Done bool `json:"done"`
 }
 
 // ForkRecord is a fork Rewind wrote: its lineage lets back --both find
@@ -66,6 +70,22 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 	h.Version = Version
 	h.Entries = append(h.Entries, e)
 	return writeJSON(s.historyPath(), h)
+}
+
+// updateHistory replaces the entry with e's id.
+func (s *Store) updateHistory(e HistoryEntry) error {
+	h, err := s.History()
+	if err != nil {
+		return err
+	}
+	for i := range h.Entries {
+		if h.Entries[i].ID == e.ID {
+			h.Entries[i] = e
+			h.Version = Version
+			return writeJSON(s.historyPath(), h)
+		}
+	}
+	return s.appendHistory(e)
 }
 
 // referenced returns the checkpoint ids the restore history needs.

@@ -76,26 +76,29 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	}
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
+	// Recorded before anything changes: killed half way, the restore can
+	// still be undone from its backup.
+	if err := s.appendHistory(entry); err != nil {
+		return nil, err
+	}
 	if opts.Code {
 		r, err := s.restoreTree(ctx, cp, false)
 		res.Code = r
 		if err != nil {
-			s.appendHistory(entry) // part of the tree may have changed: undo-restore must know
 			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", cp.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was (backup " + backup.ID + ")"}
 		}
 	}
 	if opts.Context != "" {
-		if err := s.restoreContext(ctx, cp, opts.Context, res, &entry); err != nil {
-			if opts.Code {
-				s.appendHistory(entry)
-			}
+		err := s.restoreContext(ctx, cp, opts.Context, res, &entry)
+		if uerr := s.updateHistory(entry); err == nil {
+			err = uerr
+		}
+		if err != nil {
 			return res, err
 		}
 	}
-	if err := s.appendHistory(entry); err != nil {
-		return res, err
-	}
-	return res, nil
+	entry.Done = true
+	return res, s.updateHistory(entry)
 }
 
 func transcriptOf(cp *Checkpoint) string {
@@ -254,7 +257,7 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
 	}
 	res.Backup = now.ID
-	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code}
+	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
 	if e.Code {
 		r, err := s.restoreTree(ctx, backup, false)
 		res.Code = r
@@ -444,21 +447,26 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}
 	if target != nil {
 		entry.Checkpoint, entry.Code = target.ID, true
+	}
+	if err := s.appendHistory(entry); err != nil { // before anything changes
+		return nil, err
+	}
+	if target != nil {
 		r, err := s.restoreTree(ctx, target, false)
 		res.Code = r
 		if err != nil {
-			s.appendHistory(entry)
 			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", target.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was"}
 		}
 	}
 	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent}
-	if err := s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry); err != nil {
-		if target != nil {
-			s.appendHistory(entry)
-		}
-		return res, err
+	err = s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry)
+	if err == nil {
+		entry.Done = true
 	}
-	return res, s.appendHistory(entry)
+	if uerr := s.updateHistory(entry); err == nil {
+		err = uerr
+	}
+	return res, err
 }
 
 // fewerPrompts explains why back cannot go that far: the conversation is

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"rewind.dev/snap"
@@ -155,23 +157,61 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, fmt.Errorf("publish checkpoint %s: %w", id, err)
 	}
 	ok = true
-	if err := syncPath(s.checkpointsDir()); err != nil {
-		return nil, err
-	}
+	// The checkpoint is published: a failure to sync the folder now only
+	// weakens how the rename survives a power cut, and must not make the
+	// caller (a restore taking its backup) believe there is no backup.
+	syncPath(s.checkpointsDir())
 	return &Checkpoint{Metadata: md, Dir: final}, nil
 }
 
-// cleanStaging removes what an interrupted save left behind. Saves run
-// under the lock, so nothing in staging/ belongs to a live one.
+// cleanStaging removes what an interrupted run left behind: everything in
+// staging/, temporary files of atomic writes (.<name>.tmp-*) in the store,
+// layers/ and transcript-backup/, and layer archives newer than the newest
+// checkpoint (ids only grow, so such a layer belongs to a save that never
+// published). It runs under the lock, so none of it belongs to a live run
+// of this store; a temp file some other process holds an flock on (a
+// standalone rewind-fork writing a backup here) is left alone.
 func (s *Store) cleanStaging() {
-	des, err := os.ReadDir(s.stagingDir())
-	if err != nil {
+	os.MkdirAll(s.layersDir(), 0o755) // stores made before layers have none
+	if des, err := os.ReadDir(s.stagingDir()); err != nil {
 		os.MkdirAll(s.stagingDir(), 0o755)
+	} else {
+		for _, de := range des {
+			os.RemoveAll(filepath.Join(s.stagingDir(), de.Name()))
+		}
+	}
+	for _, dir := range []string{s.Dir, s.layersDir(), s.backupDir()} {
+		des, _ := os.ReadDir(dir)
+		for _, de := range des {
+			if n := de.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") {
+				removeUnlocked(filepath.Join(dir, n))
+			}
+		}
+	}
+	ids, _ := s.IDs()
+	newest := ""
+	if len(ids) > 0 {
+		newest = ids[len(ids)-1]
+	}
+	des, _ := os.ReadDir(s.layersDir())
+	for _, de := range des {
+		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && id > newest {
+			os.Remove(filepath.Join(s.layersDir(), de.Name()))
+		}
+	}
+}
+
+// removeUnlocked removes p unless a live process holds an flock on it.
+func removeUnlocked(p string) {
+	f, err := os.Open(p)
+	if err != nil {
 		return
 	}
-	for _, de := range des {
-		os.RemoveAll(filepath.Join(s.stagingDir(), de.Name()))
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return
 	}
+	os.Remove(p)
 }
 
 // countChanges compares two manifests (both in walk order); folders do not

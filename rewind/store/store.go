@@ -120,6 +120,7 @@ func Open(project string) (*Store, error) {
 	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
 		return &Store{Dir: global, Project: abs, Mode: ModeGlobal}, nil
 	}
+	// (A store made before layers/ existed gets it at its next save.)
 	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
 }
 
