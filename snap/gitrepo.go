@@ -275,7 +275,7 @@ func readIndexVarint(b []byte) (uint64, int) {
 	return val, i + 1
 }
 
-// tracked reports whether path is tracked, and trackedUnder whether any
+// isTracked reports whether path is tracked, and trackedUnder whether any
 // tracked path lies inside folder dir.
 func (gc *gitContext) isTracked(path string) bool {
 	i := sort.SearchStrings(gc.tracked, path)

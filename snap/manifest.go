@@ -298,10 +298,6 @@ const maxManifestChain = 4096
 
 // ReadManifest reads a manifest file and, for a layer, its parents.
 func ReadManifest(name string) (*Manifest, error) {
-	return readManifest(name, 0)
-}
-
-func readManifest(name string, _ int) (*Manifest, error) {
 	// Read the chain newest first: the newest manifest's header, and for
 	// every path the newest delta line that mentions it.
 	type link struct {
@@ -389,16 +385,6 @@ func readManifest(name string, _ int) (*Manifest, error) {
 	entries = append(entries, added[j:]...)
 	top.Entries = entries
 	return top, nil
-}
-
-// ParseManifest parses the text form of a full (non-layer) manifest; dir
-// resolves its relative paths.
-func ParseManifest(b []byte, dir string) (*Manifest, error) {
-	m, _, err := parseManifest(b, dir)
-	if err == nil && m.Header.Parent != "" {
-		return nil, errors.New("manifest is a layer: read it with ReadManifest, which follows its parents")
-	}
-	return m, err
 }
 
 func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
