@@ -36,6 +36,12 @@ type CreateOptions struct {
 	// snapshot, gets a full snapshot instead.
 	Layer    bool
 	MaxDepth int // default 256
+	// Reuse, with Parent read from a file, writes nothing when every entry
+	// still matches Parent's metadata exactly (no file needed hashing): the
+	// Result is Unchanged and Reused, and its Manifest is Parent itself, so
+	// the caller can point at Parent's manifest and archive. A layer chain
+	// then does not grow by an empty layer at every unchanged snapshot.
+	Reuse bool
 	// Level is the gzip level; 0 means fastest (1).
 	Level int
 	Walk  WalkOptions
@@ -54,6 +60,7 @@ type Result struct {
 	CompressedBytes int64    `json:"compressed_bytes"`
 	TreeHash        string   `json:"tree_hash"`
 	Unchanged       bool     `json:"unchanged"`
+	Reused          bool     `json:"reused,omitempty"` // nothing written: Manifest is the parent's (CreateOptions.Reuse)
 	Archive         string   `json:"archive,omitempty"`
 	Layer           bool     `json:"layer"`
 	Depth           int      `json:"depth"`
@@ -65,12 +72,20 @@ type Result struct {
 
 // Create snapshots the tree at root.
 func Create(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
-	scanStarted := time.Now().UnixNano()
 	tree, err := Walk(ctx, root, opts.Walk)
 	if err != nil {
 		return nil, err
 	}
+	return CreateFromTree(ctx, root, tree, opts)
+}
+
+// CreateFromTree snapshots the tree at root as a Walk of it (with the same
+// options) found it. A caller with a parent manifest to read can read it
+// while the tree is walked, which is most of an unchanged snapshot's time.
+func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
+	scanStarted := tree.Started
 	out := opts.Out
+	var err error
 	if out != "" {
 		if out, err = filepath.Abs(out); err != nil {
 			return nil, err
@@ -89,8 +104,14 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 	}
 	unchanged := false
 	if opts.Parent != nil {
-		if unchanged, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
+		var exact bool
+		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
 			return nil, err
+		}
+		if exact && opts.Reuse && opts.Parent.File != "" {
+			res := resultFor(opts.Parent, tree, true, "")
+			res.Reused, res.Layer = true, opts.Parent.Header.Parent != ""
+			return res, nil
 		}
 		if unchanged && !opts.Layer {
 			m := newManifest(tree.Entries, scanStarted)
@@ -144,14 +165,15 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 }
 
 // inherit compares fresh entries with the parent manifest and reports
-// whether the tree is unchanged. Files whose metadata proves them untouched
+// whether the tree is unchanged, and whether it is so exactly: unchanged
+// without hashing a file, so the parent's metadata is still current. Files whose metadata proves them untouched
 // (and was not racy at the parent's scan) take the parent's hash and
 // content location; with hashAll, every other file of the same size is
 // hashed, and takes the parent's location too when its content is the same.
 // Without hashAll it stops hashing at the first change found: a full
 // snapshot reads every file anyway.
-func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (bool, error) {
-	same := len(entries) == len(parent.Entries)
+func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
+	same, hashed := len(entries) == len(parent.Entries), false
 	pi := 0
 	for i := range entries {
 		e := &entries[i]
@@ -181,13 +203,14 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 		if !same && !hashAll {
 			continue
 		}
+		hashed = true
 		h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				same = false
 				continue
 			}
-			return false, err
+			return false, false, err
 		}
 		if h == p.Hash {
 			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
@@ -198,10 +221,11 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 			same = false
 		}
 		if err := ctx.Err(); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
-	return same && pi == len(parent.Entries), nil
+	unchanged = same && pi == len(parent.Entries)
+	return unchanged, unchanged && !hashed, nil
 }
 
 func hashFile(name string) (string, error) {

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // layerSave takes a snapshot of dir into snaps/<n>/ as a layer over
@@ -206,6 +208,83 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 		}
 		if d := diffStates(before, state(t, dir)); d != "" {
 			t.Fatalf("%s: the tree changed:\n%s", name, d)
+		}
+	}
+}
+
+// TestReuseWritesNothingWhileMetadataHolds: with Reuse, an unchanged tree
+// whose metadata all matches the parent's writes no archive and hands back
+// the parent; a file touched with the same content, or a change, does not.
+func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "aaaa", "sub/b.txt": "bbbb"})
+	layerSave(t, dir, snaps, 0, 0)
+	parent, err := ReadManifest(filepath.Join(snaps, "0", "manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if scanned well after the files were written: none is racy.
+	parent.Header.ScanStarted += 10 * racyWindow
+	create := func() *Result {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "layer.tar.gz")
+		res, err := Create(context.Background(), dir, CreateOptions{Out: out, Parent: parent, Layer: true, Reuse: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(out)
+		if wrote := statErr == nil; wrote == res.Reused {
+			t.Fatalf("reused %v, archive written %v", res.Reused, wrote)
+		}
+		return res
+	}
+	if res := create(); !res.Unchanged || !res.Reused || res.Manifest != parent {
+		t.Fatalf("unchanged tree: %+v, want the parent reused", res)
+	}
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "a.txt"), later, later)
+	if res := create(); !res.Unchanged || res.Reused {
+		t.Fatalf("touched file, same content: %+v, want unchanged and a new manifest", res)
+	}
+	os.WriteFile(filepath.Join(dir, "sub/b.txt"), []byte("BBBB"), 0o644)
+	if res := create(); res.Unchanged || res.Reused || res.LayerFiles != 1 {
+		t.Fatalf("changed file: %+v, want a layer of one file", res)
+	}
+}
+
+// TestManifestNumbersRoundTrip: the hand-written number parsing reads what
+// the writer writes at the edges (times before 1970, 64-bit inodes) and
+// names the line of a bad number.
+func TestManifestNumbersRoundTrip(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	m := newManifest([]Entry{
+		{Path: "a", Kind: KindFile, Mode: 0o755, Size: 1<<63 - 1, MTime: -1_000_000_007, CTime: 0, Ino: 1<<64 - 1, Hash: hash, Src: "/x/y.tar.gz", COff: 1 << 40, Skip: 511},
+		{Path: "b\tc", Kind: KindSymlink, Mode: 0o777, Size: 3, MTime: 1, Ino: 9, Link: "../t"},
+		{Path: "d", Kind: KindDir, Mode: 0o700, MTime: 1795325539921237190, Ino: 12345678901234567890},
+	}, 42)
+	m.Header.Archive = "/x/y.tar.gz"
+	name := filepath.Join(t.TempDir(), "manifest")
+	if err := WriteManifestFile(name, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadManifest(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Entries, m.Entries) {
+		t.Fatalf("read back\n%+v\nwant\n%+v", got.Entries, m.Entries)
+	}
+	b, _ := os.ReadFile(name)
+	for _, bad := range []string{"18446744073709551616", "12a", "", "-", "+1"} {
+		lines := strings.Split(string(b), "\n")
+		f := strings.Split(lines[3], "\t")
+		f[5] = bad // d's inode
+		lines[3] = strings.Join(f, "\t")
+		os.WriteFile(name, []byte(strings.Join(lines, "\n")), 0o644)
+		if _, err := ReadManifest(name); err == nil || !strings.Contains(err.Error(), "line 4") {
+			t.Errorf("inode %q: %v, want an error naming line 4", bad, err)
 		}
 	}
 }

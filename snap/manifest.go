@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -149,7 +150,7 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 		return err
 	}
 	defer f.Abort()
-	if err := m.write(f, filepath.Dir(name), parent); err != nil {
+	if err := m.Encode(f, filepath.Dir(name), parent); err != nil {
 		return err
 	}
 	if err := f.Commit(); err != nil {
@@ -159,7 +160,12 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 	return nil
 }
 
-func (m *Manifest) write(w io.Writer, dir string, parent *Manifest) error {
+// Encode writes m in the manifest format to w, for a manifest file in the
+// folder dir (paths in it are relative to dir). When m.Header.Parent is set,
+// parent must be that manifest: only the differences are written.
+// WriteManifestFile is the usual way; Encode serves a caller that makes the
+// file durable its own way.
+func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	if m.Header.Parent != "" && parent == nil {
 		return errors.New("manifest: a layer's manifest needs its parent to be written")
 	}
@@ -400,20 +406,30 @@ func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
 	m.Header.Parent = absFrom(dir, m.Header.Parent)
 	var gone map[string]bool
 	m.Entries = make([]Entry, 0, bytes.Count(rest, []byte("\n")))
-	for n := 2; len(rest) > 0; n++ {
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+	// One string for all lines: paths and hashes are slices of it rather
+	// than an allocation each, and the few archives entries name are
+	// resolved once.
+	text := string(rest)
+	srcs := map[string]string{}
+	for n := 2; len(text) > 0; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
 		if len(line) == 0 {
 			continue
 		}
-		e, removed, err := parseManifestLine(string(line), m.Header.Version)
+		e, removed, err := parseManifestLine(line, m.Header.Version)
 		if err != nil {
 			return nil, nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if e.Kind == KindFile {
 			if e.Src == "" {
 				e.Src = m.Header.Archive
+			} else if abs, ok := srcs[e.Src]; ok {
+				e.Src = abs
 			} else {
-				e.Src = absFrom(dir, e.Src)
+				abs = absFrom(dir, e.Src)
+				srcs[e.Src] = abs
+				e.Src = abs
 			}
 		}
 		if removed {
@@ -432,7 +448,7 @@ func parseManifestLine(line string, version int) (e Entry, removed bool, err err
 	if version < 2 {
 		nf = 8
 	}
-	f := make([]string, nf)
+	var f [11]string
 	for i := 0; i < nf-1; i++ {
 		var ok bool
 		f[i], line, ok = strings.Cut(line, "\t")
@@ -458,17 +474,15 @@ func parseManifestLine(line string, version int) (e Entry, removed bool, err err
 	default:
 		return e, false, fmt.Errorf("unknown kind %q", f[0])
 	}
-	mode, err1 := strconv.ParseUint(f[1], 8, 32)
-	size, err2 := strconv.ParseInt(f[2], 10, 64)
-	mt, err3 := strconv.ParseInt(f[3], 10, 64)
-	ct, err4 := strconv.ParseInt(f[4], 10, 64)
-	ino, err5 := strconv.ParseUint(f[5], 10, 64)
-	for _, err := range []error{err1, err2, err3, err4, err5} {
-		if err != nil {
-			return e, false, err
-		}
+	mode, ok1 := parseUint(f[1], 8)
+	size, ok2 := parseUint(f[2], 10)
+	mt, ok3 := parseInt(f[3])
+	ct, ok4 := parseInt(f[4])
+	ino, ok5 := parseUint(f[5], 10)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || mode > 0o7777 || size > math.MaxInt64 {
+		return e, false, fmt.Errorf("bad number in the fields of %s", path)
 	}
-	e.Mode, e.Size, e.MTime, e.CTime, e.Ino = fs.FileMode(mode)&fs.ModePerm, size, mt, ct, ino
+	e.Mode, e.Size, e.MTime, e.CTime, e.Ino = fs.FileMode(mode)&fs.ModePerm, int64(size), mt, ct, ino
 	switch e.Kind {
 	case KindFile:
 		if len(f[6]) != 64 {
@@ -486,14 +500,52 @@ func parseManifestLine(line string, version int) (e Entry, removed bool, err err
 				return e, false, err
 			}
 		}
-		if e.COff, err = strconv.ParseInt(f[8], 10, 64); err != nil {
-			return e, false, err
-		}
-		if e.Skip, err = strconv.ParseInt(f[9], 10, 64); err != nil {
-			return e, false, err
+		var ok1, ok2 bool
+		e.COff, ok1 = parseInt(f[8])
+		e.Skip, ok2 = parseInt(f[9])
+		if !ok1 || !ok2 {
+			return e, false, fmt.Errorf("bad number in the fields of %s", path)
 		}
 	}
 	return e, false, nil
+}
+
+// parseUint reads an unsigned number in base 8 or 10 without the
+// allocations and generality of strconv: a manifest holds tens of
+// thousands of them, and a snapshot reads its parent's first.
+func parseUint(s string, base uint64) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if len(s) > 19 { // might not fit: let strconv check
+		n, err := strconv.ParseUint(s, int(base), 64)
+		return n, err == nil
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i]) - '0'
+		if d >= base {
+			return 0, false
+		}
+		n = n*base + d
+	}
+	return n, true
+}
+
+// parseInt reads a decimal int64, optionally negative (times before 1970).
+func parseInt(s string) (int64, bool) {
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	u, ok := parseUint(s, 10)
+	if !ok || u > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(u), true
+	}
+	return int64(u), true
 }
 
 // ManifestArchives lists the archives one manifest file itself mentions

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,12 +27,14 @@ type WalkOptions struct {
 type Tree struct {
 	Entries []Entry
 	Special []string // sockets, FIFOs and devices in scope, which cannot be captured
+	Started int64    // when the walk began, in nanoseconds since the epoch
 }
 
 // Walk lists the entries in scope under root, with their metadata but no
 // content hashes. Symlinks are not followed. Folders are read in parallel;
 // the result is in walk order all the same.
 func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
+	started := time.Now().UnixNano()
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
@@ -57,7 +60,7 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
-	tree := &Tree{Entries: make([]Entry, 0, top.count())}
+	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started}
 	top.flatten(tree)
 	return tree, nil
 }
