@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -24,6 +25,40 @@ func writeJSON(name string, v any) error {
 		return err
 	}
 	return writeFileAtomic(name, append(b, '\n'))
+}
+
+// writeStaged writes a new file in a checkpoint's staging folder and syncs
+// its contents. It needs no temporary name or folder sync of its own: the
+// folder is synced once and renamed into checkpoints/ only when whole, and
+// cleanStaging removes whatever a killed run left in staging/.
+func writeStaged(name string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+	}
+	return err
+}
+
+// writeStagedJSON is writeJSON for a file in a staging folder.
+func writeStagedJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeStaged(name, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 }
 
 // readJSON reads name into v; a missing file leaves v as it is and is not an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,13 +75,25 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}()
 
-	var parent *snap.Manifest
-	if newest != nil {
-		parent, _ = snap.ReadManifest(newest.ManifestPath()) // unreadable: take a full snapshot
+	// The newest checkpoint's manifest is read while the tree is walked:
+	// on an unchanged tree the two are most of the time a checkpoint takes.
+	parentc := make(chan *snap.Manifest, 1)
+	go func() {
+		var m *snap.Manifest
+		if newest != nil {
+			m, _ = snap.ReadManifest(newest.ManifestPath()) // unreadable: take a full snapshot
+		}
+		parentc <- m
+	}()
+	walkOpts := snap.WalkOptions{Ignore: cfg.Ignore}
+	tree, err := snap.Walk(ctx, s.Project, walkOpts)
+	parent := <-parentc
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	res, err := snap.Create(ctx, s.Project, snap.CreateOptions{
-		Out: layerFile, Parent: parent, Layer: !opts.Full, Walk: snap.WalkOptions{Ignore: cfg.Ignore},
+	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
+		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full, Walk: walkOpts,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
@@ -107,17 +120,28 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}
 	// The archive lives in layers/; the checkpoint folder holds a hard link,
-	// so both the documented layout and gc's pool work.
+	// so both the documented layout and gc's pool work. A reused snapshot
+	// links the newest checkpoint's archive and manifest: its paths are
+	// relative to a checkpoint folder, so it reads the same from here.
 	archive := res.Manifest.Header.Archive
 	if err := linkOrCopy(archive, filepath.Join(stage, SnapshotFile)); err != nil {
 		return nil, fmt.Errorf("link snapshot %s: %w", archive, err)
 	}
-	var layerParent *snap.Manifest
-	if res.Layer {
-		layerParent = parent
-	}
-	if err := snap.WriteManifestFile(filepath.Join(stage, ManifestFile), res.Manifest, layerParent); err != nil {
-		return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
+	if res.Reused {
+		if err := linkOrCopy(newest.ManifestPath(), filepath.Join(stage, ManifestFile)); err != nil {
+			return nil, fmt.Errorf("link manifest %s: %w", newest.ManifestPath(), err)
+		}
+	} else {
+		var layerParent *snap.Manifest
+		if res.Layer {
+			layerParent = parent
+		}
+		err := writeStaged(filepath.Join(stage, ManifestFile), func(w io.Writer) error {
+			return res.Manifest.Encode(w, stage, layerParent)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
+		}
 	}
 	md.Changes = countChanges(parent, res.Manifest)
 	if newest != nil {
@@ -141,16 +165,12 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		md.Transcript = tr
 		md.HasTranscript = tr.Snapshot != ""
 	}
-	if err := writeJSON(filepath.Join(stage, MetadataFile), md); err != nil {
+	if err := writeStagedJSON(filepath.Join(stage, MetadataFile), md); err != nil {
 		return nil, fmt.Errorf("write metadata in %s: %w", stage, err)
 	}
+	// The layer's folder was synced when the layer was committed.
 	if err := syncPath(stage); err != nil {
 		return nil, err
-	}
-	if res.Archive != "" {
-		if err := syncPath(s.layersDir()); err != nil {
-			return nil, err
-		}
 	}
 	final := s.checkpointDir(id)
 	if err := os.Rename(stage, final); err != nil {

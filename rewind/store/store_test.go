@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"rewind.dev/hookd"
 	"rewind.dev/jsonl"
@@ -138,6 +139,68 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 	}
 	if err := s.verifyTranscript(b); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoopCheckpointSharesTheNewest: once no file is racy in the newest
+// checkpoint's manifest (changed too close before its scan), a checkpoint of the unchanged tree writes no
+// layer and links the newest one's manifest and archive, so the chain does
+// not grow. It restores exactly, a layer over it reads right, and gc of the
+// checkpoint it shares with leaves it whole.
+func TestNoopCheckpointSharesTheNewest(t *testing.T) {
+	s := project(t)
+	write(t, s.Project, "a.txt", "a\n")
+	write(t, s.Project, "sub/b.txt", "b\n")
+	base := save(t, s, SaveOptions{})
+	write(t, s.Project, "a.txt", "a2\n")
+	layer := save(t, s, SaveOptions{})
+	// Files changed just before a scan are racy in its manifest and hashed
+	// next time; a scan past that window records them settled.
+	time.Sleep(2100 * time.Millisecond)
+	layer = save(t, s, SaveOptions{})
+	noop := save(t, s, SaveOptions{})
+	if noop.Snapshot.ReusedFrom != layer.Snapshot.ReusedFrom || noop.Snapshot.Depth != layer.Snapshot.Depth || noop.Snapshot.TreeHash != layer.Snapshot.TreeHash {
+		t.Fatalf("no-op checkpoint %+v, want it to share %s (depth %d)", noop.Snapshot, layer.ID, layer.Snapshot.Depth)
+	}
+	if _, err := os.Stat(filepath.Join(s.layersDir(), noop.ID+".tar.gz")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a no-op checkpoint wrote a layer: %v", err)
+	}
+	for _, f := range []string{ManifestFile, SnapshotFile} {
+		a, _ := os.Stat(filepath.Join(layer.Dir, f))
+		b, _ := os.Stat(filepath.Join(noop.Dir, f))
+		if a == nil || b == nil || !os.SameFile(a, b) {
+			t.Errorf("%s of the no-op checkpoint is not %s's", f, layer.ID)
+		}
+	}
+	write(t, s.Project, "sub/b.txt", "b2\n")
+	over := save(t, s, SaveOptions{})
+	if !over.Snapshot.Layer || over.Snapshot.LayerFiles != 1 {
+		t.Fatalf("after the no-op, one change: %+v, want a layer of one file", over.Snapshot)
+	}
+	if err := s.remove(layer); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.sweepLayers(false); err != nil {
+		t.Fatal(err)
+	}
+	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+		t.Fatalf("validate after gc: %v %v", probs, err)
+	}
+	for _, c := range []*Checkpoint{base, noop, over} {
+		c, err := s.Load(c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.restoreTree(ctx, c, false); err != nil {
+			t.Fatalf("restore %s: %v", c.ID, err)
+		}
+		got, err := s.Save(ctx, SaveOptions{Full: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Snapshot.TreeHash != c.Snapshot.TreeHash {
+			t.Fatalf("restore of %s gives tree %s, want %s", c.ID, got.Snapshot.TreeHash, c.Snapshot.TreeHash)
+		}
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/klauspost/pgzip"
 
 	"rewind.dev/jsonl"
-	"rewind.dev/snap"
 )
 
 // maxTranscriptChain bounds how many checkpoints a transcript's bytes may be
@@ -91,23 +90,18 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string) *Checkpoint {
 	return nil
 }
 
+// writeGzip writes r gzipped as a new file in a staging folder.
 func writeGzip(name string, r io.Reader) error {
-	f, err := snap.CreateAtomic(name, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	zw, err := pgzip.NewWriterLevel(f, pgzip.BestSpeed)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(zw, r); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return f.Commit()
+	return writeStaged(name, func(w io.Writer) error {
+		zw, err := pgzip.NewWriterLevel(w, pgzip.BestSpeed)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(zw, r); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
 }
 
 // TranscriptChain lists the gzip files that hold c's transcript, oldest
