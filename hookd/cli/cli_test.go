@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,5 +156,37 @@ func TestDeadline(t *testing.T) {
 		if d := req.DeadlineUnixMS - before; d < c.min || d > c.max {
 			t.Errorf("%s: deadline %d ms ahead, want %d..%d", c.event, d, c.min, c.max)
 		}
+	}
+}
+
+// TestIntervalSkipNeedsNoRewind: inside the anti-spam interval, with
+// session.json already current, rewind-hook answers the skip itself (and
+// logs it); a new session still goes to rewind, which here is missing.
+func TestIntervalSkipNeedsNoRewind(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("REWIND_HOME", "")
+	t.Setenv("CLAUDE_PROJECT_DIR", proj)
+	store := filepath.Join(proj, ".agent", "rewind")
+	os.MkdirAll(store, 0o755)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	tp := filepath.Join(home, "t.jsonl")
+	os.WriteFile(filepath.Join(store, "hook-state.json"), []byte(`{"version":1,"last_checkpoint_at":"`+now+`"}`), 0o644)
+	os.WriteFile(filepath.Join(store, "session.json"), []byte(`{"version":1,"agent":"claude","session_id":"s1","transcript_path":"`+tp+`","updated_at":"`+now+`"}`), 0o644)
+	run := func(session string) (int, string) {
+		in := `{"session_id":"` + session + `","transcript_path":"` + tp + `","cwd":"` + proj + `","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"` + proj + `/a.go"}}`
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), []string{"pre-tool-use", "--agent", "claude"}, strings.NewReader(in), &stdout, &stderr)
+		return code, stderr.String()
+	}
+	if code, stderr := run("s1"); code != 0 || stderr != "" {
+		t.Fatalf("inside the interval: exit %d, stderr %q", code, stderr)
+	}
+	log, _ := os.ReadFile(filepath.Join(home, ".rewind", "logs", "hook.log"))
+	if !bytes.Contains(log, []byte(`"action":"skip","reason":"interval"`)) {
+		t.Errorf("hook.log does not record the interval skip:\n%s", log)
+	}
+	if code, stderr := run("s2"); code != 1 || !strings.Contains(stderr, "rewind is not installed beside rewind-hook") {
+		t.Errorf("a new session: exit %d, stderr %q; want rewind called", code, stderr)
 	}
 }

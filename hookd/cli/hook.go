@@ -147,11 +147,16 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 		}
 	}
 
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	resp, err := callRewind(ctx, req)
-	if err != nil {
-		return errors.Join(append([]error{err}, problems...)...)
+	var resp hookd.Response
+	if hookd.SkippedByInterval(filepath.Dir(hookd.ProjectConfigPath(project)), req, time.Now()) {
+		// What rewind would answer, read from the store without starting it.
+		resp = hookd.Response{Type: "hook", Action: "skip", Reason: "interval"}
+	} else {
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		if resp, err = callRewind(ctx, req); err != nil {
+			return errors.Join(append([]error{err}, problems...)...)
+		}
 	}
 	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
 	if resp.Reason == "no-store" && event == "PostToolUse" {

@@ -47,8 +47,8 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		}
 		// Rewritten when something changed, or to refresh updated_at once a
 		// minute: an unchanged session costs no write (and no fsync) on the
-		// hook's hot path.
-		if sess != before || time.Since(sess.UpdatedAt) > time.Minute {
+		// hook's hot path. hookd.SkippedByInterval mirrors these rules.
+		if sess != before || time.Since(sess.UpdatedAt) > hookd.SessionRefresh {
 			if err := s.SetSession(sess); err != nil {
 				return resp, err
 			}

@@ -646,3 +646,61 @@ func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
 		t.Errorf("session.json not updated: %+v", sess)
 	}
 }
+
+// TestHookdSkipsOnlyWhatRewindWould: rewind-hook answers an interval skip
+// itself (hookd.SkippedByInterval) only when Hook would answer the same and
+// write nothing; every other case goes to Hook.
+func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
+	s := project(t)
+	base := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project,
+		SessionID: "s1", TranscriptPath: filepath.Join(t.TempDir(), "t.jsonl"), Checkpoint: "throttled", MinIntervalMS: 30_000}
+	first := base
+	first.Event, first.Checkpoint = "UserPromptSubmit", "always"
+	if resp, err := s.Hook(ctx, first); err != nil || resp.Action != "checkpoint" {
+		t.Fatalf("the first checkpoint: %+v %v", resp, err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(r *hookd.Request)
+		before func() // to the store, before asking
+		skip   bool
+	}{
+		{name: "same session, inside the interval", skip: true},
+		{name: "no session fields", change: func(r *hookd.Request) { r.SessionID, r.TranscriptPath = "", "" }, skip: true},
+		{name: "another agent named, session fields empty", change: func(r *hookd.Request) { r.Agent, r.SessionID, r.TranscriptPath = "droid", "", "" }, skip: true},
+		{name: "a new session", change: func(r *hookd.Request) { r.SessionID = "s2" }},
+		{name: "a new env file", change: func(r *hookd.Request) { r.EnvFile = "/tmp/env" }},
+		{name: "interval passed", change: func(r *hookd.Request) { r.MinIntervalMS = 1 }, before: func() { time.Sleep(5 * time.Millisecond) }},
+		{name: "not throttled", change: func(r *hookd.Request) { r.Checkpoint = "none" }},
+		{name: "session.json stale", before: func() {
+			sess, _ := s.Session()
+			sess.UpdatedAt = time.Now().Add(-2 * hookd.SessionRefresh)
+			writeJSON(s.path("session.json"), sess)
+		}},
+	} {
+		req := base
+		if tc.change != nil {
+			tc.change(&req)
+		}
+		if tc.before != nil {
+			tc.before()
+		}
+		got := hookd.SkippedByInterval(s.Dir, req, time.Now())
+		sessBefore := read(t, s.path("session.json"))
+		hsBefore := read(t, s.path("hook-state.json"))
+		resp, err := s.Hook(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		wrote := read(t, s.path("session.json")) != sessBefore || read(t, s.path("hook-state.json")) != hsBefore
+		rewindSkips := resp.Reason == "interval" && !wrote
+		if got != tc.skip || got && !rewindSkips {
+			t.Errorf("%s: hookd skips %v (want %v); rewind answered %+v, wrote %v", tc.name, got, tc.skip, resp, wrote)
+		}
+		// Back to the base session for the next case.
+		if _, err := s.Hook(ctx, hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project,
+			SessionID: base.SessionID, TranscriptPath: base.TranscriptPath, Checkpoint: "none"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
