@@ -2,10 +2,7 @@
 src=$(goroot_copy)
 snapdir=$BENCH_DIR/snap; mkdir -p "$snapdir"
 repo=$BENCH_DIR/goroot-git
-if [ ! -d "$repo/.git" ]; then
-  cp -r "$src" "$repo"
-  (cd "$repo" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
-fi
+goroot_repo "$repo"
 
 ours=$(median "rewind-snap create --root $src --out $snapdir/s.tar.gz --manifest $snapdir/s.m")
 pigz1=$(median "tar -C $src -cf - . | pigz -1 > /dev/null")

@@ -3,11 +3,12 @@
 # claude`), rewind-hook handing the store work to the rewind binary beside it (both in
 # $BENCH_BIN). Figures (issue 6, "Cost"):
 #   - a no-op decision: a PreToolUse Edit right after a prompt's checkpoint, inside the tier's
-#     anti-spam interval (balanced: 30 s), which rewind answers "skip, interval": < 10 ms;
+#     anti-spam interval (balanced: 30 s), which rewind-hook answers "skip, interval" from the
+#     store's hook-state.json without starting rewind: < 10 ms;
 #   - a UserPromptSubmit checkpoint of an unchanged GOROOT/src copy (a git repository with a
 #     store and one checkpoint already, past the racy window), with a 1 MiB transcript:
 #     ≤ 1.5× `git status --porcelain` of the same tree.
-# Sourced by scripts/bench: uses median, row, goroot_copy, $BENCH_DIR, $REWIND_SRC.
+# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
 #
 # rewind-hook reads its payload on stdin, so its commands carry a redirection: median's
 # `hyperfine -N` attempt fails on them (rewind-hook exits 1 on the stray "<" argument, touching
@@ -16,11 +17,7 @@
 hk=$BENCH_DIR/hook; mkdir -p "$hk"
 hk_home=$hk/home                    # HOME of the hook: ~/.rewind/{config.json,logs/hook.log}, ~/.claude
 hk_proj=$hk/goroot
-src=$(goroot_copy)
-if [ ! -d "$hk_proj/.git" ]; then
-  cp -r "$src" "$hk_proj"
-  (cd "$hk_proj" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
-fi
+goroot_repo "$hk_proj"
 mkdir -p "$hk_home/.rewind" "$hk_home/.claude"
 printf '{\n  "version": 1,\n  "tier": "balanced"\n}\n' > "$hk_home/.rewind/config.json"
 

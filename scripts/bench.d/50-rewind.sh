@@ -1,12 +1,8 @@
 # The rewind porcelain: what a checkpoint costs (tree and transcript) and what list costs.
-# Sourced by scripts/bench: uses median, row, goroot_copy, $BENCH_DIR, $REWIND_SRC.
+# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
 rw=$BENCH_DIR/rewind; mkdir -p "$rw"
-src=$(goroot_copy)
 proj=$rw/goroot
-if [ ! -d "$proj/.git" ]; then
-  cp -r "$src" "$proj"
-  (cd "$proj" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
-fi
+goroot_repo "$proj"
 [ -d "$proj/.agent/rewind" ] || rewind -C "$proj" init >/dev/null
 
 # A checkpoint after one change, against rewind-snap create of the same tree (no transcript).

@@ -1,12 +1,9 @@
 # Layered checkpoints (issue 8): a checkpoint costs what changed. Whole processes on a copy of
 # GOROOT/src in a git repository; the one-change case appends a line to one file.
-# Sourced by scripts/bench: uses median, row, goroot_copy, $BENCH_DIR.
+# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR.
 ly=$BENCH_DIR/layers; mkdir -p "$ly"
 proj=$ly/goroot
-if [ ! -d "$proj/.git" ]; then
-  cp -r "$(goroot_copy)" "$proj"
-  (cd "$proj" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench)
-fi
+goroot_repo "$proj"
 if [ ! -d "$proj/.agent/rewind" ]; then
   rewind -C "$proj" init >/dev/null
   rewind -C "$proj" save base >/dev/null

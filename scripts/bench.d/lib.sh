@@ -5,6 +5,7 @@
 #   peak_rss_mb CMD        peak resident set size of one run, in MiB
 #   row FIGURE OURS REFNAME REF TARGET   prints one table row with the ratio OURS/REF
 #   goroot_copy            a copy of $(go env GOROOT)/src under $BENCH_DIR (made once), printed
+#   goroot_repo DIR        that copy at DIR as a git repository (made once)
 
 bench_setup() {
   BENCH_RUNS=${BENCH_RUNS:-7}
@@ -62,6 +63,19 @@ goroot_copy() {
   local dst=$BENCH_DIR/goroot-src
   if [ ! -d "$dst" ]; then
     cp -r "$(go env GOROOT)/src" "$dst"
+    sync # see goroot_repo
   fi
   echo "$dst"
+}
+
+# goroot_repo DIR: a copy of goroot_copy at DIR made a git repository with one commit and a fresh
+# index (once). Both write a few hundred MB; the sync lets that reach the disk before anything is
+# timed, or the first fsyncs measured wait behind the set-up's writeback.
+goroot_repo() {
+  local dst=$1
+  if [ ! -d "$dst/.git" ]; then
+    cp -r "$(goroot_copy)" "$dst"
+    (cd "$dst" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
+    sync
+  fi
 }
