@@ -4,19 +4,18 @@ snapdir=$BENCH_DIR/snap; mkdir -p "$snapdir"
 repo=$BENCH_DIR/goroot-git
 goroot_repo "$repo"
 
-ours=$(median "rewind-snap create --root $src --out $snapdir/s.tar.gz --manifest $snapdir/s.m")
-pigz1=$(median "tar -C $src -cf - . | pigz -1 > /dev/null")
-gzip1=$(median "tar -C $src -cf - . | gzip -1 > /dev/null")
-cat0=$(median "tar -C $src -cf - . | cat > /dev/null")
+create="rewind-snap create --root $src --out $snapdir/s.tar.gz --manifest $snapdir/s.m"
+read -r ours pigz1 < <(median_pair "$create" "tar -C $src -cf - . | pigz -1 > /dev/null")
 row "create, full snapshot" "$ours" "tar | pigz -1" "$pigz1" "≤ 0.6×"
+read -r ours gzip1 < <(median_pair "$create" "tar -C $src -cf - . | gzip -1 > /dev/null")
 row "create, full snapshot" "$ours" "tar | gzip -1" "$gzip1" "≤ 0.3×"
+read -r ours cat0 < <(median_pair "$create" "tar -C $src -cf - . | cat > /dev/null")
 row "create, full snapshot" "$ours" "tar | cat (read floor)" "$cat0" "report"
 
 rewind-snap create --root "$repo" --out "$snapdir/g.tar.gz" --manifest "$snapdir/g.m" >/dev/null
 sleep 2 # let the racy-git window pass, as it has between two real checkpoints
-ours=$(median "rewind-snap create --root $repo --out $snapdir/g2.tar.gz --parent-manifest $snapdir/g.m")
 (cd "$repo" && git status --porcelain >/dev/null)
-gst=$(median "git -C $repo status --porcelain")
+read -r ours gst < <(median_pair "rewind-snap create --root $repo --out $snapdir/g2.tar.gz --parent-manifest $snapdir/g.m" "git -C $repo status --porcelain")
 row "create --parent-manifest, unchanged" "$ours" "git status --porcelain" "$gst" "≤ 1.5×"
 
 # Restore after one file changed: the change is made before each timed run.
@@ -24,10 +23,10 @@ victim=$src/fmt/print.go
 cp "$victim" "$snapdir/victim.orig"
 written=$( (echo "// bench" >> "$victim"; rewind-snap restore --root "$src" --from "$snapdir/s.tar.gz") | sed -n 's/.*"written":\([0-9]*\).*/\1/p')
 [ "$written" = 1 ] || echo "bench: warning: restore after one change wrote $written files, want 1" >&2
-ours=$(median "rewind-snap restore --root $src --from $snapdir/s.tar.gz" "echo '// bench' >> $victim")
-gzd=$(median "gzip -dc $snapdir/s.tar.gz > /dev/null")
-pigzd=$(median "pigz -dc $snapdir/s.tar.gz > /dev/null")
+restore="rewind-snap restore --root $src --from $snapdir/s.tar.gz"
+read -r ours gzd < <(median_pair "$restore" "gzip -dc $snapdir/s.tar.gz > /dev/null" "echo '// bench' >> $victim")
 row "restore after one change (wrote $written file)" "$ours" "gzip -dc > /dev/null" "$gzd" "≤ 1.2×"
+read -r ours pigzd < <(median_pair "$restore" "pigz -dc $snapdir/s.tar.gz > /dev/null" "echo '// bench' >> $victim")
 row "restore after one change" "$ours" "pigz -dc > /dev/null" "$pigzd" "report"
 cmp -s "$victim" "$snapdir/victim.orig" || echo "bench: warning: restore left $victim different" >&2
 

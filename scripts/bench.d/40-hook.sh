@@ -8,7 +8,7 @@
 #   - a UserPromptSubmit checkpoint of an unchanged GOROOT/src copy (a git repository with a
 #     store and one checkpoint already, past the racy window), with a 1 MiB transcript:
 #     ≤ 1.5× `git status --porcelain` of the same tree.
-# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
+# Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
 #
 # rewind-hook reads its payload on stdin, so its commands carry a redirection: median's
 # `hyperfine -N` attempt fails on them (rewind-hook exits 1 on the stray "<" argument, touching
@@ -54,17 +54,17 @@ hk_log=$hk_home/.rewind/logs/hook.log
 sleep 2 # past the racy window, as between two real prompts
 
 mkdir -p "$(dirname "$hk_log")"; : > "$hk_log"
-prompt=$(hk_env; median "$hk_prompt")
+(cd "$hk_proj" && git status --porcelain >/dev/null)
+read -r prompt gst < <(hk_env; median_pair "$hk_prompt" "git -C $hk_proj status --porcelain")
 # Right after a prompt's checkpoint, well inside the 30 s interval: nothing to do.
 noop=$(hk_env; median "$hk_pre")
-(cd "$hk_proj" && git status --porcelain >/dev/null)
-gst=$(median "git -C $hk_proj status --porcelain")
 proc=$(median "true")
 
 # Check that the runs were what the figures claim, from the hook's own log.
-hk_runs=$((BENCH_RUNS + 2)) # with median's two warm-ups
+hk_prompts=$((BENCH_RUNS + 1)) # with median_pair's warm-up round
+hk_runs=$((BENCH_RUNS + 2))    # with median's two warm-ups
 hk_n=$(grep -c '"event":"UserPromptSubmit".*"action":"checkpoint"' "$hk_log" || true)
-[ "$hk_n" = "$hk_runs" ] || echo "bench: warning: $hk_n of $hk_runs UserPromptSubmit runs took a checkpoint (see $hk_log)" >&2
+[ "$hk_n" = "$hk_prompts" ] || echo "bench: warning: $hk_n of $hk_prompts UserPromptSubmit runs took a checkpoint (see $hk_log)" >&2
 hk_n=$(grep -c '"event":"PreToolUse".*"reason":"interval"' "$hk_log" || true)
 [ "$hk_n" = "$hk_runs" ] || echo "bench: warning: $hk_n of $hk_runs PreToolUse runs were anti-spam skips (see $hk_log)" >&2
 hk_reused=$( (hk_env; rewind -C "$hk_proj" list --json -n 1) | grep -c '"reused_from"' || true)

@@ -1,5 +1,5 @@
 # The rewind porcelain: what a checkpoint costs (tree and transcript) and what list costs.
-# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
+# Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
 rw=$BENCH_DIR/rewind; mkdir -p "$rw"
 proj=$rw/goroot
 goroot_repo "$proj"
@@ -7,13 +7,12 @@ goroot_repo "$proj"
 
 # A checkpoint after one change, against rewind-snap create of the same tree (no transcript).
 victim=$proj/fmt/print.go
-save=$(median "rewind -C $proj save --full" "echo '// bench' >> $victim")
-snapc=$(median "rewind-snap create --root $proj --out $rw/s.tar.gz --manifest $rw/s.m" "echo '// bench' >> $victim")
+read -r save snapc < <(median_pair "rewind -C $proj save --full" "rewind-snap create --root $proj --out $rw/s.tar.gz --manifest $rw/s.m" \
+  "echo '// bench' >> $victim" "echo '// bench' >> $victim")
 row "save --full after one change" "$save" "rewind-snap create" "$snapc" "≤ 1.1×"
 sleep 2 # past the racy window, as between two real checkpoints
-same=$(median "rewind -C $proj save")
 (cd "$proj" && git status --porcelain >/dev/null)
-gst=$(median "git -C $proj status --porcelain")
+read -r same gst < <(median_pair "rewind -C $proj save" "git -C $proj status --porcelain")
 row "save, tree unchanged" "$same" "git status --porcelain" "$gst" "≤ 1.5×"
 
 # Transcript capture costs what was appended: 1 GiB transcript + 1 MiB appended, against a

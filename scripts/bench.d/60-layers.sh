@@ -1,6 +1,6 @@
 # Layered checkpoints (issue 8): a checkpoint costs what changed. Whole processes on a copy of
 # GOROOT/src in a git repository; the one-change case appends a line to one file.
-# Sourced by scripts/bench: uses median, row, goroot_copy, goroot_repo, $BENCH_DIR.
+# Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR.
 ly=$BENCH_DIR/layers; mkdir -p "$ly"
 proj=$ly/goroot
 goroot_repo "$proj"
@@ -10,10 +10,9 @@ if [ ! -d "$proj/.agent/rewind" ]; then
 fi
 store=$proj/.agent/rewind
 (cd "$proj" && git status --porcelain >/dev/null)
-gst=$(median "git -C $proj status --porcelain")
 victim=$proj/fmt/print.go
 
-one=$(median "rewind -C $proj save" "echo '// layer' >> $victim")
+read -r one gst < <(median_pair "rewind -C $proj save" "git -C $proj status --porcelain" "echo '// layer' >> $victim")
 row "one-change checkpoint (layer)" "$one" "git status --porcelain" "$gst" "≤ 2×"
 
 # Disk of that last checkpoint: its layer, manifest (a delta) and metadata.
@@ -27,16 +26,16 @@ printf '| %s | disk per one-change checkpoint | %s B (layer %s + manifest delta 
   "$(awk -v a=$((layer + manifest + meta)) -v b=$((2 * changed + manifest)) 'BEGIN { printf "%.2f×", a/b }')"
 
 sleep 2 # past the racy window, as between two real checkpoints
-noop=$(median "rewind -C $proj save")
+read -r noop gst < <(median_pair "rewind -C $proj save" "git -C $proj status --porcelain")
 row "no-op checkpoint (unchanged)" "$noop" "git status --porcelain" "$gst" "≤ 1.5×"
 
 # Restore of the newest checkpoint after one change: the restore proper (rewind-snap through
 # the manifest) and the porcelain's, which first takes its backup checkpoint.
 newest=$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest
 written=$( (echo '// bench' >> "$victim"; rewind-snap restore --root "$proj" --manifest "$newest") | sed -n 's/.*"written":\([0-9]*\).*/\1/p')
-rs=$(median "rewind-snap restore --root $proj --manifest $newest" "echo '// bench' >> $victim")
+read -r rs gst < <(median_pair "rewind-snap restore --root $proj --manifest $newest" "git -C $proj status --porcelain" "echo '// bench' >> $victim")
 row "restore newest after one change (wrote $written file)" "$rs" "git status --porcelain" "$gst" "≤ 2×"
-rp=$(median "rewind -C $proj restore @0 --code-only --yes" "echo '// bench' >> $victim")
+read -r rp gst < <(median_pair "rewind -C $proj restore @0 --code-only --yes" "git -C $proj status --porcelain" "echo '// bench' >> $victim")
 row "same, rewind restore (with its backup checkpoint)" "$rp" "git status --porcelain" "$gst" "report"
 
 # The oldest checkpoint of a 50-deep chain, against restoring a full snapshot of the same tree.
@@ -48,8 +47,8 @@ rewind-snap create --root "$proj" --out "$chain/full.tar.gz" >/dev/null
 for f in $files; do echo "// chain" >> "$proj/$f"; rewind -C "$proj" save >/dev/null; done
 top=$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest
 depth=$(sed -n '1s/.*"depth":\([0-9]*\).*/\1/p' "$top")
-old=$(median "rewind-snap restore --root $proj --manifest $oldest" "rewind-snap restore --root $proj --manifest $top >/dev/null")
-full=$(median "rewind-snap restore --root $proj --from $chain/full.tar.gz" "rewind-snap restore --root $proj --manifest $top >/dev/null")
+read -r old full < <(median_pair "rewind-snap restore --root $proj --manifest $oldest" "rewind-snap restore --root $proj --from $chain/full.tar.gz" \
+  "rewind-snap restore --root $proj --manifest $top >/dev/null" "rewind-snap restore --root $proj --manifest $top >/dev/null")
 row "restore oldest of a $depth-deep chain" "$old" "restore a full snapshot (same tree)" "$full" "≤ 1.5×"
 rewind-snap restore --root "$proj" --manifest "$top" >/dev/null
 

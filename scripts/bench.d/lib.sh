@@ -2,6 +2,8 @@
 #   bench_setup            installs hyperfine and GNU time if missing, builds the binaries into $BENCH_BIN
 #   median CMD [PREPARE]   median wall seconds of a shell command over $BENCH_RUNS runs (2 warm-ups);
 #                          PREPARE runs before each (untimed)
+#   median_pair OURS REF [PREP_OURS] [PREP_REF]   "OURS REF" medians, the two timed in alternation
+#                          (for every figure given as a ratio)
 #   peak_rss_mb CMD        peak resident set size of one run, in MiB
 #   row FIGURE OURS REFNAME REF TARGET   prints one table row with the ratio OURS/REF
 #   goroot_copy            a copy of $(go env GOROOT)/src under $BENCH_DIR (made once), printed
@@ -44,6 +46,37 @@ median() {
     || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null
   awk -F, 'NR==2 {print $4}' "$csv"
   rm -f "$csv"
+}
+
+# one CMD [PREPARE]: wall seconds of a single run (PREPARE before it, untimed).
+one() {
+  local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
+  local prep=()
+  if [ -n "${2:-}" ]; then
+    local ps; ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
+    printf '%s\n' "$2" > "$ps"
+    prep=(--prepare "bash $ps")
+  fi
+  hyperfine -N --style none --runs 1 "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
+    || hyperfine --style none --runs 1 "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1
+  awk -F, 'NR==2 {print $2}' "$csv"
+  rm -f "$csv"
+}
+
+# median_pair OURS REF [PREPARE_OURS] [PREPARE_REF]: prints "OURS_MEDIAN REF_MEDIAN", the two
+# commands timed in alternation, one run of each per round over $BENCH_RUNS rounds after one
+# warm-up round. This machine's speed drifts by up to 2× over minutes (a shared host); timed in
+# two separate blocks, a figure and its reference can land in different moments, alternated they
+# share them, so the ratio holds.
+median_pair() {
+  local a=() b=() i
+  one "$1" "${3:-}" >/dev/null; one "$2" "${4:-}" >/dev/null
+  for ((i = 0; i < BENCH_RUNS; i++)); do
+    a+=("$(one "$1" "${3:-}")")
+    b+=("$(one "$2" "${4:-}")")
+  done
+  printf '%s %s\n' "$(printf '%s\n' "${a[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+    "$(printf '%s\n' "${b[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')"
 }
 
 peak_rss_mb() {
