@@ -84,9 +84,14 @@ type Transcript struct {
 	// Snapshot is the file holding the transcript's bytes [BaseOffset,
 	// Cursor.ByteOffsetEnd) as gzip ("" when nothing was captured); the
 	// bytes before BaseOffset are in checkpoint Base's chain.
-	Snapshot   string       `json:"snapshot,omitempty"`
-	Base       string       `json:"base,omitempty"`
-	BaseOffset int64        `json:"base_offset"`
+	Snapshot   string `json:"snapshot,omitempty"`
+	Base       string `json:"base,omitempty"`
+	BaseOffset int64  `json:"base_offset"`
+	// Chain is how many files hold the bytes (Snapshot's and Base's chain),
+	// so the next capture need not walk them to know; 0 in checkpoints made
+	// before it was recorded. gc merging an older link can leave it an
+	// overestimate, which only brings the next whole capture sooner.
+	Chain      int          `json:"chain,omitempty"`
 	Cursor     jsonl.Cursor `json:"cursor"`
 	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"rewind.dev/snap"
@@ -25,6 +26,32 @@ func writeJSON(name string, v any) error {
 		return err
 	}
 	return writeFileAtomic(name, append(b, '\n'))
+}
+
+// writeJSONUnsynced replaces name with v through a temporary file and a
+// rename, like writeJSON, but does not wait for the disk: for a file whose
+// loss in a power cut costs nothing. A reader sees the old file or the new
+// one; after a crash, possibly the old one or none.
+func writeJSONUnsynced(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // writeStaged writes a new file in a checkpoint's staging folder and syncs
@@ -123,10 +150,14 @@ func (s *Store) HookState() HookState {
 	return v
 }
 
-// SetHookState writes hook-state.json; call it under the lock.
+// SetHookState writes hook-state.json; call it under the lock. It is not
+// synced: it holds counters and times, and an older copy after a power cut
+// costs at most one checkpoint the interval would have skipped, or a
+// retention run sooner or later than due. The hook's hot path saves two
+// fsyncs.
 func (s *Store) SetHookState(v HookState) error {
 	v.Version = Version
-	return writeJSON(s.path("hook-state.json"), v)
+	return writeJSONUnsynced(s.path("hook-state.json"), v)
 }
 
 func (s *Store) path(name string) string { return s.Dir + "/" + name }

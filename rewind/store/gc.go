@@ -229,6 +229,9 @@ func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
 	md := child.Metadata
 	tr := *child.Transcript
 	tr.Snapshot, tr.Base, tr.BaseOffset = name, parent.Transcript.Base, parent.Transcript.BaseOffset
+	if tr.Chain > 1 {
+		tr.Chain-- // parent's file and this one are one now
+	}
 	md.Transcript = &tr
 	if err := writeJSON(filepath.Join(child.Dir, MetadataFile), md); err != nil {
 		os.Remove(merged)

@@ -704,3 +704,52 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		}
 	}
 }
+
+// TestUnchangedTranscriptSharesItsFile: a capture of a transcript that has
+// not grown since the newest capture links that capture's file instead of
+// adding an empty link to the chain; a grown one adds a link. Every
+// checkpoint reconstructs exactly, also after gc merges the links.
+func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	half := bytes.IndexByte(data[len(data)/2:], '\n') + len(data)/2 + 1
+	os.WriteFile(tp, data[:half], 0o644)
+	a := save(t, s, SaveOptions{TranscriptPath: tp})
+	b := save(t, s, SaveOptions{TranscriptPath: tp})
+	c := save(t, s, SaveOptions{TranscriptPath: tp})
+	fa, _ := os.Stat(filepath.Join(a.Dir, a.Transcript.Snapshot))
+	fc, _ := os.Stat(filepath.Join(c.Dir, c.Transcript.Snapshot))
+	if !os.SameFile(fa, fc) || c.Transcript.Base != a.Transcript.Base || c.Transcript.Chain != 1 {
+		t.Fatalf("unchanged transcript: %+v, want %s's file shared, chain 1", c.Transcript, a.ID)
+	}
+	os.WriteFile(tp, data, 0o644)
+	d := save(t, s, SaveOptions{TranscriptPath: tp})
+	if d.Transcript.Base != c.ID || d.Transcript.Chain != 2 || d.Transcript.BaseOffset != int64(half) {
+		t.Fatalf("grown transcript: %+v, want a link over %s at %d, chain 2", d.Transcript, c.ID, half)
+	}
+	want := map[string][]byte{a.ID: data[:half], b.ID: data[:half], c.ID: data[:half], d.ID: data}
+	check := func(when string) {
+		t.Helper()
+		for id, w := range want {
+			cp, err := s.Load(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := inflate(t, s, cp); !bytes.Equal(got, w) {
+				t.Fatalf("%s: %s reconstructs %d bytes, want %d", when, id, len(got), len(w))
+			}
+		}
+	}
+	check("before gc")
+	for _, gone := range []*Checkpoint{a, c} {
+		if err := s.remove(gone); err != nil {
+			t.Fatal(err)
+		}
+		delete(want, gone.ID)
+		check("after removing " + gone.ID)
+	}
+	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+		t.Fatalf("validate: %v %v", probs, err)
+	}
+}

@@ -49,8 +49,20 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 		tr.LastPrompt = turns[0].Text
 	}
 	var from int64
-	if base := s.transcriptBase(t, path); base != nil {
-		tr.Base, tr.BaseOffset = base.ID, base.Transcript.Cursor.ByteOffsetEnd
+	tr.Chain = 1
+	if base, chain := s.transcriptBase(t, path); base != nil {
+		bt := base.Transcript
+		if bt.Cursor.ByteOffsetEnd == cur.ByteOffsetEnd {
+			// Nothing appended since base: share its file, so a run of
+			// prompts that add nothing (or checkpoints between prompts)
+			// does not lengthen the chain.
+			if err := linkOrCopy(filepath.Join(base.Dir, bt.Snapshot), filepath.Join(dir, TranscriptFile)); err != nil {
+				return nil, fmt.Errorf("capture transcript %s: %w", path, err)
+			}
+			tr.Snapshot, tr.Base, tr.BaseOffset, tr.Chain = TranscriptFile, bt.Base, bt.BaseOffset, chain
+			return tr, nil
+		}
+		tr.Base, tr.BaseOffset, tr.Chain = base.ID, bt.Cursor.ByteOffsetEnd, chain+1
 		from = tr.BaseOffset
 	}
 	f, err := os.Open(path)
@@ -66,11 +78,12 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 }
 
 // transcriptBase finds the newest checkpoint of the same transcript whose
-// captured bytes the file still starts with, if its chain is short enough.
-func (s *Store) transcriptBase(t *jsonl.Transcript, path string) *Checkpoint {
+// captured bytes the file still starts with, if its chain is short enough,
+// and the length of that chain.
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, int) {
 	ids, err := s.IDs()
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	tried := 0
 	for i := len(ids) - 1; i >= 0 && tried < 16; i-- {
@@ -82,12 +95,20 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string) *Checkpoint {
 		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
 			continue
 		}
-		if chain, err := s.TranscriptChain(c); err != nil || len(chain) >= maxTranscriptChain {
-			return nil
+		n := c.Transcript.Chain
+		if n == 0 { // recorded before Chain was
+			chain, err := s.TranscriptChain(c)
+			if err != nil {
+				return nil, 0
+			}
+			n = len(chain)
 		}
-		return c
+		if n >= maxTranscriptChain {
+			return nil, 0
+		}
+		return c, n
 	}
-	return nil
+	return nil, 0
 }
 
 // writeGzip writes r gzipped as a new file in a staging folder.
