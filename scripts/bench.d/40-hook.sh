@@ -61,7 +61,7 @@ noop=$(hk_env; median "$hk_pre")
 proc=$(median "true")
 
 # Check that the runs were what the figures claim, from the hook's own log.
-hk_prompts=$((BENCH_RUNS + 1)) # with median_pair's warm-up round
+hk_prompts=$((BENCH_RUNS + PAIR_WARMUP)) # with median_pair's warm-up rounds
 hk_runs=$((BENCH_RUNS + 2))    # with median's two warm-ups
 hk_n=$(grep -c '"event":"UserPromptSubmit".*"action":"checkpoint"' "$hk_log" || true)
 [ "$hk_n" = "$hk_prompts" ] || echo "bench: warning: $hk_n of $hk_prompts UserPromptSubmit runs took a checkpoint (see $hk_log)" >&2

@@ -64,13 +64,18 @@ one() {
 }
 
 # median_pair OURS REF [PREPARE_OURS] [PREPARE_REF]: prints "OURS_MEDIAN REF_MEDIAN", the two
-# commands timed in alternation, one run of each per round over $BENCH_RUNS rounds after one
-# warm-up round. This machine's speed drifts by up to 2× over minutes (a shared host); timed in
-# two separate blocks, a figure and its reference can land in different moments, alternated they
-# share them, so the ratio holds.
+# commands timed in alternation, one run of each per round over $BENCH_RUNS rounds after
+# $PAIR_WARMUP warm-up rounds. This machine's speed drifts by up to 2× over minutes (a shared
+# host); timed in two separate blocks, a figure and its reference can land in different moments,
+# alternated they share them, so the ratio holds. The warm-up rounds matter too: the host
+# reclaims an idle VM's caches within seconds, so the first walks of a tree set up (or left
+# alone) a moment ago are up to 3× slower than the ones after.
+PAIR_WARMUP=3
 median_pair() {
   local a=() b=() i
-  one "$1" "${3:-}" >/dev/null; one "$2" "${4:-}" >/dev/null
+  for ((i = 0; i < PAIR_WARMUP; i++)); do
+    one "$1" "${3:-}" >/dev/null; one "$2" "${4:-}" >/dev/null
+  done
   for ((i = 0; i < BENCH_RUNS; i++)); do
     a+=("$(one "$1" "${3:-}")")
     b+=("$(one "$2" "${4:-}")")
@@ -103,12 +108,15 @@ goroot_copy() {
 
 # goroot_repo DIR: a copy of goroot_copy at DIR made a git repository with one commit and a fresh
 # index (once). Both write a few hundred MB; the sync lets that reach the disk before anything is
-# timed, or the first fsyncs measured wait behind the set-up's writeback.
+# timed, or the first fsyncs measured wait behind the set-up's writeback. Automatic gc is off: a
+# commit of 11k loose objects would start a detached `git gc` that packs them on both cores for
+# the next 20 s, under the figures measured then.
 goroot_repo() {
   local dst=$1
   if [ ! -d "$dst/.git" ]; then
     cp -r "$(goroot_copy)" "$dst"
-    (cd "$dst" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
+    (cd "$dst" && git init -q && git config gc.auto 0 && git config maintenance.auto false && git add -A &&
+      git -c user.name=b -c user.email=b@b commit -qm bench && git status --porcelain >/dev/null)
     sync
   fi
 }
