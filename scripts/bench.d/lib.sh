@@ -33,35 +33,29 @@ bench_setup() {
   export PATH="$BENCH_BIN:$PATH"
 }
 
-median() {
+# timed COLUMN CMD PREPARE HYPERFINE_ARGS...: hyperfine on CMD (without a shell when it can, else
+# through one; PREPARE, if not empty, before each run, untimed), printing COLUMN of its CSV row
+# (2: mean, 4: median) in seconds.
+timed() {
+  local col=$1 cmd=$2 prepare=$3; shift 3
   local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
   # With -N hyperfine runs --prepare without a shell too: give it a script, so redirections work.
   local prep=()
-  if [ -n "${2:-}" ]; then
+  if [ -n "$prepare" ]; then
     local ps; ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
-    printf '%s\n' "$2" > "$ps"
+    printf '%s\n' "$prepare" > "$ps"
     prep=(--prepare "bash $ps")
   fi
-  hyperfine -N --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
-    || hyperfine --style none --warmup 2 --runs "$BENCH_RUNS" "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null
-  awk -F, 'NR==2 {print $4}' "$csv"
+  hyperfine -N --style none "$@" "${prep[@]}" --export-csv "$csv" -- "$cmd" >/dev/null 2>&1 \
+    || hyperfine --style none "$@" "${prep[@]}" --export-csv "$csv" -- "$cmd" >/dev/null
+  awk -F, -v c="$col" 'NR==2 {print $c}' "$csv"
   rm -f "$csv"
 }
 
+median() { timed 4 "$1" "${2:-}" --warmup 2 --runs "$BENCH_RUNS"; }
+
 # one CMD [PREPARE]: wall seconds of a single run (PREPARE before it, untimed).
-one() {
-  local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
-  local prep=()
-  if [ -n "${2:-}" ]; then
-    local ps; ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
-    printf '%s\n' "$2" > "$ps"
-    prep=(--prepare "bash $ps")
-  fi
-  hyperfine -N --style none --runs 1 "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1 \
-    || hyperfine --style none --runs 1 "${prep[@]}" --export-csv "$csv" -- "$1" >/dev/null 2>&1
-  awk -F, 'NR==2 {print $2}' "$csv"
-  rm -f "$csv"
-}
+one() { timed 2 "$1" "${2:-}" --runs 1 2>/dev/null; }
 
 # median_pair OURS REF [PREPARE_OURS] [PREPARE_REF]: prints "OURS_MEDIAN REF_MEDIAN", the two
 # commands timed in alternation, one run of each per round over $BENCH_RUNS rounds after
