@@ -80,9 +80,10 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 	return CreateFromTree(ctx, root, tree, opts)
 }
 
-// CreateFromTree snapshots the tree at root as a Walk of it (with the same
-// options) found it. A caller with a parent manifest to read can read it
-// while the tree is walked, which is most of an unchanged snapshot's time.
+// CreateFromTree snapshots the tree at root as a Walk of it found it
+// (opts.Walk is not used: the walk is done). A caller with a parent
+// manifest to read can read it while the tree is walked, which is most of
+// an unchanged snapshot's time.
 func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
 	scanStarted := tree.Started
 	out := opts.Out

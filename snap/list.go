@@ -10,6 +10,20 @@ import (
 // List calls fn for every entry of the archive, in archive order, after the
 // same checks a restore makes; content is skipped, not hashed.
 func List(archive string, fn func(e *Entry) error) error {
+	return eachEntry(archive, func(e *Entry, content io.Reader) error {
+		if content != nil {
+			if _, err := io.Copy(io.Discard, content); err != nil {
+				return archiveReadErr(e, err)
+			}
+		}
+		return fn(e)
+	})
+}
+
+// eachEntry reads an archive whole, with the checks a restore makes, and
+// calls fn for every entry in archive order; content is nil but for files,
+// and readable only until fn returns.
+func eachEntry(archive string, fn func(e *Entry, content io.Reader) error) error {
 	as, err := openArchive(archive, DefaultLimits, false)
 	if err != nil {
 		return err
@@ -23,12 +37,7 @@ func List(archive string, fn func(e *Entry) error) error {
 		if err != nil {
 			return err
 		}
-		if content != nil {
-			if _, err := io.Copy(io.Discard, content); err != nil {
-				return archiveReadErr(e, err)
-			}
-		}
-		if err := fn(e); err != nil {
+		if err := fn(e, content); err != nil {
 			return err
 		}
 	}
@@ -55,29 +64,17 @@ func (v *Verifier) index(archive string) (map[string]string, error) {
 		return h, v.errs[archive]
 	}
 	idx := map[string]string{}
-	err := func() error {
-		as, err := openArchive(archive, DefaultLimits, false)
-		if err != nil {
-			return err
+	err := eachEntry(archive, func(e *Entry, content io.Reader) error {
+		if content == nil {
+			return nil
 		}
-		defer as.Close()
-		for {
-			e, content, err := as.next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if content != nil {
-				h := sha256.New()
-				if _, err := io.Copy(h, content); err != nil {
-					return archiveReadErr(e, err)
-				}
-				idx[e.Path] = hex.EncodeToString(h.Sum(nil))
-			}
+		h := sha256.New()
+		if _, err := io.Copy(h, content); err != nil {
+			return archiveReadErr(e, err)
 		}
-	}()
+		idx[e.Path] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
 	v.hashes[archive], v.errs[archive] = idx, err
 	return idx, err
 }

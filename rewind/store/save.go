@@ -85,15 +85,14 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 		parentc <- m
 	}()
-	walkOpts := snap.WalkOptions{Ignore: cfg.Ignore}
-	tree, err := snap.Walk(ctx, s.Project, walkOpts)
+	tree, err := snap.Walk(ctx, s.Project, snap.WalkOptions{Ignore: cfg.Ignore})
 	parent := <-parentc
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
 	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full, Walk: walkOpts,
+		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
@@ -128,8 +127,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, fmt.Errorf("link snapshot %s: %w", archive, err)
 	}
 	if res.Reused {
-		if err := linkOrCopy(newest.ManifestPath(), filepath.Join(stage, ManifestFile)); err != nil {
-			return nil, fmt.Errorf("link manifest %s: %w", newest.ManifestPath(), err)
+		if err := linkOrCopy(res.Manifest.File, filepath.Join(stage, ManifestFile)); err != nil {
+			return nil, fmt.Errorf("link manifest %s: %w", res.Manifest.File, err)
 		}
 	} else {
 		var layerParent *snap.Manifest
