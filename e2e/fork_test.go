@@ -211,6 +211,9 @@ func TestForkListedInPicker(t *testing.T) {
 	if err != nil || !bytes.Contains(fork, []byte(p4)) {
 		t.Errorf("picking the fork did not resume into the fork file (%v)", err)
 	}
+	p.keys("C-c")
+	p.keys("C-c")
+	p.waitExit()
 }
 
 // selected reports whether the picker's cursor line (❯) shows title.

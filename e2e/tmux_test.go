@@ -30,8 +30,27 @@ func startScreen(t *testing.T, dir string, env []string, argv ...string) *screen
 	args := []string{"new-session", "-d", "-s", "e2e", "-x", "160", "-y", "45", "-c", dir, "env", "-i"}
 	args = append(append(args, env...), argv...)
 	s.run(args...)
-	t.Cleanup(func() { exec.Command(s.tmux, "-S", s.sock, "kill-server").Run() })
+	pid := strings.TrimSpace(s.run("display-message", "-p", "-t", "e2e", "#{pane_pid}"))
+	t.Cleanup(func() {
+		exec.Command(s.tmux, "-S", s.sock, "kill-server").Run()
+		waitGone(pid)
+	})
 	return s
+}
+
+// waitGone waits, up to 10 s, until process pid has exited. A program killed with its tmux
+// server may still be writing files (Claude Code flushes its session on SIGHUP), and the test's
+// temporary directories must not be removed under it.
+func waitGone(pid string) {
+	if pid == "" {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if _, err := os.Stat("/proc/" + pid); err != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (s *screen) run(args ...string) string {
