@@ -468,7 +468,10 @@ type prefetched struct {
 
 func startPrefetch(ctx context.Context, root string, entries []Entry, read []bool) *prefetcher {
 	p := &prefetcher{root: root, slots: make([]prefetched, len(entries)), ahead: make(chan struct{}, prefetchFiles)}
-	p.pool.New = func() any { b := make([]byte, 0, 64*1024); return &b }
+	// Every buffer holds the largest file read ahead, so none is ever
+	// reallocated: fresh heap pages cost a fault each, and a buffer only
+	// touches the pages its files fill.
+	p.pool.New = func() any { b := make([]byte, 0, prefetchMax+1); return &b }
 	// Which files are read ahead is fixed before any goroutine starts: the
 	// writer tells prefetched slots by their channel.
 	var todo []int

@@ -33,8 +33,9 @@ type memberWriter struct {
 	inflight chan struct{}
 	written  int64 // compressed bytes written so far
 	err      error
-	bufs     chan *bytes.Buffer
-	writers  sync.Pool // *gzip.Writer: a compressor's tables are worth reusing
+	raws     chan *bytes.Buffer // free buffers for uncompressed members
+	outs     chan *bytes.Buffer // free buffers for compressed members
+	writers  sync.Pool          // *gzip.Writer: a compressor's tables are worth reusing
 }
 
 type compressed struct {
@@ -45,8 +46,8 @@ type compressed struct {
 
 func newMemberWriter(w io.Writer, level int) *memberWriter {
 	n := max(2, runtime.GOMAXPROCS(0)*2)
-	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), bufs: make(chan *bytes.Buffer, 2*n+2)}
-	m.cur = m.buffer()
+	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), raws: make(chan *bytes.Buffer, n+1), outs: make(chan *bytes.Buffer, n+1)}
+	m.cur = new(bytes.Buffer) // grows as written: an empty layer costs nothing
 	return m
 }
 
@@ -59,19 +60,20 @@ func (m *memberWriter) compressor(out io.Writer) (*gzip.Writer, error) {
 	return gzip.NewWriterLevel(out, m.level)
 }
 
-func (m *memberWriter) buffer() *bytes.Buffer {
+// buffer returns a free buffer from pool, or a new one of capacity size.
+func buffer(pool chan *bytes.Buffer, size int) *bytes.Buffer {
 	select {
-	case b := <-m.bufs:
+	case b := <-pool:
 		b.Reset()
 		return b
 	default:
-		return new(bytes.Buffer) // grows as written: an empty layer costs nothing
+		return bytes.NewBuffer(make([]byte, 0, size))
 	}
 }
 
-func (m *memberWriter) release(b *bytes.Buffer) {
+func release(pool chan *bytes.Buffer, b *bytes.Buffer) {
 	select {
-	case m.bufs <- b:
+	case pool <- b:
 	default:
 	}
 }
@@ -80,7 +82,7 @@ func (m *memberWriter) release(b *bytes.Buffer) {
 // its member, and how many uncompressed bytes of that member come before it.
 func (m *memberWriter) Offset() (member int, skip int64) {
 	if m.cur.Len() >= memberSize {
-		m.cut()
+		m.cut(false)
 	}
 	return m.index, int64(m.cur.Len())
 }
@@ -96,7 +98,7 @@ func (m *memberWriter) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		room := memberSize - m.cur.Len()
 		if room <= 0 {
-			m.cut()
+			m.cut(false)
 			room = memberSize
 		}
 		k := min(room, len(p))
@@ -106,18 +108,25 @@ func (m *memberWriter) Write(p []byte) (int, error) {
 	return n, m.err
 }
 
-// cut hands the current member to a compressor and starts the next one.
-func (m *memberWriter) cut() {
+// cut hands the current member to a compressor and starts the next one
+// (an empty one when last: nothing more will be written).
+func (m *memberWriter) cut(last bool) {
 	if m.cur.Len() == 0 {
 		return
 	}
 	raw := m.cur
-	m.cur = m.buffer()
+	if last {
+		m.cur = new(bytes.Buffer)
+	} else {
+		// A stream that fills one member fills more: take whole members, so
+		// the buffer never grows by doubling (copying) on the way.
+		m.cur = buffer(m.raws, memberSize)
+	}
 	ch := make(chan compressed, 1)
 	m.inflight <- struct{}{}
 	go func() {
 		defer func() { <-m.inflight }()
-		out := m.buffer()
+		out := buffer(m.outs, memberSize/2)
 		zw, err := m.compressor(out)
 		if err == nil {
 			_, err = zw.Write(raw.Bytes())
@@ -151,14 +160,14 @@ func (m *memberWriter) flush(keep int) {
 				m.err = err
 			}
 		}
-		m.release(c.data)
-		m.release(c.raw)
+		release(m.outs, c.data)
+		release(m.raws, c.raw)
 	}
 }
 
 // Close compresses what is left and writes every member.
 func (m *memberWriter) Close() error {
-	m.cut()
+	m.cut(true)
 	m.flush(0)
 	return m.err
 }
