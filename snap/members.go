@@ -126,7 +126,7 @@ func (m *memberWriter) cut(last bool) {
 	m.inflight <- struct{}{}
 	go func() {
 		defer func() { <-m.inflight }()
-		out := buffer(m.outs, memberSize/2)
+		out := buffer(m.outs, raw.Len()/2) // level 1 leaves source code at about a quarter
 		zw, err := m.compressor(out)
 		if err == nil {
 			_, err = zw.Write(raw.Bytes())
