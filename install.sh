@@ -95,6 +95,10 @@ for cli in "$src"/*/cli; do
   ldflags="$ldflags -X rewind.dev/$mod/cli.Version=$version"
 done
 
+# Static binaries: nothing here needs C, and without the dynamic loader and libc every `rewind`
+# starts about 2.5 ms sooner (11.5 → 9.0 ms for `rewind statusline`, which runs on every
+# status-bar refresh). archive/tar and uuid pull in os/user and net, which link libc otherwise.
+export CGO_ENABLED=0
 mkdir -p "$prefix/bin" "$bindir"
 for main in "$src"/*/cmd/rewind*/main.go; do
   pkgdir=$(dirname "$main"); b=$(basename "$pkgdir")

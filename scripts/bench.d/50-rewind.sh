@@ -38,3 +38,11 @@ if [ ! -d "$many/.agent/rewind" ]; then
 fi
 list=$(median "rewind -C $many list -n 0 > /dev/null")
 row "list, 1,000 checkpoints" "$list" "budget" "0.1" "< 100 ms"
+
+# The status line Claude Code runs on every refresh: the payload's shape as Claude Code sends it
+# to a statusLine command, against the same 1,000-checkpoint store.
+printf '{"hook_event_name":"Status","session_id":"7c9a6a3e-1b7e-4b8e-9a51-0d6c1f5e2a10","transcript_path":"%s/t.jsonl","cwd":"%s","model":{"id":"claude-sonnet-4-5","display_name":"Sonnet 4.5"},"workspace":{"current_dir":"%s","project_dir":"%s"},"version":"2.1.197"}\n' \
+  "$many" "$many" "$many" "$many" > "$rw/status.json"
+[ -n "$(rewind statusline < "$rw/status.json")" ] || echo "bench: warning: rewind statusline printed nothing" >&2
+sl=$(median "rewind statusline < $rw/status.json > /dev/null")
+row "statusline, 1,000 checkpoints" "$sl" "budget" "0.01" "< 10 ms"

@@ -28,7 +28,7 @@ bench_setup() {
   mkdir -p "$BENCH_BIN"
   for main in "$REWIND_SRC"/*/cmd/*/main.go; do
     local pkg; pkg=$(dirname "$main")
-    (cd "$REWIND_SRC" && go build -trimpath -o "$BENCH_BIN/$(basename "$pkg")" "./${pkg#"$REWIND_SRC"/}")
+    (cd "$REWIND_SRC" && CGO_ENABLED=0 go build -trimpath -o "$BENCH_BIN/$(basename "$pkg")" "./${pkg#"$REWIND_SRC"/}")
   done
   export PATH="$BENCH_BIN:$PATH"
 }
