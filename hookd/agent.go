@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 //go:embed agents/*.json
@@ -47,7 +48,9 @@ type SettingsFile struct {
 	OnlyIfExists bool   `json:"only_if_exists"` // the agent reads it only when it exists
 }
 
-var agents = func() map[string]*Agent {
+// agents parses the embedded profiles on first use, not at start-up: every
+// rewind process links this package, and most never look at an agent.
+var agents = sync.OnceValue(func() map[string]*Agent {
 	m := map[string]*Agent{}
 	entries, err := agentFS.ReadDir("agents")
 	if err != nil {
@@ -65,12 +68,12 @@ var agents = func() map[string]*Agent {
 		m[a.Name] = a
 	}
 	return m
-}()
+})
 
 // AgentNames lists the agents Rewind has hook profiles for, sorted.
 func AgentNames() []string {
-	names := make([]string, 0, len(agents))
-	for n := range agents {
+	names := make([]string, 0, len(agents()))
+	for n := range agents() {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -79,7 +82,7 @@ func AgentNames() []string {
 
 // LookupAgent returns the profile of the named agent.
 func LookupAgent(name string) (*Agent, error) {
-	if a, ok := agents[name]; ok {
+	if a, ok := agents()[name]; ok {
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(AgentNames(), ", "))

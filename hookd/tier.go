@@ -80,8 +80,6 @@ func (t *Tier) Checkpoint(agent, event, tool string) string {
 	return CheckpointNone
 }
 
-var plainMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]*$`)
-
 // matcherMatches applies a hook matcher as Claude Code and Droid do: empty
 // or "*" matches everything, letters, digits, '_' and '|' are a list of
 // exact names, anything else is a regular expression.
@@ -89,7 +87,7 @@ func matcherMatches(matcher, tool string) bool {
 	switch {
 	case matcher == "" || matcher == "*":
 		return true
-	case plainMatcher.MatchString(matcher):
+	case strings.Trim(matcher, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_|") == "":
 		return slices.Contains(strings.Split(matcher, "|"), tool)
 	}
 	re, err := regexp.Compile(matcher)
