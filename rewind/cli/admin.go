@@ -421,9 +421,10 @@ func (c *statuslineCmd) RegisterFlags(fs *flag.FlagSet) {}
 // bar is not the place for errors.
 func (c *statuslineCmd) Exec(ctx context.Context, e *env, args []string) error {
 	var in struct {
-		SessionID string `json:"session_id"`
-		Cwd       string `json:"cwd"`
-		Workspace struct {
+		SessionID      string `json:"session_id"`
+		TranscriptPath string `json:"transcript_path"`
+		Cwd            string `json:"cwd"`
+		Workspace      struct {
 			CurrentDir string `json:"current_dir"`
 			ProjectDir string `json:"project_dir"`
 		} `json:"workspace"`
@@ -451,17 +452,37 @@ func (c *statuslineCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	mark := "◆"
-	line := fmt.Sprintf("%d checkpoints", len(ids))
+	line := fmt.Sprintf("%d checkpoint%s", len(ids), plural(len(ids)))
 	if t, ok := store.TimeOfID(ids[len(ids)-1]); ok {
 		line += " · last " + ago(t)
 	}
-	if in.SessionID != "" {
-		if cp, err := s.Load(ids[len(ids)-1]); err == nil && (cp.Transcript == nil || cp.Transcript.SessionID != in.SessionID) {
-			mark, line = "◇", line+" · none this session"
-		}
+	if in.SessionID != "" && !sessionCaptured(s, ids, in.SessionID, in.TranscriptPath) {
+		mark, line = "◇", line+" · none this session"
 	}
 	fmt.Fprintln(e.stdout, mark+" "+line)
 	return nil
+}
+
+// statuslineLookback is how many of the newest checkpoints the status line
+// reads looking for the session's own: a session that has any has one among
+// the newest unless other sessions of the project took this many since, and
+// reading them all would cost the status bar tens of milliseconds.
+const statuslineLookback = 32
+
+// sessionCaptured reports whether one of the newest checkpoints holds the
+// transcript of session id, known by its id (hooks record it) or its path
+// (`rewind save --transcript` may not know the id).
+func sessionCaptured(s *store.Store, ids []string, id, path string) bool {
+	for i := len(ids) - 1; i >= 0 && i >= len(ids)-statuslineLookback; i-- {
+		cp, err := s.Load(ids[i])
+		if err != nil || cp.Transcript == nil {
+			continue
+		}
+		if cp.Transcript.SessionID == id || (path != "" && cp.Transcript.OriginalPath == path) {
+			return true
+		}
+	}
+	return false
 }
 
 type hookCmd struct{ common }

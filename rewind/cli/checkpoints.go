@@ -77,10 +77,14 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	transcript, err := absPath(c.transcript)
+	if err != nil {
+		return err
+	}
 	stop := e.progress("saving a checkpoint")
 	cp, err := s.Save(ctx, store.SaveOptions{
 		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: "manual"}, Pin: c.pin,
-		TranscriptPath: c.transcript, Agent: c.agent, UseSession: true, Full: c.full,
+		TranscriptPath: transcript, Agent: c.agent, UseSession: true, Full: c.full,
 	})
 	stop()
 	if err != nil {

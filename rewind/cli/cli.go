@@ -331,6 +331,28 @@ func ago(t time.Time) string {
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
 
+// absPath makes a --transcript path absolute ("" stays ""): checkpoints
+// record it, later runs from other folders read it, and checkpoints of one
+// transcript are found by comparing it.
+func absPath(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("transcript path %s: %w", p, err)
+	}
+	return a, nil
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 func humanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:

@@ -203,7 +203,11 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: c.transcript, Agent: c.agent})
+	transcript, err := absPath(c.transcript)
+	if err != nil {
+		return err
+	}
+	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: c.agent})
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json)
 	}
