@@ -207,13 +207,22 @@ func TestForkListedInPicker(t *testing.T) {
 	p.typeLine(p4)
 	p.waitFor("echo " + strings.ToUpper(p4))
 	assertPrompts(t, c.lastConversation(), p1, p2, p4)
-	fork, err := os.ReadFile(f.Path)
-	if err != nil || !bytes.Contains(fork, []byte(p4)) {
-		t.Errorf("picking the fork did not resume into the fork file (%v)", err)
-	}
+	// The interactive client queues transcript lines and may write them after the reply is on
+	// screen (this failed on a fresh machine when read right away), so read the fork after exit.
 	p.keys("C-c")
 	p.keys("C-c")
 	p.waitExit()
+	fork, err := os.ReadFile(f.Path)
+	if err != nil || !bytes.Contains(fork, []byte(p4)) {
+		var holders []string
+		all, _ := filepath.Glob(filepath.Join(c.projectDir(), "*.jsonl"))
+		for _, name := range all {
+			if data, _ := os.ReadFile(name); bytes.Contains(data, []byte(p4)) {
+				holders = append(holders, filepath.Base(name))
+			}
+		}
+		t.Errorf("picking the fork did not resume into the fork file %s (%v); %q is in %q", filepath.Base(f.Path), err, p4, holders)
+	}
 }
 
 // selected reports whether the picker's cursor line (❯) shows title.
