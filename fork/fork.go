@@ -61,6 +61,10 @@ type Fork struct {
 	Title      string `json:"title"`       // the fork's title, "" when none was set
 	// Warnings are best-effort steps that failed (the title, a sidecar) without failing the fork.
 	Warnings []string `json:"-"`
+	// ReplacedFirstLine is the source's first line, newline included, where the fork rewrote it
+	// (Droid's session_start); nil when the fork's bytes before the title are the source's. The
+	// rest of the fork is the source's bytes, shifted by the two lines' difference in length.
+	ReplacedFirstLine []byte `json:"-"`
 }
 
 // Error is an error with a hint of what to do about it.
@@ -143,6 +147,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	f.EventsKept = w.events
 	f.Warnings = append(f.Warnings, w.warnings...)
+	f.ReplacedFirstLine = w.replaced
 
 	if !o.NoTitle && d != nil {
 		title, line, err := w.titleLine(p.File)

@@ -128,8 +128,8 @@ func TestCreateClaude(t *testing.T) {
 			if f.Path != filepath.Join(filepath.Dir(src), f.SessionID+".jsonl") || f.Method != MethodPrefixCopy || f.Type != "fork" {
 				t.Errorf("fork = %+v", f)
 			}
-			if !bytes.HasPrefix(got, before[:off]) {
-				t.Fatal("fork does not start with the prefix")
+			if !bytes.HasPrefix(got, before[:off]) || f.ReplacedFirstLine != nil {
+				t.Fatalf("fork does not start with the prefix (replaced first line %q)", f.ReplacedFirstLine)
 			}
 			var title struct{ Type, CustomTitle, SessionID string }
 			rest := got[off:]
@@ -228,6 +228,9 @@ func TestCreateDroid(t *testing.T) {
 	wantLine := strings.Replace(strings.Replace(string(before[:nl]), id, f.SessionID, 1), `"title":"write`, `"title":"[Fork] write`, 1)
 	if string(got[:gotNL]) != wantLine {
 		t.Errorf("first line\n got %s\nwant %s", got[:gotNL], wantLine)
+	}
+	if string(f.ReplacedFirstLine) != string(before[:nl+1]) {
+		t.Errorf("ReplacedFirstLine = %q, want the source's first line", f.ReplacedFirstLine)
 	}
 	gotSide, err := os.ReadFile(filepath.Join(filepath.Dir(src), f.SessionID+".settings.json"))
 	if err != nil || !bytes.Equal(gotSide, side) {

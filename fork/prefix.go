@@ -29,6 +29,7 @@ type prefixWriter struct {
 	events       int64
 	warnings     []string
 	rewroteFirst bool
+	replaced     []byte // the source's first line, newline included, when rewroteFirst
 	firstTitle   string // the title set in the rewritten first line
 
 	titleOnce func() (string, error) // the title base, for dialects that append a title line
@@ -234,6 +235,7 @@ func (w *prefixWriter) rewriteFirst(line []byte) []byte {
 		return line
 	}
 	w.rewroteFirst = true
+	w.replaced = append(append([]byte(nil), line...), '\n')
 	return out
 }
 
