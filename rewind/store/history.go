@@ -38,9 +38,14 @@ type ForkRecord struct {
 	Agent            string `json:"agent,omitempty"`
 	ParentTranscript string `json:"parent_transcript"`
 	Offset           int64  `json:"offset"` // the fork holds the parent's bytes [0, Offset)
-	Title            string `json:"title,omitempty"`
-	Method           string `json:"method,omitempty"`
-	Removed          string `json:"removed_to,omitempty"` // where undo-restore moved it
+	// ParentFirstLine is the parent's first line (newline included, base64 in
+	// JSON) where the fork rewrote it (Droid keeps the session's id and title
+	// there): the fork holds the parent's other bytes before Offset, shifted by
+	// the two first lines' difference in length.
+	ParentFirstLine []byte `json:"parent_first_line,omitempty"`
+	Title           string `json:"title,omitempty"`
+	Method          string `json:"method,omitempty"`
+	Removed         string `json:"removed_to,omitempty"` // where undo-restore moved it
 }
 
 // TruncateRecord is an in-place transcript rewind.

@@ -131,7 +131,8 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		res.Fork = &f
 		res.Warnings = append(res.Warnings, f.Warnings...)
 		res.Resume = resumeHint(agent, f.SessionID)
-		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset, Title: f.Title, Method: f.Method}
+		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset,
+			ParentFirstLine: f.ReplacedFirstLine, Title: f.Title, Method: f.Method}
 	case "in-place":
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
@@ -492,26 +493,16 @@ func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 // transcript cursor lies at or before promptOffset and whose bytes the
 // transcript still holds. The conversation includes the sessions it was
 // forked from (recorded in the restore history): their checkpoints count
-// when they lie inside the shared prefix, which Verify checks by hash.
+// when they lie inside the shared prefix, which Verify checks by hash — with
+// the ancestor's own first line in place where a fork rewrote it (Droid).
 func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset int64) (*Checkpoint, error) {
-	lineage := map[string]int64{path: promptOffset}
 	h, err := s.History()
 	if err != nil {
 		return nil, err
 	}
-	for cur, limit := path, promptOffset; ; {
-		var parent *ForkRecord
-		for i := range h.Entries {
-			if f := h.Entries[i].Fork; f != nil && f.Path == cur {
-				parent = f
-			}
-		}
-		if parent == nil || lineage[parent.ParentTranscript] != 0 {
-			break
-		}
-		limit = min(limit, parent.Offset)
-		lineage[parent.ParentTranscript] = limit
-		cur = parent.ParentTranscript
+	lineage, err := lineageOf(t, path, promptOffset, h)
+	if err != nil {
+		return nil, err
 	}
 	cps, _, err := s.List()
 	if err != nil {
@@ -521,8 +512,8 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
 			continue
 		}
-		limit, ok := lineage[c.Transcript.OriginalPath]
-		if !ok || c.Transcript.Cursor.ByteOffsetEnd > limit {
+		a, ok := lineage[c.Transcript.OriginalPath]
+		if !ok || c.Transcript.Cursor.ByteOffsetEnd > a.limit {
 			continue
 		}
 		if c.Transcript.Cursor.ByteOffsetEnd == 0 {
@@ -531,9 +522,113 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 			}
 			continue
 		}
-		if v, err := t.Verify(c.Transcript.Cursor); err == nil && v.Extends {
+		view := t
+		if a.first != nil {
+			if view, err = a.view(t); err != nil {
+				return nil, err
+			}
+		}
+		if v, err := view.Verify(c.Transcript.Cursor); err == nil && v.Extends {
 			return c, nil
 		}
 	}
 	return nil, nil
+}
+
+// ancestor is a transcript of the conversation as the current one holds it:
+// the current transcript's bytes before limit (in the ancestor's own offsets),
+// with the ancestor's first line in place of the current one where a fork on
+// the way rewrote it (first; nil when the first lines are the same).
+type ancestor struct {
+	limit     int64
+	first     []byte
+	firstSize int64 // the current transcript's first line, newline included
+}
+
+// lineageOf follows the forks Rewind made from path back to the sessions they
+// came from and returns, for path and each of them, what of it path holds.
+func lineageOf(t *jsonl.Transcript, path string, promptOffset int64, h History) (map[string]ancestor, error) {
+	forkOf := map[string]*ForkRecord{}
+	for i := range h.Entries {
+		if f := h.Entries[i].Fork; f != nil {
+			forkOf[f.Path] = f // the newest record of a path wins
+		}
+	}
+	var firstSize int64 = -1 // read only when a fork rewrote a first line
+	lineage := map[string]ancestor{path: {limit: promptOffset}}
+	for cur := path; ; {
+		f := forkOf[cur]
+		if f == nil {
+			break
+		}
+		if _, seen := lineage[f.ParentTranscript]; seen {
+			break
+		}
+		child := lineage[cur]
+		parent := ancestor{first: child.first}
+		if f.ParentFirstLine != nil {
+			parent.first = f.ParentFirstLine
+		}
+		if parent.first != nil && firstSize < 0 {
+			var err error
+			if firstSize, err = firstLineSize(t); err != nil {
+				return nil, err
+			}
+		}
+		// The child's limit in the parent's offsets: the bytes after the
+		// first line are shared, so the offsets differ by the first lines'.
+		limit := child.limit - lineSize(child.first, firstSize) + lineSize(parent.first, firstSize)
+		parent.limit, parent.firstSize = min(limit, f.Offset), firstSize
+		lineage[f.ParentTranscript] = parent
+		cur = f.ParentTranscript
+	}
+	return lineage, nil
+}
+
+func lineSize(first []byte, current int64) int64 {
+	if first == nil {
+		return current
+	}
+	return int64(len(first))
+}
+
+// firstLineSize is the length of t's first line, newline included.
+func firstLineSize(t *jsonl.Transcript) (int64, error) {
+	var size int64
+	err := t.Lines(0, func(l jsonl.Line) bool {
+		size = l.End
+		return false
+	})
+	if err != nil {
+		return 0, fmt.Errorf("transcript %s: %w", t.Path, err)
+	}
+	return size, nil
+}
+
+// view is the current transcript t with the ancestor's first line in place of
+// its own: the ancestor's bytes as far as t shares them.
+func (a ancestor) view(t *jsonl.Transcript) (*jsonl.Transcript, error) {
+	ra := replacedFirstLine{first: a.first, rest: t.ReaderAt(), skip: a.firstSize}
+	size := int64(len(a.first)) + max(t.Size()-a.firstSize, 0)
+	return jsonl.New(t.Path, ra, size, t.Dialect)
+}
+
+// replacedFirstLine reads as first followed by rest from skip on.
+type replacedFirstLine struct {
+	first []byte
+	rest  io.ReaderAt
+	skip  int64
+}
+
+func (r replacedFirstLine) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < int64(len(r.first)) {
+		n = copy(p, r.first[off:])
+		if n == len(p) {
+			return n, nil
+		}
+		off = int64(len(r.first))
+	}
+	m, err := r.rest.ReadAt(p[n:], off-int64(len(r.first))+r.skip)
+	return n + m, err
 }

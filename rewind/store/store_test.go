@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -339,39 +340,84 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 	}
 }
 
-// TestBackBothLineageAcrossForks: in a session forked by Rewind, back
-// --both finds checkpoints of the session it was forked from.
+// TestBackBothLineageAcrossForks: in a session forked by Rewind, and in a
+// fork of that fork, back --both finds checkpoints of the sessions they were
+// forked from — for Claude, whose forks are byte prefixes, and for Droid,
+// whose forks rewrite the first line (session_start) and so shift the rest.
 func TestBackBothLineageAcrossForks(t *testing.T) {
-	s := project(t)
-	dir := t.TempDir()
-	tp := filepath.Join(dir, "11111111-1111-1111-1111-111111111111.jsonl")
-	data := fixtureBytes(t)
-	ts := turns(t, fixture)
-	for i, tu := range ts { // a checkpoint at each prompt's hook: between offset and prompt_offset
-		os.WriteFile(tp, data[:tu.PromptOffset], 0o644)
-		write(t, s.Project, "state.txt", fmt.Sprint("before prompt ", i+1))
-		save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit"}})
-	}
-	os.WriteFile(tp, data, 0o644)
-	write(t, s.Project, "state.txt", "after prompt 4")
+	droid := droidTranscript(t, 4)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"claude", fixtureBytes(t)},
+		{"droid", droid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := project(t)
+			tp := filepath.Join(t.TempDir(), "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
+			os.WriteFile(tp, tc.data, 0o644)
+			ts := turns(t, tp)
+			if len(ts) != 4 {
+				t.Fatalf("%d prompts, want 4", len(ts))
+			}
+			for i, tu := range ts { // a checkpoint at each prompt's hook: between offset and prompt_offset
+				os.WriteFile(tp, tc.data[:tu.PromptOffset], 0o644)
+				write(t, s.Project, "state.txt", fmt.Sprint("before prompt ", i+1))
+				save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit"}})
+			}
+			os.WriteFile(tp, tc.data, 0o644)
+			write(t, s.Project, "state.txt", "after prompt 4")
 
-	res, err := s.Back(ctx, BackOptions{N: 1, Both: true, TranscriptPath: tp})
+			steps := []struct {
+				n    int
+				want string
+			}{
+				{1, "before prompt 4"}, // in the session: a fork holding prompts 1–3
+				{1, "before prompt 3"}, // in that fork: a checkpoint of the session
+				{2, "before prompt 1"}, // in the fork of the fork (prompt 1, 2): the session's again
+			}
+			path := tp
+			for i, st := range steps {
+				res, err := s.Back(ctx, BackOptions{N: st.n, Both: true, TranscriptPath: path})
+				if err != nil {
+					t.Fatalf("step %d, back %d --both in %s: %v", i+1, st.n, filepath.Base(path), err)
+				}
+				if got := read(t, filepath.Join(s.Project, "state.txt")); got != st.want {
+					t.Fatalf("step %d, back %d --both: tree %q, want %q (checkpoint %s)", i+1, st.n, got, st.want, res.Checkpoint)
+				}
+				if tc.name == "droid" && !strings.Contains(firstLine(t, res.Fork.Path), `"title":"[Fork] `) {
+					t.Fatalf("step %d: the Droid fork's first line was not rewritten: %s", i+1, firstLine(t, res.Fork.Path))
+				}
+				path = res.Fork.Path
+			}
+		})
+	}
+}
+
+// droidTranscript makes an n-prompt Droid session from the real one-prompt
+// fixture: its session_start, then its turn n times, each with its own prompt
+// and event ids.
+func droidTranscript(t *testing.T, n int) []byte {
+	t.Helper()
+	data, err := os.ReadFile("../../../shared/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, filepath.Join(s.Project, "state.txt")); got != "before prompt 4" {
-		t.Fatalf("back 1 --both: tree %q", got)
+	first, body, _ := bytes.Cut(data, []byte("\n"))
+	uuid := regexp.MustCompile(`"(id|parentId|turnId)":"(context-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	out := append(append([]byte(nil), first...), '\n')
+	for i := 1; i <= n; i++ {
+		turn := bytes.ReplaceAll(body, []byte(`"text":"write droid.txt`), []byte(fmt.Sprintf(`"text":"prompt %d: write droid.txt`, i)))
+		out = append(out, uuid.ReplaceAllFunc(turn, func(id []byte) []byte { return fmt.Appendf(id[:len(id)-2:len(id)-2], "%02d", i) })...)
 	}
-	forkPath := res.Fork.Path
-	// Now in the fork (3 prompts): back 2 --both must find the checkpoint the
-	// original session took before its prompt 2.
-	res2, err := s.Back(ctx, BackOptions{N: 2, Both: true, TranscriptPath: forkPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := read(t, filepath.Join(s.Project, "state.txt")); got != "before prompt 2" {
-		t.Fatalf("back 2 --both in the fork: tree %q (checkpoint %s)", got, res2.Checkpoint)
-	}
+	return out
+}
+
+func firstLine(t *testing.T, path string) string {
+	t.Helper()
+	line, _, _ := strings.Cut(read(t, path), "\n")
+	return line
 }
 
 func TestBackSaysWhyItCannot(t *testing.T) {
