@@ -401,7 +401,7 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		fmt.Fprintf(tw, "Session\t%s\nFile\t%s\nForked\t%s by %s (%s)\nFrom\t%s\nAt byte\t%d\nTitle\t%s\nState\t%s\nOpen\t%s\n",
-			f.SessionID, f.Path, ago(en.At), en.Kind, en.ID, f.ParentTranscript, f.Offset, orNone(f.Title), state, "claude --resume "+f.SessionID)
+			f.SessionID, f.Path, ago(en.At), en.Kind, en.ID, f.ParentTranscript, f.Offset, orNone(f.Title), state, store.ResumeHint(f.Agent, f.SessionID))
 		break
 	}
 	if args[0] == "show" && !found {

@@ -130,7 +130,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		}
 		res.Fork = &f
 		res.Warnings = append(res.Warnings, f.Warnings...)
-		res.Resume = resumeHint(agent, f.SessionID)
+		res.Resume = ResumeHint(agent, f.SessionID)
 		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset,
 			ParentFirstLine: f.ReplacedFirstLine, Title: f.Title, Method: f.Method}
 	case "in-place":
@@ -147,7 +147,8 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	return nil
 }
 
-func resumeHint(agent, session string) string {
+// ResumeHint says how to open a session in its agent.
+func ResumeHint(agent, session string) string {
 	switch agent {
 	case "droid":
 		return "droid --resume " + session + "   (or pick it in droid's /sessions list)"
