@@ -24,6 +24,9 @@ import (
 //
 // Established with droid 0.225.2: `droid exec` fires SessionStart, PreToolUse, PostToolUse,
 // Stop and SessionEnd but no UserPromptSubmit; the env file is deleted when the session ends.
+// Resuming a session (Rewind's fork included) cannot be tried offline: `droid exec -s <id>`
+// fetches the session from api.factory.ai ("Failed to fetch session", ENOTFOUND), and the
+// interactive client asks to log in to a Factory account before anything else.
 func TestDroidHooks(t *testing.T) {
 	droid := os.Getenv("REWIND_E2E_DROID")
 	if droid == "" {
