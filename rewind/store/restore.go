@@ -509,6 +509,8 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 	if err != nil {
 		return nil, err
 	}
+	// An ancestor's bytes as this transcript holds them, where its first line differs.
+	views := map[string]*jsonl.Transcript{}
 	for _, c := range cps { // newest first
 		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
 			continue
@@ -525,8 +527,11 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 		}
 		view := t
 		if a.first != nil {
-			if view, err = a.view(t); err != nil {
-				return nil, err
+			if view = views[c.Transcript.OriginalPath]; view == nil {
+				if view, err = a.view(t); err != nil {
+					return nil, err
+				}
+				views[c.Transcript.OriginalPath] = view
 			}
 		}
 		if v, err := view.Verify(c.Transcript.Cursor); err == nil && v.Extends {
