@@ -509,8 +509,6 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 	if err != nil {
 		return nil, err
 	}
-	// An ancestor's bytes as this transcript holds them, where its first line differs.
-	views := map[string]*jsonl.Transcript{}
 	for _, c := range cps { // newest first
 		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
 			continue
@@ -525,34 +523,26 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 			}
 			continue
 		}
-		view := t
-		if a.first != nil {
-			if view = views[c.Transcript.OriginalPath]; view == nil {
-				if view, err = a.view(t); err != nil {
-					return nil, err
-				}
-				views[c.Transcript.OriginalPath] = view
-			}
-		}
-		if v, err := view.Verify(c.Transcript.Cursor); err == nil && v.Extends {
+		if v, err := a.held.Verify(c.Transcript.Cursor); err == nil && v.Extends {
 			return c, nil
 		}
 	}
 	return nil, nil
 }
 
-// ancestor is a transcript of the conversation as the current one holds it:
-// the current transcript's bytes before limit (in the ancestor's own offsets),
-// with the ancestor's first line in place of the current one where a fork on
-// the way rewrote it (first; nil when the first lines are the same).
+// ancestor is what the current transcript holds of a transcript in its
+// lineage (itself included).
 type ancestor struct {
-	limit     int64
-	first     []byte
-	firstSize int64 // the current transcript's first line, newline included
+	limit int64  // where the shared bytes end, in the ancestor's own offsets
+	first []byte // the ancestor's first line where a fork on the way rewrote it, else nil
+	// held is the current transcript with first in place of its own first
+	// line: the ancestor's bytes as far as they are shared.
+	held *jsonl.Transcript
 }
 
 // lineageOf follows the forks Rewind made from path back to the sessions they
-// came from and returns, for path and each of them, what of it path holds.
+// came from and returns, for path and each of them, what t (path's transcript)
+// holds of it.
 func lineageOf(t *jsonl.Transcript, path string, promptOffset int64, h History) (map[string]ancestor, error) {
 	forkOf := map[string]*ForkRecord{}
 	for i := range h.Entries {
@@ -560,8 +550,8 @@ func lineageOf(t *jsonl.Transcript, path string, promptOffset int64, h History) 
 			forkOf[f.Path] = f // the newest record of a path wins
 		}
 	}
-	var firstSize int64 = -1 // read only when a fork rewrote a first line
-	lineage := map[string]ancestor{path: {limit: promptOffset}}
+	var firstSize int64 = -1 // t's first line, read only when a fork rewrote one
+	lineage := map[string]ancestor{path: {limit: promptOffset, held: t}}
 	for cur := path; ; {
 		f := forkOf[cur]
 		if f == nil {
@@ -571,26 +561,34 @@ func lineageOf(t *jsonl.Transcript, path string, promptOffset int64, h History) 
 			break
 		}
 		child := lineage[cur]
-		parent := ancestor{first: child.first}
+		parent := ancestor{first: child.first, held: child.held}
 		if f.ParentFirstLine != nil {
 			parent.first = f.ParentFirstLine
-		}
-		if parent.first != nil && firstSize < 0 {
-			var err error
-			if firstSize, err = firstLineSize(t); err != nil {
+			if firstSize < 0 {
+				var err error
+				if firstSize, err = firstLineSize(t); err != nil {
+					return nil, err
+				}
+			}
+			held, err := jsonl.New(t.Path, replacedFirstLine{first: parent.first, rest: t.ReaderAt(), skip: firstSize},
+				int64(len(parent.first))+max(t.Size()-firstSize, 0), t.Dialect)
+			if err != nil {
 				return nil, err
 			}
+			parent.held = held
 		}
 		// The child's limit in the parent's offsets: the bytes after the
 		// first line are shared, so the offsets differ by the first lines'.
 		limit := child.limit - lineSize(child.first, firstSize) + lineSize(parent.first, firstSize)
-		parent.limit, parent.firstSize = min(limit, f.Offset), firstSize
+		parent.limit = min(limit, f.Offset)
 		lineage[f.ParentTranscript] = parent
 		cur = f.ParentTranscript
 	}
 	return lineage, nil
 }
 
+// lineSize is the length of first, or of the current transcript's own first
+// line (current) where first is nil.
 func lineSize(first []byte, current int64) int64 {
 	if first == nil {
 		return current
@@ -609,14 +607,6 @@ func firstLineSize(t *jsonl.Transcript) (int64, error) {
 		return 0, fmt.Errorf("transcript %s: %w", t.Path, err)
 	}
 	return size, nil
-}
-
-// view is the current transcript t with the ancestor's first line in place of
-// its own: the ancestor's bytes as far as t shares them.
-func (a ancestor) view(t *jsonl.Transcript) (*jsonl.Transcript, error) {
-	ra := replacedFirstLine{first: a.first, rest: t.ReaderAt(), skip: a.firstSize}
-	size := int64(len(a.first)) + max(t.Size()-a.firstSize, 0)
-	return jsonl.New(t.Path, ra, size, t.Dialect)
 }
 
 // replacedFirstLine reads as first followed by rest from skip on.
