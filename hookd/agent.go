@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -16,11 +17,13 @@ import (
 //go:embed agents/*.json
 var agentFS embed.FS
 
-// Agent is one agent's hook profile: how its hooks name the project, where
-// the env file comes from, its tool names and where its settings live.
+// Agent is one agent's hook profile, loaded from agents/<name>.json: what
+// its hooks are called and send, where they are registered and in what
+// shape, how it names the project, its tools. Adding an agent whose hooks
+// follow one of the known shapes is adding a profile.
 type Agent struct {
 	Version     int    `json:"version"`
-	Name        string `json:"name"`         // "claude", "droid"
+	Name        string `json:"name"`         // "claude", "droid", …
 	DisplayName string `json:"display_name"` // "Claude Code"
 	Executable  string `json:"executable"`   // the agent's command, to tell whether it is installed
 	ConfigDir   string `json:"config_dir"`   // "~/.claude"; its existence also says the agent is installed
@@ -29,9 +32,30 @@ type Agent struct {
 	// preference: the first that exists (or, when none does, the last one
 	// without OnlyIfExists) is the one to register in.
 	Settings []SettingsFile `json:"settings"`
+	// HookFile is the shape of the hook entries in that file.
+	HookFile HookFile `json:"hook_file"`
+
+	// Events maps each canonical event (EventSessionStart, …) to the
+	// agent's own name for it; an event the agent lacks is absent.
+	Events map[string]string `json:"events"`
+	// EventPolicy caps the tier's policy for a canonical event where the
+	// agent's event fires more often than its name says (Gemini's
+	// PreCompress fires before every model call).
+	EventPolicy map[string]Policy `json:"event_policy,omitempty"`
+	// Payload maps the canonical stdin keys (session_id, transcript_path,
+	// cwd, hook_event_name, prompt, tool_name, tool_input) to the agent's
+	// own where they differ (Copilot's camelCase).
+	Payload map[string]string `json:"payload,omitempty"`
+	// TranscriptPath derives the transcript from the session id where the
+	// payload names none ("~/.copilot/session-state/{session_id}/events.jsonl").
+	TranscriptPath string `json:"transcript_path,omitempty"`
+	// FailsClosed: any non-zero exit (or a thrown error in a bridge) blocks
+	// the agent's tool, so the hook must exit 0 whatever happens.
+	FailsClosed bool `json:"fails_closed,omitempty"`
 
 	ProjectDirEnv      []string `json:"project_dir_env"`     // env vars naming the project, first set wins
 	DetectEnv          []string `json:"detect_env"`          // env vars only this agent sets
+	DetectStdinKeys    []string `json:"detect_stdin_keys"`   // payload keys only this agent sends
 	TranscriptContains string   `json:"transcript_contains"` // a transcript_path of this agent contains it
 	EnvFileEnv         string   `json:"env_file_env"`        // env var naming the SessionStart env file
 	EnvFileStdinKey    string   `json:"env_file_stdin_key"`  // stdin key naming it (Droid); wins over EnvFileEnv
@@ -39,6 +63,7 @@ type Agent struct {
 	EditTools  []string `json:"edit_tools"`  // tools that write files
 	ShellTools []string `json:"shell_tools"` // tools that run commands
 	FileKeys   []string `json:"file_keys"`   // tool_input keys that name the file a tool touches
+	PatchKeys  []string `json:"patch_keys"`  // tool_input keys holding an apply_patch-style patch
 }
 
 // SettingsFile is one file an agent reads hooks from.
@@ -46,6 +71,25 @@ type SettingsFile struct {
 	Path         string `json:"path"`           // "~/..." is relative to the home directory
 	HooksKey     string `json:"hooks_key"`      // the top-level key holding the events; "" = the events are the top level
 	OnlyIfExists bool   `json:"only_if_exists"` // the agent reads it only when it exists
+}
+
+// HookFile is the shape of an agent's hook registrations.
+type HookFile struct {
+	// Layout is "grouped" (event → [{"matcher", "hooks": [entry]}], Claude
+	// Code's), "flat" (event → [entry], Copilot's) or "bridge" (the agent
+	// has no shell hooks: Rewind installs an extension file of its own).
+	Layout string `json:"layout"`
+	// Matcher is the syntax of a group's tool matcher: "names" (a|b|c),
+	// "regex" (^(a|b)$), or "none" (every tool fires the hook).
+	Matcher     string `json:"matcher"`
+	CommandKey  string `json:"command_key"`  // "command"; Copilot "bash"
+	TimeoutKey  string `json:"timeout_key"`  // "timeout"; Copilot "timeoutSec"
+	TimeoutUnit string `json:"timeout_unit"` // "s" or "ms"
+	Name        string `json:"name"`         // a "name" member for each entry (Gemini), "" for none
+	// Template is what a new settings file starts as ("{}" when empty).
+	Template string `json:"template"`
+	// Bridge is the embedded bridge file (bridges/<name>) for layout "bridge".
+	Bridge string `json:"bridge"`
 }
 
 // agents parses the embedded profiles on first use, not at start-up: every
@@ -61,14 +105,44 @@ var agents = sync.OnceValue(func() map[string]*Agent {
 		if err != nil {
 			panic(err)
 		}
-		a := new(Agent)
-		if err := json.Unmarshal(b, a); err != nil {
+		a, err := parseAgent(b)
+		if err != nil {
 			panic(fmt.Sprintf("hookd: agents/%s: %v", e.Name(), err))
 		}
 		m[a.Name] = a
 	}
 	return m
 })
+
+// parseAgent reads a profile and fills in the defaults of Claude Code's
+// hook shape, which most agents copy.
+func parseAgent(b []byte) (*Agent, error) {
+	a := new(Agent)
+	if err := json.Unmarshal(b, a); err != nil {
+		return nil, err
+	}
+	hf := &a.HookFile
+	for _, d := range []struct {
+		v   *string
+		def string
+	}{
+		{&hf.Layout, "grouped"}, {&hf.Matcher, "names"}, {&hf.CommandKey, "command"},
+		{&hf.TimeoutKey, "timeout"}, {&hf.TimeoutUnit, "s"}, {&hf.Template, "{}"},
+	} {
+		if *d.v == "" {
+			*d.v = d.def
+		}
+	}
+	if len(a.Events) == 0 {
+		return nil, fmt.Errorf("profile %q maps no events", a.Name)
+	}
+	for ev := range a.Events {
+		if _, ok := ActionForEvent(ev); !ok {
+			return nil, fmt.Errorf("profile %q: unknown canonical event %q", a.Name, ev)
+		}
+	}
+	return a, nil
+}
 
 // AgentNames lists the agents Rewind has hook profiles for, sorted.
 func AgentNames() []string {
@@ -138,16 +212,60 @@ func (a *Agent) Installed(home string, lookPath func(string) (string, error)) bo
 	return false
 }
 
-// toolClass says whether tool is one of the agent's "edit" or "shell"
-// tools, or "" when it is neither.
-func (a *Agent) toolClass(tool string) string {
+// ToolClass says whether tool is one of the agent's edit or shell tools,
+// or "" when it is neither.
+func (a *Agent) ToolClass(tool string) ToolClass {
 	switch {
 	case slices.Contains(a.EditTools, tool):
-		return "edit"
+		return ToolsEdit
 	case slices.Contains(a.ShellTools, tool):
-		return "shell"
+		return ToolsShell
 	}
 	return ""
+}
+
+// matcher is the agent's tool matcher for a class of tools, "" where its
+// hooks take none.
+func (a *Agent) matcher(class ToolClass) string {
+	var tools []string
+	switch class {
+	case ToolsEdit:
+		tools = a.EditTools
+	case ToolsShell:
+		tools = a.ShellTools
+	}
+	switch a.HookFile.Matcher {
+	case "names":
+		return strings.Join(tools, "|")
+	case "regex":
+		quoted := make([]string, len(tools))
+		for i, t := range tools {
+			quoted[i] = regexp.QuoteMeta(t)
+		}
+		return "^(" + strings.Join(quoted, "|") + ")$"
+	}
+	return ""
+}
+
+// CanonicalEvent maps the agent's own event name to the canonical one.
+func (a *Agent) CanonicalEvent(native string) (string, bool) {
+	for canon, n := range a.Events {
+		if n == native {
+			return canon, true
+		}
+	}
+	if _, ok := ActionForEvent(native); ok {
+		return native, true
+	}
+	return "", false
+}
+
+// payloadKey is the agent's stdin key for a canonical one.
+func (a *Agent) payloadKey(key string) string {
+	if k, ok := a.Payload[key]; ok {
+		return k
+	}
+	return key
 }
 
 func expandHome(home, p string) string {

@@ -2,20 +2,28 @@ package hookd
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
 
 // DetectAgent tells which agent sent in, from the strongest signal to the
-// weakest: the env-file key only Droid puts on stdin, the transcript's
+// weakest: a payload key only one agent sends (Droid's env-file key), the transcript's
 // location, environment variables only one agent sets, a tool name only one
 // agent has. Droid sets CLAUDE_PROJECT_DIR too (for Claude-style hooks), so
 // that variable alone proves nothing. Registered hooks pass --agent, which
 // makes this a fallback for hand-written registrations.
 func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
 	signals := []func(a *Agent) bool{
-		func(a *Agent) bool { return a.EnvFileStdinKey != "" && in.Has(a.EnvFileStdinKey) },
+		func(a *Agent) bool {
+			for _, k := range a.DetectStdinKeys {
+				if in.Has(k) {
+					return true
+				}
+			}
+			return false
+		},
 		func(a *Agent) bool {
 			return a.TranscriptContains != "" && strings.Contains(filepath.ToSlash(in.TranscriptPath), a.TranscriptContains)
 		},
@@ -27,7 +35,7 @@ func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
 			}
 			return false
 		},
-		func(a *Agent) bool { return in.ToolName != "" && a.toolClass(in.ToolName) != "" },
+		func(a *Agent) bool { return in.ToolName != "" && a.ToolClass(in.ToolName) != "" },
 	}
 	for _, sig := range signals {
 		var found []*Agent
@@ -57,7 +65,14 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		EnvFile:        envFilePath(in, a, getenv),
 		Tool:           in.ToolName,
 		Prompt:         truncateRunes(in.Prompt, 200),
-		Checkpoint:     t.Checkpoint(a.Name, event, in.ToolName),
+		Checkpoint:     t.Checkpoint(a, event, in.ToolName),
+	}
+	if req.TranscriptPath == "" && a.TranscriptPath != "" && in.SessionID != "" && !strings.ContainsAny(in.SessionID, "/\\") {
+		// The agent names no transcript (Copilot before agentStop): its
+		// place follows from the session id; it may appear later.
+		if home, err := userHome(getenv); err == nil {
+			req.TranscriptPath = expandHome(home, strings.ReplaceAll(a.TranscriptPath, "{session_id}", in.SessionID))
+		}
 	}
 	var err error
 	if req.ProjectDir, err = ProjectDir(in, a, getenv); err != nil {
@@ -70,7 +85,7 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		req.MinIntervalMS = t.MinIntervalMS
 		req.MinChangedFiles = t.MinChangedFiles
 	}
-	if event == "SessionStart" {
+	if event == EventSessionStart {
 		req.Retention = true
 		req.RetentionBudgetMS = t.RetentionBudgetMS
 	}
@@ -120,4 +135,12 @@ func truncateRunes(s string, n int) string {
 		i += size
 	}
 	return s[:i]
+}
+
+// userHome is $HOME as the agent's environment has it.
+func userHome(getenv func(string) string) (string, error) {
+	if h := getenv("HOME"); h != "" {
+		return h, nil
+	}
+	return os.UserHomeDir()
 }

@@ -17,9 +17,10 @@ const keepBackups = 5
 
 // updateSettings applies edit to the settings file at path and writes the
 // result when it differs: backup first, then an atomic replace of the
-// symlink's target with the same mode. A missing file is edited as "{}"
-// (and not created when removeOnly).
-func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int, int, error)) (Change, error) {
+// symlink's target with the same mode. A missing file is edited as the
+// template (and not created when removeOnly). A file this created is marked
+// (createdMarker), and removed again once only the template is left.
+func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([]byte, int, int, error)) (Change, error) {
 	c := Change{Path: path}
 	target, err := resolveLink(path)
 	if err != nil {
@@ -35,9 +36,10 @@ func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int
 	} else if err != nil {
 		return c, err
 	}
+	empty := []byte(template + "\n")
 	src := old
 	if len(bytes.TrimSpace(src)) == 0 {
-		src = []byte("{}\n") // a missing or empty file is an empty object
+		src = empty // a missing or empty file is the template
 	}
 	out, added, removed, err := edit(src)
 	if err != nil {
@@ -46,6 +48,19 @@ func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int
 	c.Added, c.Removed = added, removed
 	if existed && bytes.Equal(out, old) {
 		c.Added, c.Removed = 0, 0
+		return c, nil
+	}
+	if existed && removeOnly && bytes.Equal(out, empty) && fileExists(target+createdMarker) {
+		// Rewind made this file and only its own entries were in it.
+		if c.Backup, err = backup(target, old, 0o600); err != nil {
+			return c, err
+		}
+		if err := faultOr("remove", target, func() error { return os.Remove(target) }); err != nil {
+			return c, err
+		}
+		os.Remove(target + createdMarker)
+		syncDir(filepath.Dir(target))
+		c.Changed, c.RemovedFile = true, true
 		return c, nil
 	}
 	mode := fs.FileMode(0o600)
@@ -61,11 +76,35 @@ func updateSettings(path string, removeOnly bool, edit func([]byte) ([]byte, int
 	} else if err := faultOr("mkdir", filepath.Dir(target), func() error { return os.MkdirAll(filepath.Dir(target), 0o700) }); err != nil {
 		return c, err
 	}
+	if !existed {
+		// The marker first: a crash between the two leaves a marker
+		// without a file, which the next run ignores.
+		if err := writeAtomic(target+createdMarker, []byte("created by Rewind's hook registration; removed with the file\n"), 0o600); err != nil {
+			return c, err
+		}
+	}
 	if err := writeAtomic(target, out, mode); err != nil {
 		return c, err
 	}
 	c.Changed = true
 	return c, nil
+}
+
+// createdMarker is the suffix of the file beside a settings file that says
+// Rewind created it, so unregistering may remove it when nothing but
+// Rewind's entries was ever put in.
+const createdMarker = ".rewind-created"
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // resolveLink follows path's symlinks, also when the final target does not

@@ -107,8 +107,27 @@ func TestRegisterMissingFile(t *testing.T) {
 	if _, err := Unregister(p, "claude"); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(p); string(b) != "{}\n" {
-		t.Errorf("after Unregister: %q, want {}", b)
+	if _, err := os.Stat(p); err == nil {
+		t.Error("Unregister left the settings file it had created, holding nothing else")
+	}
+	if _, err := os.Stat(p + createdMarker); err == nil {
+		t.Error("Unregister left the created-file marker")
+	}
+	// A file Rewind created that the user (or the agent) has since added
+	// to stays, with what was added.
+	if _, err := Register(p, "claude", "minimal", testHook); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	b = bytes.Replace(b, []byte("{"), []byte("{\n  \"model\": \"x\","), 1)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Unregister(p, "claude"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); !bytes.Contains(b, []byte(`"model": "x"`)) || bytes.Contains(b, []byte("rewind-hook")) {
+		t.Errorf("after Unregister of a file the user added to: %q", b)
 	}
 }
 

@@ -25,7 +25,8 @@ func FuzzMerge(f *testing.F) {
 	}
 	want := func(agent string) []Entry {
 		tier, _ := LoadTier("aggressive")
-		es, _ := tier.Entries(agent, "/x y/rewind-hook")
+		a, _ := LookupAgent(agent)
+		es, _ := tier.Entries(a, "/x y/rewind-hook")
 		return es
 	}
 	f.Fuzz(func(t *testing.T, src []byte, topLevel bool) {
@@ -34,7 +35,8 @@ func FuzzMerge(f *testing.F) {
 			hooksKey, agent = "", "droid"
 		}
 		w := want(agent)
-		out, _, _, err := mergeHooks(src, "s.json", hooksKey, w)
+		sh := testShape(t, agent, hooksKey)
+		out, _, _, err := mergeHooks(src, "s.json", sh, w)
 		if err != nil {
 			return
 		}
@@ -45,22 +47,22 @@ func FuzzMerge(f *testing.F) {
 		if err != nil {
 			t.Fatalf("merge output does not parse as settings: %v", err)
 		}
-		if !sameRegistrations(d.rewindHooks(out), w) {
+		if !sameRegistrations(d.rewindHooks(out, sh), w) {
 			t.Fatalf("merge output holds the wrong entries:\n%s", out)
 		}
-		again, _, _, err := mergeHooks(out, "s.json", hooksKey, w)
+		again, _, _, err := mergeHooks(out, "s.json", sh, w)
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("second merge changed the output (%v)", err)
 		}
-		un, _, err := removeHooks(out, "s.json", hooksKey)
+		un, _, err := removeHooks(out, "s.json", sh)
 		if err != nil {
 			t.Fatalf("unregister failed on merge output: %v", err)
 		}
-		if d, err := parseSettings(un, "s.json", hooksKey); err != nil || len(d.rewindHooks(un)) != 0 {
+		if d, err := parseSettings(un, "s.json", hooksKey); err != nil || len(d.rewindHooks(un, sh)) != 0 {
 			t.Fatalf("unregister left Rewind entries or broke the file (%v):\n%s", err, un)
 		}
 		d0, _ := parseSettings(src, "s.json", hooksKey)
-		if len(d0.rewindHooks(src)) == 0 && !hasEmptyHookContainer(src, "s.json", hooksKey) && !bytes.Equal(un, src) {
+		if len(d0.rewindHooks(src, sh)) == 0 && !hasEmptyHookContainer(src, "s.json", hooksKey) && !bytes.Equal(un, src) {
 			t.Fatalf("unregister did not restore the input:\n got %q\nwant %q", un, src)
 		}
 	})

@@ -11,8 +11,9 @@ import (
 // carries the tool's response, which may hold a whole file.
 const maxInput = 64 << 20
 
-// Input is what an agent sends a hook on stdin: the fields Rewind uses, of
-// Claude Code's and Droid's payloads (see ../shared/AGENTS.md).
+// Input is what an agent sends a hook on stdin: the fields Rewind uses,
+// under their canonical (Claude Code) names whatever the agent calls them
+// (see ../shared/AGENTS.md and the profiles' payload maps).
 type Input struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
@@ -25,11 +26,12 @@ type Input struct {
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 
 	// raw holds every top-level member, for the keys a profile names
-	// (Droid's CLAUDE_ENV_FILE).
+	// (Droid's CLAUDE_ENV_FILE, Copilot's camelCase).
 	raw map[string]json.RawMessage
 }
 
-// ParseInput reads one hook payload.
+// ParseInput reads one hook payload, its members taken under their
+// canonical names; For re-reads them under an agent's.
 func ParseInput(r io.Reader) (*Input, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -45,15 +47,29 @@ func ParseInput(r io.Reader) (*Input, error) {
 	if err := json.Unmarshal(b, &in.raw); err != nil {
 		return nil, fmt.Errorf("hook input is not a JSON object: %w", err)
 	}
-	for key, dst := range map[string]*string{
+	in.fill(func(k string) string { return k })
+	return in, nil
+}
+
+// For fills the fields from the agent's own payload keys.
+func (in *Input) For(a *Agent) {
+	in.fill(a.payloadKey)
+}
+
+func (in *Input) fill(key func(string) string) {
+	for k, dst := range map[string]*string{
 		"session_id": &in.SessionID, "transcript_path": &in.TranscriptPath, "cwd": &in.Cwd,
 		"hook_event_name": &in.HookEventName, "source": &in.Source, "prompt": &in.Prompt,
 		"tool_name": &in.ToolName,
 	} {
-		*dst = in.String(key)
+		*dst = in.String(key(k))
 	}
-	in.ToolInput = in.raw["tool_input"]
-	return in, nil
+	in.ToolInput = in.raw[key("tool_input")]
+	// A tool's arguments sent as a JSON string holding the object.
+	var s string
+	if json.Unmarshal(in.ToolInput, &s) == nil && strings.HasPrefix(strings.TrimSpace(s), "{") {
+		in.ToolInput = json.RawMessage(s)
+	}
 }
 
 // String returns the top-level member key when it is a string, else "".
@@ -76,7 +92,7 @@ func (in *Input) Has(key string) bool {
 }
 
 // File is the file a tool event names: the first of the agent's file keys
-// in tool_input, or the first file of an ApplyPatch patch.
+// in tool_input, or the first file of an apply_patch-style patch.
 func (in *Input) File(a *Agent) string {
 	var args map[string]json.RawMessage
 	if len(in.ToolInput) == 0 || json.Unmarshal(in.ToolInput, &args) != nil {
@@ -94,7 +110,7 @@ func (in *Input) File(a *Agent) string {
 			return s
 		}
 	}
-	for _, k := range []string{"patch", "input"} {
+	for _, k := range a.PatchKeys {
 		for _, line := range strings.Split(str(k), "\n") {
 			for _, p := range []string{"*** Update File: ", "*** Add File: ", "*** Delete File: "} {
 				if f, ok := strings.CutPrefix(line, p); ok {

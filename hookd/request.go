@@ -32,7 +32,7 @@ type Request struct {
 	// MinIntervalMS of the previous checkpoint, or when fewer than
 	// MinChangedFiles files changed since it), or "none" (only keep
 	// session.json current).
-	Checkpoint      string `json:"checkpoint"`
+	Checkpoint      Policy `json:"checkpoint"`
 	MinIntervalMS   int64  `json:"min_interval_ms,omitempty"`
 	MinChangedFiles int    `json:"min_changed_files,omitempty"`
 

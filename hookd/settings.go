@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -33,6 +34,9 @@ type Change struct {
 	Backup  string `json:"backup,omitempty"` // the copy of the previous bytes, when there were any
 	Added   int    `json:"added"`            // Rewind hook entries written
 	Removed int    `json:"removed"`          // Rewind (or smart-checkpoint) hook entries taken out
+	// RemovedFile: the file held nothing but what Rewind had put in a file
+	// it created, and is gone again.
+	RemovedFile bool `json:"removed_file,omitempty"`
 }
 
 // Register merges the tier's hooks for agent into the settings file at
@@ -42,7 +46,8 @@ type Change struct {
 // file left alone. When the file already holds exactly these entries
 // nothing is written; otherwise the previous bytes are kept in a
 // timestamped backup beside the file and the new ones written atomically
-// with the same mode, through a symlink to its target.
+// with the same mode, through a symlink to its target. An agent without
+// shell hooks gets its bridge file instead (see InstallBridge).
 func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 	a, err := LookupAgent(agent)
 	if err != nil {
@@ -55,12 +60,16 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 	if !filepath.IsAbs(hookPath) {
 		return Change{}, fmt.Errorf("hook path %q is not absolute (agents run hooks with the user's PATH)", hookPath)
 	}
-	want, err := t.Entries(agent, hookPath)
+	if a.HookFile.Layout == "bridge" {
+		return installBridge(settingsPath, a, hookPath)
+	}
+	want, err := t.Entries(a, hookPath)
 	if err != nil {
 		return Change{}, err
 	}
-	return updateSettings(settingsPath, false, func(src []byte) ([]byte, int, int, error) {
-		return mergeHooks(src, settingsPath, a.hooksKey(settingsPath), want)
+	sh := a.shape(settingsPath)
+	return updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
+		return mergeHooks(src, settingsPath, sh, want)
 	})
 }
 
@@ -68,15 +77,19 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 // settings file at settingsPath, and the event lists, groups and "hooks"
 // object that held only them. When nothing else changed since Register, the
 // file is byte for byte what it was before (unless Register had to fill a
-// pre-existing empty list or object, which then goes too). A missing file
-// is left missing.
+// pre-existing empty list or object, which then goes too); a file Register
+// created is removed again. A missing file is left missing.
 func Unregister(settingsPath, agent string) (Change, error) {
 	a, err := LookupAgent(agent)
 	if err != nil {
 		return Change{}, err
 	}
-	return updateSettings(settingsPath, true, func(src []byte) ([]byte, int, int, error) {
-		out, removed, err := removeHooks(src, settingsPath, a.hooksKey(settingsPath))
+	if a.HookFile.Layout == "bridge" {
+		return removeBridge(settingsPath, a)
+	}
+	sh := a.shape(settingsPath)
+	return updateSettings(settingsPath, sh.Template, true, func(src []byte) ([]byte, int, int, error) {
+		out, removed, err := removeHooks(src, settingsPath, sh)
 		return out, 0, removed, err
 	})
 }
@@ -88,6 +101,9 @@ func Registered(settingsPath, agent string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.HookFile.Layout == "bridge" {
+		return bridgeEntries(settingsPath, a)
+	}
 	src, err := os.ReadFile(settingsPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -98,15 +114,41 @@ func Registered(settingsPath, agent string) ([]Entry, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
 	}
-	d, err := parseSettings(src, settingsPath, a.hooksKey(settingsPath))
+	sh := a.shape(settingsPath)
+	d, err := parseSettings(src, settingsPath, sh.hooksKey)
 	if err != nil {
 		return nil, err
 	}
 	var out []Entry
-	for _, f := range d.rewindHooks(src) {
+	for _, f := range d.rewindHooks(src, sh) {
 		out = append(out, f.entry)
 	}
 	return out, nil
+}
+
+// shape is how hook entries are written in one settings file.
+type shape struct {
+	hooksKey string
+	HookFile
+}
+
+func (a *Agent) shape(settingsPath string) shape {
+	return shape{hooksKey: a.hooksKey(settingsPath), HookFile: a.HookFile}
+}
+
+// timeout converts an entry's timeout (seconds) to the file's unit and back.
+func (sh shape) timeout(seconds int) int {
+	if sh.TimeoutUnit == "ms" {
+		return seconds * 1000
+	}
+	return seconds
+}
+
+func (sh shape) seconds(v int) int {
+	if sh.TimeoutUnit == "ms" {
+		return v / 1000
+	}
+	return v
 }
 
 // IsRewindCommand reports whether a hook command runs rewind-hook (or the
@@ -237,17 +279,45 @@ func posError(src []byte, path string, at int, format string, args ...any) error
 	return err
 }
 
-// found is one Rewind hook command inside a settings file.
+// found is one Rewind hook command inside a settings file: in a grouped
+// file event → group → hook; in a flat one event → hook (groupIdx is the
+// hook's index, hookIdx -1).
 type found struct {
 	eventIdx, groupIdx, hookIdx int
 	entry                       Entry
 	solo                        bool // alone in a group Rewind would have written
 }
 
-func (d *settingsDoc) rewindHooks(src []byte) []found {
+func (d *settingsDoc) rewindHooks(src []byte, sh shape) []found {
 	var out []found
 	if d.hooks == nil {
 		return nil
+	}
+	// hook reads one hook object; ok when it runs rewind-hook.
+	hook := func(h *node, matcher string, event string) (Entry, bool, bool) {
+		ci := h.member(sh.CommandKey)
+		if ci < 0 {
+			return Entry{}, false, false
+		}
+		cmd, ok := h.elems[ci].val.stringValue(src)
+		if !ok || !IsRewindCommand(cmd) {
+			return Entry{}, false, false
+		}
+		e := Entry{Event: event, Matcher: matcher, Command: cmd}
+		if ti := h.member(sh.TimeoutKey); ti >= 0 && h.elems[ti].val.kind == '0' {
+			v := h.elems[ti].val
+			n, _ := strconv.Atoi(string(src[v.start:v.end]))
+			e.Timeout = sh.seconds(n)
+		}
+		typ := ""
+		if ti := h.member("type"); ti >= 0 {
+			typ, _ = h.elems[ti].val.stringValue(src)
+		}
+		keys := []string{"type", sh.CommandKey, sh.TimeoutKey}
+		if sh.Name != "" {
+			keys = append(keys, "name")
+		}
+		return e, typ == "command" && onlyKeys(h, keys...), true
 	}
 	for ei, ev := range d.hooks.elems {
 		if ev.val.kind != '[' {
@@ -255,6 +325,12 @@ func (d *settingsDoc) rewindHooks(src []byte) []found {
 		}
 		for gi, g := range ev.val.elems {
 			if g.val.kind != '{' {
+				continue
+			}
+			if sh.Layout == "flat" {
+				if e, solo, ok := hook(g.val, "", ev.key); ok {
+					out = append(out, found{eventIdx: ei, groupIdx: gi, hookIdx: -1, entry: e, solo: solo})
+				}
 				continue
 			}
 			hi := g.val.member("hooks")
@@ -270,26 +346,10 @@ func (d *settingsDoc) rewindHooks(src []byte) []found {
 				if h.val.kind != '{' {
 					continue
 				}
-				ci := h.val.member("command")
-				if ci < 0 {
-					continue
+				if e, solo, ok := hook(h.val, matcher, ev.key); ok {
+					solo = solo && len(arr.elems) == 1 && onlyKeys(g.val, "matcher", "hooks")
+					out = append(out, found{eventIdx: ei, groupIdx: gi, hookIdx: ki, entry: e, solo: solo})
 				}
-				cmd, ok := h.val.elems[ci].val.stringValue(src)
-				if !ok || !IsRewindCommand(cmd) {
-					continue
-				}
-				e := Entry{Event: ev.key, Matcher: matcher, Command: cmd}
-				if ti := h.val.member("timeout"); ti >= 0 && h.val.elems[ti].val.kind == '0' {
-					v := h.val.elems[ti].val
-					e.Timeout, _ = strconv.Atoi(string(src[v.start:v.end]))
-				}
-				typ := ""
-				if ti := h.val.member("type"); ti >= 0 {
-					typ, _ = h.val.elems[ti].val.stringValue(src)
-				}
-				solo := len(arr.elems) == 1 && typ == "command" &&
-					onlyKeys(g.val, "matcher", "hooks") && onlyKeys(h.val, "type", "command", "timeout")
-				out = append(out, found{eventIdx: ei, groupIdx: gi, hookIdx: ki, entry: e, solo: solo})
 			}
 		}
 	}
@@ -306,16 +366,17 @@ func onlyKeys(n *node, keys ...string) bool {
 }
 
 // mergeHooks returns src with exactly the want entries as its Rewind hooks.
-func mergeHooks(src []byte, path, hooksKey string, want []Entry) (out []byte, added, removed int, err error) {
+func mergeHooks(src []byte, path string, sh shape, want []Entry) (out []byte, added, removed int, err error) {
+	hooksKey := sh.hooksKey
 	d, err := parseSettings(src, path, hooksKey)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	have := d.rewindHooks(src)
+	have := d.rewindHooks(src, sh)
 	if sameRegistrations(have, want) {
 		return src, 0, 0, nil
 	}
-	src, removed, err = removeHooks(src, path, hooksKey)
+	src, removed, err = removeHooks(src, path, sh)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -326,7 +387,7 @@ func mergeHooks(src []byte, path, hooksKey string, want []Entry) (out []byte, ad
 		if _, ok := groups[e.Event]; !ok {
 			events = append(events, e.Event)
 		}
-		groups[e.Event] = append(groups[e.Event], e.group())
+		groups[e.Event] = append(groups[e.Event], e.group(sh))
 	}
 	for i, ev := range events {
 		d, err := parseSettings(src, path, hooksKey)
@@ -375,14 +436,19 @@ func sameRegistrations(have []found, want []Entry) bool {
 	return slices.Equal(sortedEntries(h), sortedEntries(want))
 }
 
-// group is the JSON Rewind writes for one entry.
-func (e Entry) group() jv {
-	hook := jv{isObj: true, obj: []jv{
-		{key: "type", lit: jsonString("command")},
-		{key: "command", lit: jsonString(e.Command)},
-	}}
+// group is the JSON Rewind writes for one entry: in a grouped file a group
+// holding the hook, in a flat file the hook itself.
+func (e Entry) group(sh shape) jv {
+	hook := jv{isObj: true, obj: []jv{{key: "type", lit: jsonString("command")}}}
+	if sh.Name != "" {
+		hook.obj = append(hook.obj, jv{key: "name", lit: jsonString(sh.Name)})
+	}
+	hook.obj = append(hook.obj, jv{key: sh.CommandKey, lit: jsonString(e.Command)})
 	if e.Timeout > 0 {
-		hook.obj = append(hook.obj, jv{key: "timeout", lit: strconv.Itoa(e.Timeout)})
+		hook.obj = append(hook.obj, jv{key: sh.TimeoutKey, lit: strconv.Itoa(sh.timeout(e.Timeout))})
+	}
+	if sh.Layout == "flat" {
+		return hook
 	}
 	g := jv{isObj: true}
 	if e.Matcher != "" {
@@ -394,23 +460,26 @@ func (e Entry) group() jv {
 
 // removeHooks takes every Rewind hook command out of src, with the groups,
 // event lists and hooks object left empty by that.
-func removeHooks(src []byte, path, hooksKey string) ([]byte, int, error) {
+func removeHooks(src []byte, path string, sh shape) ([]byte, int, error) {
 	removed := 0
 	for {
-		d, err := parseSettings(src, path, hooksKey)
+		d, err := parseSettings(src, path, sh.hooksKey)
 		if err != nil {
 			return nil, 0, err
 		}
-		fs := d.rewindHooks(src)
+		fs := d.rewindHooks(src, sh)
 		if len(fs) == 0 {
 			return src, removed, nil
 		}
 		f := fs[0]
 		ev := d.hooks.elems[f.eventIdx].val
-		grp := ev.elems[f.groupIdx].val
-		arr := grp.elems[grp.member("hooks")].val
+		var arr *node
+		if f.hookIdx >= 0 {
+			grp := ev.elems[f.groupIdx].val
+			arr = grp.elems[grp.member("hooks")].val
+		}
 		switch {
-		case len(arr.elems) > 1:
+		case arr != nil && len(arr.elems) > 1:
 			src = removeElem(src, arr, f.hookIdx)
 		case len(ev.elems) > 1:
 			src = removeElem(src, ev, f.groupIdx)
@@ -583,4 +652,11 @@ func jsonString(s string) string {
 	enc.SetEscapeHTML(false)
 	enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// sortedEntries is a canonical copy for comparing sets of registrations.
+func sortedEntries(es []Entry) []Entry {
+	out := slices.Clone(es)
+	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
+	return out
 }

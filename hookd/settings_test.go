@@ -37,7 +37,11 @@ func balancedEntries(t *testing.T, agent string) []Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, err := tier.Entries(agent, testHook)
+	a, err := LookupAgent(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := tier.Entries(a, testHook)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,8 @@ func TestMergeGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := balancedEntries(t, c.agent)
-				reg, added, _, err := mergeHooks(src, in, c.hooksKey, want)
+				sh := testShape(t, c.agent, c.hooksKey)
+				reg, added, _, err := mergeHooks(src, in, sh, want)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,25 +81,25 @@ func TestMergeGolden(t *testing.T) {
 				if _, err := parseJSON(reg); err != nil {
 					t.Fatalf("registered file is not JSON: %v", err)
 				}
-				again, added2, removed2, err := mergeHooks(reg, in, c.hooksKey, want)
+				again, added2, removed2, err := mergeHooks(reg, in, sh, want)
 				if err != nil || !bytes.Equal(again, reg) || added2 != 0 || removed2 != 0 {
 					t.Errorf("second register changed the file (added %d, removed %d, err %v):\n%s", added2, removed2, err, again)
 				}
 				d, _ := parseSettings(reg, in, c.hooksKey)
 				var got []Entry
-				for _, f := range d.rewindHooks(reg) {
+				for _, f := range d.rewindHooks(reg, sh) {
 					got = append(got, f.entry)
 				}
-				if !sameRegistrations(d.rewindHooks(reg), want) {
+				if !sameRegistrations(d.rewindHooks(reg, sh), want) {
 					t.Errorf("registered entries = %+v, want %+v", got, want)
 				}
-				un, _, err := removeHooks(reg, in, c.hooksKey)
+				un, _, err := removeHooks(reg, in, sh)
 				if err != nil {
 					t.Fatal(err)
 				}
 				golden(t, strings.TrimSuffix(in, ".json")+".unregistered", un)
 				d0, _ := parseSettings(src, in, c.hooksKey)
-				if len(d0.rewindHooks(src)) == 0 && !hasEmptyHookContainer(src, in, c.hooksKey) && !bytes.Equal(un, src) {
+				if len(d0.rewindHooks(src, sh)) == 0 && !hasEmptyHookContainer(src, in, c.hooksKey) && !bytes.Equal(un, src) {
 					t.Errorf("unregister did not restore the input bytes:\n got:\n%s\nwant:\n%s", un, src)
 				}
 			})
@@ -183,4 +188,14 @@ func TestIsRewindCommand(t *testing.T) {
 			t.Errorf("IsRewindCommand(%q) = %v, want %v", cmd, got, want)
 		}
 	}
+}
+
+// testShape is agent's hook shape with the events under hooksKey.
+func testShape(t testing.TB, agent, hooksKey string) shape {
+	t.Helper()
+	a, err := LookupAgent(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shape{hooksKey: hooksKey, HookFile: a.HookFile}
 }

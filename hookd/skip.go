@@ -11,27 +11,35 @@ import (
 // on a hook event that changes nothing in it (rewind/store.Store.Hook).
 const SessionRefresh = time.Minute
 
-// SkippedByInterval reports whether rewind, given req, would only answer
-// "skip, interval" and write nothing: the checkpoint is throttled, the
-// store's hook-state.json shows one taken within the interval, and its
-// session.json already says all that req would record and is fresh. Then
-// rewind-hook need not start rewind: most tool events of a busy session
-// end here. It only reads, without the store lock, and any doubt (a file
-// missing or unreadable) answers false, leaving the decision to rewind. A
-// test in rewind/store keeps the two in step.
-func SkippedByInterval(storeDir string, req Request, now time.Time) bool {
-	if req.Checkpoint != CheckpointThrottled || req.MinIntervalMS <= 0 || req.Retention {
-		return false
+// Skip tells whether rewind, given req, would write nothing and only answer
+// "skip" with the reason returned ("" when rewind must run): a throttled
+// checkpoint inside the interval that the store's hook-state.json shows
+// ("interval"), or an event that takes no checkpoint ("none"), when the
+// store's session.json already says all that req would record and is
+// fresh. Then rewind-hook need not start rewind: most tool events of a busy
+// session end here (in Copilot CLI, whose hooks take no tool matcher, every
+// tool call). It only reads, without the store lock, and any doubt (a file
+// missing or unreadable) answers "", leaving the decision to rewind. A test
+// in rewind/store keeps the two in step.
+func Skip(storeDir string, req Request, now time.Time) string {
+	if req.Retention {
+		return ""
 	}
-	var hs struct {
-		LastCheckpointAt time.Time `json:"last_checkpoint_at"`
-	}
-	if !readJSONFile(filepath.Join(storeDir, "hook-state.json"), &hs) || hs.LastCheckpointAt.IsZero() ||
-		now.Sub(hs.LastCheckpointAt) >= time.Duration(req.MinIntervalMS)*time.Millisecond {
-		return false
-	}
-	if req.TranscriptPath == "" && req.SessionID == "" && req.EnvFile == "" {
-		return true // rewind would not touch session.json
+	reason := ""
+	switch req.Checkpoint {
+	case CheckpointNone:
+		reason = "none"
+	case CheckpointThrottled:
+		var hs struct {
+			LastCheckpointAt time.Time `json:"last_checkpoint_at"`
+		}
+		if req.MinIntervalMS <= 0 || !readJSONFile(filepath.Join(storeDir, "hook-state.json"), &hs) || hs.LastCheckpointAt.IsZero() ||
+			now.Sub(hs.LastCheckpointAt) >= time.Duration(req.MinIntervalMS)*time.Millisecond {
+			return ""
+		}
+		reason = "interval"
+	default:
+		return ""
 	}
 	var sess struct {
 		Agent          string    `json:"agent"`
@@ -41,12 +49,18 @@ func SkippedByInterval(storeDir string, req Request, now time.Time) bool {
 		UpdatedAt      time.Time `json:"updated_at"`
 	}
 	if !readJSONFile(filepath.Join(storeDir, "session.json"), &sess) {
-		return false
+		return ""
+	}
+	if req.TranscriptPath == "" && req.SessionID == "" && req.EnvFile == "" {
+		return reason // rewind would not touch session.json
 	}
 	same := func(want, have string) bool { return want == "" || want == have }
-	return same(req.Agent, sess.Agent) && same(req.TranscriptPath, sess.TranscriptPath) &&
+	if same(req.Agent, sess.Agent) && same(req.TranscriptPath, sess.TranscriptPath) &&
 		same(req.SessionID, sess.SessionID) && same(req.EnvFile, sess.EnvFile) &&
-		now.Sub(sess.UpdatedAt) <= SessionRefresh
+		now.Sub(sess.UpdatedAt) <= SessionRefresh {
+		return reason
+	}
+	return ""
 }
 
 func readJSONFile(name string, v any) bool {

@@ -7,7 +7,7 @@ import "path/filepath"
 // yet (a user's own status line is never replaced). Same safety rules as
 // Register.
 func SetStatusLine(settingsPath, command string) (Change, error) {
-	return updateSettings(settingsPath, false, func(src []byte) ([]byte, int, int, error) {
+	return updateSettings(settingsPath, "{}", false, func(src []byte) ([]byte, int, int, error) {
 		root, err := parseObject(src, settingsPath)
 		if err != nil {
 			return nil, 0, 0, err
@@ -26,7 +26,7 @@ func SetStatusLine(settingsPath, command string) (Change, error) {
 // UnsetStatusLine removes Claude Code's statusLine from the settings file
 // when it runs `rewind statusline` (install.sh --statusline put it there).
 func UnsetStatusLine(settingsPath string) (Change, error) {
-	return updateSettings(settingsPath, true, func(src []byte) ([]byte, int, int, error) {
+	return updateSettings(settingsPath, "{}", true, func(src []byte) ([]byte, int, int, error) {
 		root, err := parseObject(src, settingsPath)
 		if err != nil {
 			return nil, 0, 0, err

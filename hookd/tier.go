@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -18,15 +16,40 @@ var tierFS embed.FS
 // project names one.
 const DefaultTier = "balanced"
 
-// Checkpoint policies of a hook registration (Request.Checkpoint).
+// Policy says whether an event takes a checkpoint (Request.Checkpoint).
+type Policy string
+
+// Checkpoint policies of a tier's hooks.
 const (
-	CheckpointAlways    = "always"    // never skipped: session start, prompt boundaries
-	CheckpointThrottled = "throttled" // anti-spam interval and significance apply
-	CheckpointNone      = "none"      // only keep session.json current
+	CheckpointAlways    Policy = "always"    // never skipped: session start, prompt boundaries
+	CheckpointThrottled Policy = "throttled" // anti-spam interval and significance apply
+	CheckpointNone      Policy = "none"      // only keep session.json current
 )
 
-// Tier is one embedded tier file: the runtime settings of the hook and the
-// hook registrations for every supported agent.
+// ToolClass is what a tool does, as far as checkpoints care.
+type ToolClass string
+
+// Tool classes: an agent's profile lists its tools of each class.
+const (
+	ToolsEdit  ToolClass = "edit"  // tools that write files
+	ToolsShell ToolClass = "shell" // tools that run commands
+)
+
+// Canonical events: the names Rewind uses for the moments of a session,
+// whatever the agent calls them (an agent's profile maps each to its own).
+const (
+	EventSessionStart = "SessionStart"
+	EventPrompt       = "UserPromptSubmit"
+	EventPreTool      = "PreToolUse"
+	EventPostTool     = "PostToolUse"
+	EventStop         = "Stop"
+	EventPreCompact   = "PreCompact"
+	EventSessionEnd   = "SessionEnd"
+)
+
+// Tier is one embedded tier file: the hook's runtime settings and which
+// events checkpoint. It names no agent: each agent's profile says what its
+// events and tools are called, so an agent is added without touching a tier.
 type Tier struct {
 	Version     int    `json:"version"`
 	Name        string `json:"name"`
@@ -35,17 +58,17 @@ type Tier struct {
 	MinIntervalMS     int64 `json:"min_interval_ms"`     // anti-spam for throttled checkpoints
 	MinChangedFiles   int   `json:"min_changed_files"`   // significance for throttled checkpoints
 	RetentionBudgetMS int64 `json:"retention_budget_ms"` // time retention may take at session start
-	HookTimeoutS      int   `json:"hook_timeout_s"`      // the "timeout" registered with the agent
+	HookTimeoutS      int   `json:"hook_timeout_s"`      // the timeout registered with the agent
 
-	Hooks map[string][]Hook `json:"hooks"` // agent name → registrations, in registration order
+	Hooks []Hook `json:"hooks"` // in registration order
 }
 
-// Hook is one registration: an agent event, an optional tool matcher (the
-// agent's syntax), and what the event calls for.
+// Hook is one event the tier listens to: a canonical event, for tool events
+// the class of tools (none: every tool), and what the event calls for.
 type Hook struct {
-	Event      string `json:"event"`
-	Matcher    string `json:"matcher,omitempty"`
-	Checkpoint string `json:"checkpoint"`
+	Event      string    `json:"event"`
+	Tools      ToolClass `json:"tools,omitempty"`
+	Checkpoint Policy    `json:"checkpoint"`
 }
 
 // TierNames lists the embedded tiers from least to most checkpoints.
@@ -67,64 +90,66 @@ func LoadTier(name string) (*Tier, error) {
 	return t, nil
 }
 
-// Checkpoint is what an event calls for under the tier: the policy of the
-// agent's first registration for that event whose matcher matches tool, or
-// CheckpointNone when the tier registers nothing for it (an event from a
-// hook registered by another tier still keeps session.json current).
-func (t *Tier) Checkpoint(agent, event, tool string) string {
-	for _, h := range t.Hooks[agent] {
-		if h.Event == event && matcherMatches(h.Matcher, tool) {
-			return h.Checkpoint
+// Checkpoint is what a canonical event calls for under the tier for agent
+// a: the policy of the first hook for that event whose tool class is the
+// tool's (or that names no class), or CheckpointNone when the tier listens
+// to nothing there (an event from a hook registered by another tier still
+// keeps session.json current). An agent's own policy for an event (its
+// profile's event_policy) caps the tier's.
+func (t *Tier) Checkpoint(a *Agent, event, tool string) Policy {
+	for _, h := range t.Hooks {
+		if h.Event != event || (h.Tools != "" && a.ToolClass(tool) != h.Tools) {
+			continue
 		}
+		if p, ok := a.EventPolicy[event]; ok && p == CheckpointNone {
+			return CheckpointNone
+		} else if ok && p == CheckpointThrottled && h.Checkpoint == CheckpointAlways {
+			return CheckpointThrottled
+		}
+		return h.Checkpoint
 	}
 	return CheckpointNone
 }
 
-// matcherMatches applies a hook matcher as Claude Code and Droid do: empty
-// or "*" matches everything, letters, digits, '_' and '|' are a list of
-// exact names, anything else is a regular expression.
-func matcherMatches(matcher, tool string) bool {
-	switch {
-	case matcher == "" || matcher == "*":
-		return true
-	case strings.Trim(matcher, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_|") == "":
-		return slices.Contains(strings.Split(matcher, "|"), tool)
-	}
-	re, err := regexp.Compile(matcher)
-	return err == nil && re.MatchString(tool)
-}
-
-// Entries are the hook registrations of the tier for agent, with the
-// command that runs hookPath (absolute) for each event.
-func (t *Tier) Entries(agent, hookPath string) ([]Entry, error) {
-	hooks, ok := t.Hooks[agent]
-	if !ok {
-		return nil, fmt.Errorf("tier %s has no hooks for agent %q", t.Name, agent)
-	}
+// Entries are the hook registrations of the tier for agent a, each running
+// hookPath (absolute) with the event's action. Events the agent does not
+// have are left out; where the agent's hooks take no tool matcher, one
+// entry per event serves every tool class (rewind-hook tells them apart).
+func (t *Tier) Entries(a *Agent, hookPath string) ([]Entry, error) {
 	var out []Entry
-	for _, h := range hooks {
+	for _, h := range t.Hooks {
 		action, ok := ActionForEvent(h.Event)
 		if !ok {
 			return nil, fmt.Errorf("tier %s: unknown event %q", t.Name, h.Event)
 		}
-		out = append(out, Entry{
-			Event:   h.Event,
-			Matcher: h.Matcher,
-			Command: shellQuote(hookPath) + " " + action + " --agent " + agent,
+		native, ok := a.Events[h.Event]
+		if !ok {
+			continue
+		}
+		e := Entry{
+			Event:   native,
+			Command: shellQuote(hookPath) + " " + action + " --agent " + a.Name,
 			Timeout: t.HookTimeoutS,
-		})
+		}
+		if h.Tools != "" {
+			e.Matcher = a.matcher(h.Tools)
+		}
+		if slices.ContainsFunc(out, func(o Entry) bool { return o.key() == e.key() }) {
+			continue
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
 
 var actions = [][2]string{
-	{"session-start", "SessionStart"},
-	{"user-prompt-submit", "UserPromptSubmit"},
-	{"pre-tool-use", "PreToolUse"},
-	{"post-tool-use", "PostToolUse"},
-	{"stop", "Stop"},
-	{"pre-compact", "PreCompact"},
-	{"session-end", "SessionEnd"},
+	{"session-start", EventSessionStart},
+	{"user-prompt-submit", EventPrompt},
+	{"pre-tool-use", EventPreTool},
+	{"post-tool-use", EventPostTool},
+	{"stop", EventStop},
+	{"pre-compact", EventPreCompact},
+	{"session-end", EventSessionEnd},
 }
 
 // Actions lists rewind-hook's actions (its subcommands), in event order.
@@ -136,7 +161,7 @@ func Actions() []string {
 	return out
 }
 
-// EventForAction maps an action ("pre-tool-use") to its hook event name
+// EventForAction maps an action ("pre-tool-use") to its canonical event
 // ("PreToolUse").
 func EventForAction(action string) (string, bool) {
 	for _, a := range actions {
@@ -147,7 +172,7 @@ func EventForAction(action string) (string, bool) {
 	return "", false
 }
 
-// ActionForEvent maps a hook event name to its action.
+// ActionForEvent maps a canonical event to its action.
 func ActionForEvent(event string) (string, bool) {
 	for _, a := range actions {
 		if a[1] == event {
@@ -166,11 +191,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// sortedEntries is a canonical copy for comparing sets of registrations.
-func sortedEntries(es []Entry) []Entry {
-	out := slices.Clone(es)
-	sort.Slice(out, func(i, j int) bool { return out[i].key() < out[j].key() })
-	return out
 }

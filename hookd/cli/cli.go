@@ -69,7 +69,15 @@ type env struct {
 
 // Main runs rewind-hook with args (without the program name) and returns
 // the exit status.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A panic would exit 2, which blocks the agent's tool: report it as a
+	// failure instead.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: error: internal error: %v\n", name, r)
+			code = failStatus(args, 1)
+		}
+	}()
 	out := json.NewEncoder(stdout)
 	out.SetEscapeHTML(false)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, out: out, getenv: os.Getenv}
@@ -118,7 +126,7 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 			return 0
 		}
 		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-		return usageStatus(args)
+		return failStatus(args, 2)
 	}
 	err := root.Run(ctx)
 	switch {
@@ -126,12 +134,12 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 		return 0
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return 130
+		return failStatus(args, 130)
 	}
 	var hf hookFailure
 	if errors.As(err, &hf) {
 		fmt.Fprintf(stderr, "%s: error: %s\n", name, oneLine(err.Error()))
-		return 1
+		return failStatus(args, 1)
 	}
 	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
 	var h hintError
@@ -140,19 +148,36 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 	}
 	var u usageError
 	if errors.As(err, &u) {
-		return usageStatus(args)
+		return failStatus(args, 2)
 	}
-	return 1
+	return failStatus(args, 1)
 }
 
-// usageStatus is 2 for register/unregister and 1 for anything an agent may
-// have run: exit status 2 from a hook blocks the agent's tool or prompt.
-// Only the command word decides, never an argument further on.
-func usageStatus(args []string) int {
+// failStatus is the exit status of a failed run that would otherwise exit
+// with code. register and unregister keep it. Anything an agent may have
+// run never exits 2, which blocks the tool or prompt in Claude Code, Codex
+// and Gemini CLI, and exits 0 when --agent names an agent that fails closed
+// (Copilot CLI denies the tool on any non-zero exit): the failure is in
+// hook.log and on stderr. Only the command word and --agent decide.
+func failStatus(args []string, code int) int {
 	if len(args) > 0 && (args[0] == "register" || args[0] == "unregister") {
-		return 2
+		return code
 	}
-	return 1
+	for i, a := range args {
+		agent, ok := strings.CutPrefix(a, "--agent=")
+		if !ok && (a == "--agent" || a == "-agent") && i+1 < len(args) {
+			agent, ok = args[i+1], true
+		}
+		if ok {
+			if p, err := hookd.LookupAgent(agent); err == nil && p.FailsClosed {
+				return 0
+			}
+		}
+	}
+	if code == 2 {
+		return 1
+	}
+	return code
 }
 
 func oneLine(s string) string {

@@ -78,24 +78,31 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	if err != nil {
 		return err
 	}
-	event := in.HookEventName
-	if c.action != "" {
-		event, _ = hookd.EventForAction(c.action)
-	}
-	le.Event, le.SessionID, le.Tool = event, in.SessionID, in.ToolName
-	if event == "" {
-		return errors.New("the hook input has no hook_event_name and no action was given")
-	}
 	var agent *hookd.Agent
 	if c.agent != "" {
 		agent, err = hookd.LookupAgent(c.agent)
 	} else {
 		agent, err = hookd.DetectAgent(in, e.getenv)
 	}
+	if agent != nil {
+		in.For(agent)
+		le.Agent = agent.Name
+	}
+	event := in.HookEventName
+	if c.action != "" {
+		event, _ = hookd.EventForAction(c.action)
+	} else if agent != nil && event != "" {
+		if canon, ok := agent.CanonicalEvent(event); ok {
+			event = canon
+		}
+	}
+	le.Event, le.SessionID, le.Tool = event, in.SessionID, in.ToolName
 	if err != nil {
 		return err
 	}
-	le.Agent = agent.Name
+	if event == "" {
+		return errors.New("the hook input has no hook_event_name and no action was given")
+	}
 	if home == "" {
 		return errors.New("no home directory ($HOME is not set)")
 	}
@@ -124,7 +131,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	if err != nil {
 		return err
 	}
-	le.Decision = req.Checkpoint
+	le.Decision = string(req.Checkpoint)
 
 	budget := time.Duration(cfg.HookDeadlineMS) * time.Millisecond
 	if event == "SessionEnd" {
@@ -148,9 +155,9 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	}
 
 	var resp hookd.Response
-	if hookd.SkippedByInterval(filepath.Dir(hookd.ProjectConfigPath(project)), req, time.Now()) {
+	if reason := hookd.Skip(filepath.Dir(hookd.ProjectConfigPath(project)), req, time.Now()); reason != "" {
 		// What rewind would answer, read from the store without starting it.
-		resp = hookd.Response{Type: "hook", Action: "skip", Reason: "interval"}
+		resp = hookd.Response{Type: "hook", Action: "skip", Reason: reason}
 	} else {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()

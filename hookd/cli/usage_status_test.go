@@ -1,18 +1,29 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestUsageStatusOnlyForRegistration(t *testing.T) {
-	for args, want := range map[string]int{"register": 2, "unregister": 2, "stop": 1, "": 1} {
-		var a []string
-		if args != "" {
-			a = []string{args}
+func TestFailStatus(t *testing.T) {
+	for _, tt := range []struct {
+		args       string
+		code, want int
+	}{
+		{"register", 2, 2},
+		{"unregister", 2, 2},
+		{"register", 1, 1},
+		{"stop", 2, 1},
+		{"", 2, 1},
+		{"stop", 130, 130},
+		{"stop --bogus register", 2, 1},          // 'register' as an argument decides nothing
+		{"pre-tool-use --agent claude", 2, 1},    // never 2: it blocks the tool
+		{"pre-tool-use --agent copilot", 1, 0},   // any non-zero exit denies Copilot's tool
+		{"pre-tool-use --agent=copilot", 130, 0}, // interrupted too
+		{"pre-tool-use --agent nosuch", 1, 1},
+	} {
+		if got := failStatus(strings.Fields(tt.args), tt.code); got != tt.want {
+			t.Errorf("failStatus(%q, %d) = %d, want %d", tt.args, tt.code, got, tt.want)
 		}
-		if got := usageStatus(a); got != want {
-			t.Errorf("usageStatus(%q) = %d, want %d", args, got, want)
-		}
-	}
-	if got := usageStatus([]string{"stop", "--bogus", "register"}); got != 1 {
-		t.Errorf("a hook action with 'register' as an argument exits %d, want 1", got)
 	}
 }

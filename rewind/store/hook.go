@@ -47,7 +47,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		}
 		// Rewritten when something changed, or to refresh updated_at once a
 		// minute: an unchanged session costs no write (and no fsync) on the
-		// hook's hot path. hookd.SkippedByInterval mirrors these rules.
+		// hook's hot path. hookd.Skip mirrors these rules.
 		if sess != before || time.Since(sess.UpdatedAt) > hookd.SessionRefresh {
 			if err := s.SetSession(sess); err != nil {
 				return resp, err
@@ -56,12 +56,12 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	}
 	hs := s.HookState()
 	switch req.Checkpoint {
-	case "always", "throttled":
+	case hookd.CheckpointAlways, hookd.CheckpointThrottled:
 	default:
 		resp.Reason = "none"
 		return s.retentionIfDue(ctx, req, hs, resp)
 	}
-	if req.Checkpoint == "throttled" && req.MinIntervalMS > 0 && !hs.LastCheckpointAt.IsZero() &&
+	if req.Checkpoint == hookd.CheckpointThrottled && req.MinIntervalMS > 0 && !hs.LastCheckpointAt.IsZero() &&
 		time.Since(hs.LastCheckpointAt) < time.Duration(req.MinIntervalMS)*time.Millisecond {
 		resp.Reason = "interval"
 		return resp, nil
@@ -73,7 +73,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	c, err := s.SaveLocked(ctx, SaveOptions{
 		Trigger:        Trigger{Kind: "hook", Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
 		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true,
-		SkipUnchanged: req.Checkpoint == "throttled" && req.MinChangedFiles > 0,
+		SkipUnchanged: req.Checkpoint == hookd.CheckpointThrottled && req.MinChangedFiles > 0,
 	})
 	if errors.Is(err, ErrUnchanged) {
 		resp.Reason = "unchanged"

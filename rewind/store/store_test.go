@@ -693,9 +693,9 @@ func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
 	}
 }
 
-// TestHookdSkipsOnlyWhatRewindWould: rewind-hook answers an interval skip
-// itself (hookd.SkippedByInterval) only when Hook would answer the same and
-// write nothing; every other case goes to Hook.
+// TestHookdSkipsOnlyWhatRewindWould: rewind-hook answers a skip itself
+// (hookd.Skip) only when Hook would answer the same and write nothing;
+// every other case goes to Hook.
 func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 	s := project(t)
 	base := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project,
@@ -709,15 +709,18 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		name   string
 		change func(r *hookd.Request)
 		before func() // to the store, before asking
-		skip   bool
+		skip   string
 	}{
-		{name: "same session, inside the interval", skip: true},
-		{name: "no session fields", change: func(r *hookd.Request) { r.SessionID, r.TranscriptPath = "", "" }, skip: true},
-		{name: "another agent named, session fields empty", change: func(r *hookd.Request) { r.Agent, r.SessionID, r.TranscriptPath = "droid", "", "" }, skip: true},
+		{name: "same session, inside the interval", skip: "interval"},
+		{name: "no session fields", change: func(r *hookd.Request) { r.SessionID, r.TranscriptPath = "", "" }, skip: "interval"},
+		{name: "another agent named, session fields empty", change: func(r *hookd.Request) { r.Agent, r.SessionID, r.TranscriptPath = "droid", "", "" }, skip: "interval"},
+		{name: "no checkpoint asked, same session", change: func(r *hookd.Request) { r.Checkpoint = "none" }, skip: "none"},
+		{name: "no checkpoint asked, a new session", change: func(r *hookd.Request) { r.Checkpoint, r.SessionID = "none", "s3" }},
+		{name: "retention asked", change: func(r *hookd.Request) { r.Checkpoint, r.Retention = "none", true }},
 		{name: "a new session", change: func(r *hookd.Request) { r.SessionID = "s2" }},
 		{name: "a new env file", change: func(r *hookd.Request) { r.EnvFile = "/tmp/env" }},
 		{name: "interval passed", change: func(r *hookd.Request) { r.MinIntervalMS = 1 }, before: func() { time.Sleep(5 * time.Millisecond) }},
-		{name: "not throttled", change: func(r *hookd.Request) { r.Checkpoint = "none" }},
+		{name: "always", change: func(r *hookd.Request) { r.Checkpoint = "always" }},
 		{name: "session.json stale", before: func() {
 			sess, _ := s.Session()
 			sess.UpdatedAt = time.Now().Add(-2 * hookd.SessionRefresh)
@@ -731,7 +734,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		if tc.before != nil {
 			tc.before()
 		}
-		got := hookd.SkippedByInterval(s.Dir, req, time.Now())
+		got := hookd.Skip(s.Dir, req, time.Now())
 		sessBefore := read(t, s.path("session.json"))
 		hsBefore := read(t, s.path("hook-state.json"))
 		resp, err := s.Hook(ctx, req)
@@ -739,8 +742,8 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		wrote := read(t, s.path("session.json")) != sessBefore || read(t, s.path("hook-state.json")) != hsBefore
-		rewindSkips := resp.Reason == "interval" && !wrote
-		if got != tc.skip || got && !rewindSkips {
+		rewindSkips := resp.Action == "skip" && resp.Reason == got && !wrote
+		if got != tc.skip || got != "" && !rewindSkips {
 			t.Errorf("%s: hookd skips %v (want %v); rewind answered %+v, wrote %v", tc.name, got, tc.skip, resp, wrote)
 		}
 		// Back to the base session for the next case.
