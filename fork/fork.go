@@ -17,6 +17,7 @@
 package fork
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"rewind.dev/jsonl"
@@ -119,7 +121,14 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	if err != nil {
 		return Fork{}, err
 	}
-	out, id, err := forkPath(o)
+	var head []byte
+	if d != nil && d.Fork.SessionField != "" {
+		if head, err = firstLine(src, o.Snapshots); err != nil {
+			return Fork{}, err
+		}
+	}
+	oldID := sessionIDOf(d, o.From, head)
+	out, id, err := forkPath(o, d, time.Now())
 	if err != nil {
 		return Fork{}, err
 	}
@@ -130,13 +139,27 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		return Fork{}, err
 	}
 
+	// A fork that is a folder of its own is built under a hidden name beside it and appears
+	// by one rename, sidecars and all.
+	final, folder := out, ""
+	if ownsFolder(out, id) {
+		folder = filepath.Dir(out)
+		stage := filepath.Join(filepath.Dir(folder), "."+id+".rewind-fork")
+		if err := os.MkdirAll(stage, 0o700); err != nil {
+			return Fork{}, fmt.Errorf("create the fork's folder: %w", err)
+		}
+		defer os.RemoveAll(stage) // gone after the rename; a failed fork leaves nothing
+		out = filepath.Join(stage, filepath.Base(out))
+	} else if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		return Fork{}, fmt.Errorf("create the fork's folder: %w", err)
+	}
 	p, err := createPending(out, perm)
 	if err != nil {
 		return Fork{}, err
 	}
 	defer p.abort()
-	f := Fork{Type: "fork", Path: out, SessionID: id, Method: method}
-	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, newID: id, noTitle: o.NoTitle}
+	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle}
 	if method == MethodPrefixCopy {
 		err = w.fromFile(src, cp.Offset)
 	} else {
@@ -166,15 +189,74 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	if f.Bytes, err = p.Seek(0, io.SeekCurrent); err != nil {
 		return Fork{}, fmt.Errorf("size of %s: %w", out, err)
 	}
-	if err := p.commit(); err != nil {
+	if folder == "" {
+		if err := p.commit(); err != nil {
+			return Fork{}, err
+		}
+	}
+	warns, err := copySidecars(d, o.From, out, oldID, id)
+	if err != nil {
+		if folder == "" {
+			os.Remove(out)
+		}
 		return Fork{}, err
 	}
-	if w.rewroteFirst {
-		if warn := copySidecar(o.From, out); warn != "" {
-			f.Warnings = append(f.Warnings, warn)
+	f.Warnings = append(f.Warnings, warns...)
+	if folder != "" {
+		if err := p.commit(); err != nil {
+			return Fork{}, err
+		}
+		if err := publishFolder(filepath.Dir(out), folder); err != nil {
+			return Fork{}, err
 		}
 	}
 	return f, nil
+}
+
+// publishFolder renames the staged folder of a fork into place, refusing to replace anything.
+func publishFolder(stage, folder string) error {
+	if _, err := os.Lstat(folder); err == nil {
+		return fmt.Errorf("output %s already exists", folder)
+	}
+	if err := fault("rename", folder); err != nil {
+		return fmt.Errorf("rename into %s: %w", folder, err)
+	}
+	if err := os.Rename(stage, folder); err != nil {
+		return fmt.Errorf("rename into %s: %w", folder, err)
+	}
+	if err := syncDir(filepath.Dir(folder)); err != nil {
+		os.RemoveAll(folder)
+		return err
+	}
+	return nil
+}
+
+// firstLine reads the source's first line (at most firstLineLimit bytes): from the live file,
+// else from the snapshots.
+func firstLine(src *os.File, snapshots []string) ([]byte, error) {
+	var r io.Reader
+	if src != nil {
+		r = io.NewSectionReader(src, 0, firstLineLimit)
+	} else if len(snapshots) > 0 {
+		zr, closeAll, err := openSnapshots(snapshots)
+		if err != nil {
+			return nil, err
+		}
+		defer closeAll()
+		r = zr
+	} else {
+		return nil, nil
+	}
+	head := make([]byte, firstLineLimit)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("read the transcript's first line: %w", err)
+	}
+	head = head[:n]
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	return head, nil
 }
 
 // openLive opens the live transcript read-only and tells why it does not hold the checkpointed
@@ -227,8 +309,8 @@ func resolveDialect(agent, cpAgent, path string, src *os.File, size int64) (*jso
 	return jsonl.Detect(path, head).Dialect, nil
 }
 
-// forkPath decides the fork's path and session id.
-func forkPath(o CreateOptions) (path, id string, err error) {
+// forkPath decides the fork's path and session id: Out, else the dialect's path template.
+func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string, err error) {
 	id = o.SessionID
 	if o.Out != "" {
 		if id == "" {
@@ -245,7 +327,12 @@ func forkPath(o CreateOptions) (path, id string, err error) {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	return filepath.Join(filepath.Dir(o.From), id+".jsonl"), id, nil
+	tmpl := "{dir}/{id}.jsonl"
+	if d != nil {
+		tmpl = d.Fork.Path
+	}
+	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id[:min(8, len(id))]}, filepath.Dir(o.From), now)
+	return path, id, err
 }
 
 // sameFile reports whether a and b name the same existing file.
@@ -262,35 +349,6 @@ func sameFile(a, b string) (bool, error) {
 		return false, nil
 	}
 	return os.SameFile(fa, fb), nil
-}
-
-// copySidecar copies Droid's <id>.settings.json beside the fork as <new id>.settings.json,
-// atomically. It returns a warning, or "" when done or when there is no sidecar.
-func copySidecar(from, out string) string {
-	sidecar := strings.TrimSuffix(from, ".jsonl") + ".settings.json"
-	data, err := os.ReadFile(sidecar)
-	if errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	if err != nil {
-		return "settings sidecar not copied: " + err.Error()
-	}
-	fi, err := os.Stat(sidecar)
-	if err != nil {
-		return "settings sidecar not copied: " + err.Error()
-	}
-	p, err := createPending(strings.TrimSuffix(out, ".jsonl")+".settings.json", fi.Mode().Perm())
-	if err != nil {
-		return "settings sidecar not copied: " + err.Error()
-	}
-	if _, err := p.Write(data); err != nil {
-		p.abort()
-		return "settings sidecar not copied: " + err.Error()
-	}
-	if err := p.commit(); err != nil {
-		return "settings sidecar not copied: " + err.Error()
-	}
-	return ""
 }
 
 // trailingNewline returns "\n" when data does not end in one.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -22,7 +21,8 @@ type prefixWriter struct {
 	ctx     context.Context
 	dst     *os.File
 	dialect *jsonl.Dialect // nil when unknown: bytes only
-	from    string         // the source transcript's path (its name is the old session id)
+	from    string         // the source transcript's path
+	oldID   string         // the source's session id
 	newID   string
 	noTitle bool
 
@@ -44,6 +44,9 @@ const copyChunk = 64 << 20
 // without the bytes passing through this process. Counting the kept events and finding the
 // title base read the source at the same time, in other goroutines.
 func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
+	if w.replacesAll() {
+		return w.fromFileReplacing(src, offset)
+	}
 	var consumed int64
 	if w.rewritesFirstLine() {
 		head := make([]byte, min(offset, firstLineLimit))
@@ -96,6 +99,57 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 		}
 	}
 	return nil
+}
+
+// fromFileReplacing copies [0, offset) of the live transcript through the session-id replacer
+// (Codex, Gemini, Copilot: the old id appears in many lines). The bytes pass through this
+// process, so the kernel copy is given up; the ids have the same length, so every offset of the
+// fork is the source's.
+func (w *prefixWriter) fromFileReplacing(src *os.File, offset int64) error {
+	r, err := newIDReplacer(w.dst, w.oldID, w.newID)
+	if err != nil {
+		return err
+	}
+	var counter eventCounter
+	in := io.TeeReader(ctxReader{w.ctx, io.NewSectionReader(src, 0, offset)}, &counter)
+	if err := fault("write", w.dst.Name()); err != nil {
+		return fmt.Errorf("write fork: %w", err)
+	}
+	if _, err := io.Copy(r, in); err != nil {
+		return fmt.Errorf("copy transcript %s into the fork: %w", w.from, err)
+	}
+	if err := r.flush(); err != nil {
+		return fmt.Errorf("write fork: %w", err)
+	}
+	w.events = counter.done()
+	if offset > 0 {
+		last := make([]byte, 1)
+		if _, err := src.ReadAt(last, offset-1); err != nil {
+			return fmt.Errorf("read transcript %s: %w", w.from, err)
+		}
+		if _, err := w.write(trailingNewline(last[0], offset)); err != nil {
+			return fmt.Errorf("write fork: %w", err)
+		}
+	}
+	return w.afterCopy()
+}
+
+// afterCopy finds the title base in what was written, for dialects that append a title line.
+func (w *prefixWriter) afterCopy() error {
+	if !w.appendsTitle() {
+		return nil
+	}
+	size, err := w.dst.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	base, err := w.findTitleBase(io.NewSectionReader(w.dst, 0, size), size)
+	w.titleOnce = func() (string, error) { return base, err }
+	return nil
+}
+
+func (w *prefixWriter) replacesAll() bool {
+	return w.dialect != nil && w.dialect.Fork.ReplaceID == "all_lines" && w.oldID != "" && w.oldID != w.newID
 }
 
 // kernelCopy copies src [from, to) to the end of dst in chunks, checking the context between.
@@ -151,8 +205,21 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 	if err := fault("write", w.dst.Name()); err != nil {
 		return fmt.Errorf("write fork: %w", err)
 	}
-	if _, err := br.WriteTo(w.dst); err != nil {
+	var dst io.Writer = w.dst
+	var rep *idReplacer
+	if w.replacesAll() {
+		if rep, err = newIDReplacer(w.dst, w.oldID, w.newID); err != nil {
+			return err
+		}
+		dst = rep
+	}
+	if _, err := br.WriteTo(dst); err != nil {
 		return fmt.Errorf("inflate snapshot into the fork: %w", err)
+	}
+	if rep != nil {
+		if err := rep.flush(); err != nil {
+			return fmt.Errorf("write fork: %w", err)
+		}
 	}
 	if rec.total < cp.Offset {
 		return &Error{
@@ -175,15 +242,7 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		}
 	}
 	w.events = counter.done()
-	if w.appendsTitle() {
-		size, err := w.dst.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return err
-		}
-		base, err := w.findTitleBase(io.NewSectionReader(w.dst, 0, size), size)
-		w.titleOnce = func() (string, error) { return base, err }
-	}
-	return nil
+	return w.afterCopy()
 }
 
 func (w *prefixWriter) method() string {
@@ -195,7 +254,11 @@ func (w *prefixWriter) method() string {
 
 func (w *prefixWriter) appendsTitle() bool { return !w.noTitle && w.method() == "append_line" }
 
-func (w *prefixWriter) rewritesFirstLine() bool { return w.method() == "rewrite_first_line" }
+// rewritesFirstLine: the first line holds the session's title (Droid) or its id where only the
+// first line names the session (pi's header).
+func (w *prefixWriter) rewritesFirstLine() bool {
+	return w.method() == "rewrite_first_line" || w.dialect != nil && w.dialect.Fork.ReplaceID == "first_line"
+}
 
 // findTitleBase reads the kept bytes for what the title is made from.
 func (w *prefixWriter) findTitleBase(ra io.ReaderAt, size int64) (string, error) {
@@ -211,13 +274,14 @@ func (w *prefixWriter) findTitleBase(ra io.ReaderAt, size int64) (string, error)
 // and its title gets the fork prefix. A line it cannot rewrite is kept as it was, with a warning.
 func (w *prefixWriter) rewriteFirst(line []byte) []byte {
 	d := w.dialect
-	oldID := strings.TrimSuffix(filepath.Base(w.from), ".jsonl")
 	set := map[string]string{}
-	if id, ok := stringField(line, d.IDField); ok && d.IDField != "" && id == oldID {
-		set[d.IDField] = w.newID
+	if f := d.Fork.SessionField; f != "" && d.Fork.ReplaceID == "first_line" && !strings.Contains(f, ".") {
+		if id, ok := stringField(line, f); ok && id == w.oldID {
+			set[f] = w.newID
+		}
 	}
 	field := d.Title.Fork.Field
-	if !w.noTitle && field != "" {
+	if !w.noTitle && field != "" && w.method() == "rewrite_first_line" {
 		if old, ok := stringField(line, field); ok && old != "" {
 			w.firstTitle = markTitle(d, old)
 			set[field] = w.firstTitle

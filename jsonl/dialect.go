@@ -29,6 +29,7 @@ type Dialect struct {
 	Prompt         PromptRule   `json:"prompt"`
 	Preamble       PreambleRule `json:"preamble"`
 	Title          TitleRule    `json:"title"`
+	Fork           ForkRule     `json:"fork"`
 }
 
 // Cond is one test on a line's JSON object. Field is a dotted path; exactly one test is set.
@@ -111,6 +112,44 @@ type ForkTitle struct {
 	Field  string          `json:"field,omitempty"`
 }
 
+// ForkRule says where a fork of one of the agent's sessions goes, what in it names the
+// session, what goes with it, and how the agent opens it.
+type ForkRule struct {
+	// Path is the fork's path, a template over the source transcript's: {dir} is its folder,
+	// {up:N} the Nth folder above that, {id} the fork's session id and {id8} its first eight
+	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC.
+	// Default "{dir}/{id}.jsonl".
+	Path string `json:"path"`
+	// SessionField is the dotted path of the session id in the first line; "" when the
+	// session id is the UUID in the transcript's file name (or its folder's name).
+	SessionField string `json:"session_field,omitempty"`
+	// ReplaceID says where the fork replaces the old session id with its own: "none" (the
+	// agent takes the id from the file name), "first_line", or "all_lines" (every occurrence:
+	// the ids have the same length, so no offset moves).
+	ReplaceID string `json:"replace_id"`
+	// Sidecars are files that go with a session: From and To are templates over the source's
+	// and the fork's paths ({src_dir}, {src_stem}, {fork_dir}, {fork_stem}).
+	Sidecars []Sidecar `json:"sidecars,omitempty"`
+	// Resume is the command that opens a session in the agent; {id} is the session id.
+	Resume string `json:"resume"`
+}
+
+// Sidecar is a file copied with a fork.
+type Sidecar struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	ReplaceID bool   `json:"replace_id,omitempty"` // the old session id in it becomes the fork's
+	Required  bool   `json:"required,omitempty"`   // a fork without it does not resume
+}
+
+// ResumeCommand is the command that opens session id in the agent, "" when not known.
+func (d *Dialect) ResumeCommand(id string) string {
+	if d == nil || d.Fork.Resume == "" {
+		return ""
+	}
+	return strings.ReplaceAll(d.Fork.Resume, "{id}", id)
+}
+
 var (
 	loadOnce   sync.Once
 	dialects   map[string]*Dialect
@@ -168,6 +207,16 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if len(d.Prompt.ImageBlockTypes) == 0 {
 		d.Prompt.ImageBlockTypes = []string{"image", "input_image"}
+	}
+	if d.Fork.Path == "" {
+		d.Fork.Path = "{dir}/{id}.jsonl"
+	}
+	switch d.Fork.ReplaceID {
+	case "":
+		d.Fork.ReplaceID = "none"
+	case "none", "first_line", "all_lines":
+	default:
+		return nil, fmt.Errorf("dialect %s: unknown fork replace_id %q", d.Name, d.Fork.ReplaceID)
 	}
 	switch d.Title.Fork.Method {
 	case "", "none":

@@ -147,13 +147,15 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	return nil
 }
 
-// ResumeHint says how to open a session in its agent.
+// ResumeHint says how to open a session in its agent (the dialect's resume command).
 func ResumeHint(agent, session string) string {
-	switch agent {
-	case "droid":
-		return "droid --resume " + session + "   (or pick it in droid's /sessions list)"
-	case "claude", "":
-		return "claude --resume " + session
+	if agent == "" {
+		agent = "claude"
+	}
+	if d, err := jsonl.LookupDialect(agent); err == nil {
+		if cmd := d.ResumeCommand(session); cmd != "" {
+			return cmd
+		}
 	}
 	return agent + ": open session " + session
 }
