@@ -13,14 +13,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// fixtureDir holds the real transcripts (shared/ sits beside the repository).
-const fixtureDir = "../../shared/fixtures"
+// fixtureDir holds the real transcripts (SOURCES.md there says where each comes from).
+const fixtureDir = "testdata/fixtures"
 
 func fixtures(t testing.TB) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*", "*.jsonl"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures under %s (err %v): the shared/ folder must sit beside the repository", fixtureDir, err)
+		t.Fatalf("no fixtures under %s (err %v)", fixtureDir, err)
 	}
 	return files
 }

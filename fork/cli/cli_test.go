@@ -22,14 +22,14 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI's behaviour and the pipelines with
-// rewind-jsonl. $FIXTURES names the shared real transcripts.
+// rewind-jsonl. $FIXTURES names the real transcripts in ../testdata/fixtures.
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../../../shared/fixtures")
+	fixtures, err := filepath.Abs("../testdata/fixtures")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(fixtures); err != nil {
-		t.Fatalf("fixtures: %v (shared/ must sit beside the repository)", err)
+		t.Fatalf("fixtures: %v (the module's testdata/fixtures)", err)
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
