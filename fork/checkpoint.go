@@ -27,6 +27,9 @@ type Checkpoint struct {
 	Inode uint64
 	// Agent is the transcript's dialect when the input named it.
 	Agent string
+	// Leaf (tree dialects: pi) is the line the fork's conversation ends at, the parent of the
+	// prompt cut before; empty for the last line before Offset.
+	Leaf string
 }
 
 // ParseCheckpoint reads the JSON that `rewind-jsonl back` ({"type":"boundary","offset":…}),
@@ -42,6 +45,7 @@ func ParseCheckpoint(data []byte) (Checkpoint, error) {
 		TailSHA256    string `json:"tail_sha256"`
 		Inode         uint64 `json:"inode"`
 		Agent         string `json:"agent"`
+		ParentID      string `json:"parent_id"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&in); err != nil {
@@ -53,7 +57,7 @@ func ParseCheckpoint(data []byte) (Checkpoint, error) {
 	if dec.More() {
 		return Checkpoint{}, errors.New("stdin holds more than one JSON value; pass one boundary or cursor")
 	}
-	c := Checkpoint{PrefixSHA256: in.PrefixSHA256, TailSHA256: in.TailSHA256, Inode: in.Inode, Agent: in.Agent}
+	c := Checkpoint{PrefixSHA256: in.PrefixSHA256, TailSHA256: in.TailSHA256, Inode: in.Inode, Agent: in.Agent, Leaf: in.ParentID}
 	switch {
 	case in.Type == "cursor" || (in.Offset == nil && in.ByteOffsetEnd != nil):
 		if in.ByteOffsetEnd == nil {

@@ -172,9 +172,20 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	f.Warnings = append(f.Warnings, w.warnings...)
 	f.ReplacedFirstLine = w.replaced
 
-	if !o.NoTitle && d != nil {
-		title, line, err := w.titleLine(p.File)
+	if d != nil && d.Fork.Require != nil {
+		if err := requireLine(ctx, p.File, out, d); err != nil {
+			return Fork{}, err
+		}
+	}
+	if d != nil && (!o.NoTitle || w.appendsTitle()) {
+		leaf, err := w.leafOf(cp.Leaf)
+		if err != nil {
+			return Fork{}, fmt.Errorf("read %s: %w", out, err)
+		}
+		title, line, err := w.titleLine(leaf)
 		switch {
+		case err != nil && d.Tree != nil:
+			return Fork{}, fmt.Errorf("fork %s: the line that ends its conversation: %w", out, err)
 		case err != nil:
 			f.Warnings = append(f.Warnings, "fork title not set: "+err.Error())
 		case line != nil:
@@ -211,6 +222,27 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		}
 	}
 	return f, nil
+}
+
+// requireLine refuses a fork that lacks the line its dialect requires.
+func requireLine(ctx context.Context, f *os.File, out string, d *jsonl.Dialect) error {
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	t, err := jsonl.New(out, io.NewSectionReader(f, 0, size), size, d)
+	if err != nil {
+		return err
+	}
+	ok, err := t.HasLine(ctx, d.Fork.Require.Match)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", out, err)
+	}
+	if !ok {
+		return &Error{Err: fmt.Errorf("the fork would keep no %s", d.Fork.Require.Why),
+			Hint: "cut later in the conversation (a smaller count for back), or start a new session"}
+	}
+	return nil
 }
 
 // publishFolder renames the staged folder of a fork into place, refusing to replace anything.
@@ -320,12 +352,12 @@ func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string
 			}
 		}
 		if id == "" {
-			id = uuid.NewString()
+			id = newSessionID(d)
 		}
 		return o.Out, id, nil
 	}
 	if id == "" {
-		id = uuid.NewString()
+		id = newSessionID(d)
 	}
 	tmpl := "{dir}/{id}.jsonl"
 	if d != nil {
@@ -333,6 +365,16 @@ func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string
 	}
 	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id[:min(8, len(id))]}, filepath.Dir(o.From), now)
 	return path, id, err
+}
+
+// newSessionID is a new session id of the dialect's kind.
+func newSessionID(d *jsonl.Dialect) string {
+	if d != nil && d.Fork.IDKind == "uuid7" {
+		if u, err := uuid.NewV7(); err == nil {
+			return u.String()
+		}
+	}
+	return uuid.NewString()
 }
 
 // sameFile reports whether a and b name the same existing file.

@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/google/uuid"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -405,5 +407,72 @@ func TestEventCounterAgreesWithJSONL(t *testing.T) {
 				t.Errorf("%s (writes of %d): %d events, jsonl says %d", filepath.Base(p), chunk, got, want)
 			}
 		}
+	}
+}
+
+// TestCreatePi: a pi fork (0.73.1) gets a new header id, sits in the source's folder named
+// <UTC time>_<uuid7>.jsonl, and ends with a session_info line naming it and pointing at the line
+// its conversation ends at: in a file with /tree branches the bytes before the prompt can end on
+// a branch the conversation had left, and pi takes the last line as the leaf.
+func TestCreatePi(t *testing.T) {
+	src := place(t, "pi/realclient-pi0.73.1-tree-branches.jsonl", "2026-11-23T14-07-39-399Z_01a208bb-dd86-72e3-8209-b2ae8bd1fd78.jsonl")
+	tr, err := jsonl.Open(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := tr.Back(context.Background(), 2) // before T5, which followed a branch summary
+	tr.Close()
+	if err != nil || turn.ParentID != "cd8e6cae" {
+		t.Fatalf("back 2 = %+v, %v; want the prompt T5 whose parent is cd8e6cae", turn, err)
+	}
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: turn.Offset, Leaf: turn.ParentID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(f.Path) != filepath.Dir(src) || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_`+f.SessionID+`\.jsonl$`).MatchString(filepath.Base(f.Path)) {
+		t.Errorf("fork at %s, want <UTC time>_%s.jsonl beside the source", f.Path, f.SessionID)
+	}
+	if u, err := uuid.Parse(f.SessionID); err != nil || u.Version() != 7 {
+		t.Errorf("session id %s: want a UUIDv7 as pi makes", f.SessionID)
+	}
+	data, _ := os.ReadFile(f.Path)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if !strings.Contains(lines[0], `"id":"`+f.SessionID+`"`) || !strings.Contains(lines[0], `"cwd":`) {
+		t.Errorf("header %s: want the fork's id and the source's cwd", lines[0])
+	}
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, `"type":"session_info"`) || !strings.Contains(last, `"parentId":"cd8e6cae"`) || f.Title != "[Fork] T2 second prompt" || !strings.Contains(last, f.Title) {
+		t.Errorf("last line %s (title %q): want a session_info naming the fork, with parentId cd8e6cae", last, f.Title)
+	}
+	// What pi will load: the path from the last line holds exactly T1 and T2.
+	ft, err := jsonl.Open(f.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ft.Close()
+	turns, _ := ft.Turns(context.Background(), 0)
+	var got []string
+	for _, tu := range turns {
+		got = append(got, tu.Text)
+	}
+	if strings.Join(got, "|") != "T2 second prompt|T1 first prompt" {
+		t.Errorf("the fork's conversation, newest first: %q", got)
+	}
+	orig, _ := os.ReadFile(filepath.Join(fixtures, "pi/realclient-pi0.73.1-tree-branches.jsonl"))
+	if now, _ := os.ReadFile(src); !bytes.Equal(now, orig) {
+		t.Error("the source changed")
+	}
+
+	// Before the first prompt nothing of the agent's is kept: pi would write the session's
+	// first lines again, so the fork is refused and nothing is left.
+	tr, _ = jsonl.Open(src, nil)
+	first, _ := tr.Back(context.Background(), 4)
+	tr.Close()
+	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: first.Offset, Leaf: first.ParentID}})
+	if err == nil || !strings.Contains(err.Error(), "reply of the agent") || Hint(err) == "" {
+		t.Errorf("a fork before the first prompt: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(src)); len(entries) != 2 {
+		t.Errorf("%d files beside the source, want it and the one fork", len(entries))
 	}
 }

@@ -21,8 +21,8 @@ import (
 
 var templateVar = regexp.MustCompile(`\{([a-z_0-9]+)(?::([^}]*))?\}`)
 
-// expand fills a path template. vars holds the plain variables; {up:N}, {now:LAYOUT} and
-// {utc:LAYOUT} are computed from dir and now.
+// expand fills a path template. vars holds the plain variables; {up:N}, {now:LAYOUT},
+// {utc:LAYOUT} and {utcfile:LAYOUT} are computed from dir and now.
 func expand(tmpl string, vars map[string]string, dir string, now time.Time) (string, error) {
 	var bad error
 	out := templateVar.ReplaceAllStringFunc(tmpl, func(m string) string {
@@ -44,6 +44,9 @@ func expand(tmpl string, vars map[string]string, dir string, now time.Time) (str
 			return now.Format(arg)
 		case "utc":
 			return now.UTC().Format(arg)
+		case "utcfile":
+			// A time fit for a file name: ':' and '.' become '-' (pi's session files).
+			return strings.NewReplacer(":", "-", ".", "-").Replace(now.UTC().Format(arg))
 		}
 		v, ok := vars[name]
 		if !ok {

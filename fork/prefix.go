@@ -2,6 +2,9 @@ package fork
 
 import (
 	"bufio"
+	"time"
+
+	"github.com/google/uuid"
 	"bytes"
 	"context"
 	"errors"
@@ -252,7 +255,12 @@ func (w *prefixWriter) method() string {
 	return w.dialect.Title.Fork.Method
 }
 
-func (w *prefixWriter) appendsTitle() bool { return !w.noTitle && w.method() == "append_line" }
+// appendsTitle: the fork ends with a line of its own, carrying its title (Claude's
+// custom-title), or in a tree dialect pointing at the line its conversation ends at (pi's
+// session_info, also without a title).
+func (w *prefixWriter) appendsTitle() bool {
+	return w.method() == "append_line" && (!w.noTitle || w.dialect.Tree != nil)
+}
 
 // rewritesFirstLine: the first line holds the session's title (Droid) or its id where only the
 // first line names the session (pi's header).
@@ -304,27 +312,62 @@ func (w *prefixWriter) rewriteFirst(line []byte) []byte {
 }
 
 // titleLine returns the fork's title and, for dialects that carry it in an appended line
-// (Claude's custom-title), that line.
-func (w *prefixWriter) titleLine(*os.File) (title string, line []byte, err error) {
+// (Claude's custom-title, pi's session_info), that line. leaf is the line a tree dialect's
+// conversation ends at.
+func (w *prefixWriter) titleLine(leaf string) (title string, line []byte, err error) {
 	switch {
-	case w.rewritesFirstLine():
+	case w.method() == "rewrite_first_line":
 		return w.firstTitle, nil, nil
 	case w.appendsTitle() && w.titleOnce != nil:
-		base, err := w.titleOnce()
-		if err != nil {
-			return "", nil, err
+		if !w.noTitle {
+			base, err := w.titleOnce()
+			if err != nil {
+				return "", nil, err
+			}
+			if base == "" {
+				return "", nil, errors.New("the kept transcript has neither a title nor a prompt to name the fork by")
+			}
+			title = markTitle(w.dialect, base)
 		}
-		if base == "" {
-			return "", nil, errors.New("the kept transcript has neither a title nor a prompt to name the fork by")
-		}
-		title = markTitle(w.dialect, base)
-		line, _, err = w.dialect.ForkTitleLine(title, w.newID)
+		line, _, err = w.dialect.ForkTitleLine(title, w.newID, map[string]string{
+			"parent_id": leaf, "entry_id": newEntryID(), "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+		})
 		if err != nil {
 			return "", nil, err
 		}
 		return title, line, nil
 	}
 	return "", nil, nil
+}
+
+// newEntryID is a new id for a line the fork adds: 8 hex digits, as pi's entry ids.
+func newEntryID() string {
+	return strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
+}
+
+// leafOf is the line a tree dialect's fork ends at: the cut's given leaf, else the id of the
+// last line before the cut.
+func (w *prefixWriter) leafOf(given string) (string, error) {
+	if given != "" || w.dialect == nil || w.dialect.Tree == nil {
+		return given, nil
+	}
+	size, err := w.dst.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return "", err
+	}
+	r := jsonl.NewReverseReader(io.NewSectionReader(w.dst, 0, size), size)
+	for {
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if id := dottedString(l.Data, w.dialect.Tree.ID); id != "" {
+			return id, nil
+		}
+	}
 }
 
 // write writes b to the fork (through the fault seam).

@@ -197,13 +197,13 @@ func TestTitle(t *testing.T) {
 	if got := claude.ForkTitle("mine"); got != "[Fork] mine" || claude.ForkTitle(got) != got {
 		t.Errorf("ForkTitle: %q", got)
 	}
-	line, ok, err := claude.ForkTitleLine(`[Fork] "q" <b>`, "S1")
-	want := `{"type": "custom-title", "customTitle": "[Fork] \"q\" <b>", "sessionId": "S1"}` + "\n"
+	line, ok, err := claude.ForkTitleLine(`[Fork] "q" <b>`, "S1", nil)
+	want := `{"type":"custom-title","customTitle":"[Fork] \"q\" <b>","sessionId":"S1"}` + "\n" // compact, as Claude Code writes it
 	if err != nil || !ok || string(line) != want {
 		t.Errorf("ForkTitleLine = %q %v %v, want %q", line, ok, err, want)
 	}
 	droid, _ := LookupDialect("droid")
-	if _, ok, _ := droid.ForkTitleLine("x", "y"); ok || droid.Title.Fork.Method != "rewrite_first_line" || droid.Title.Fork.Field != "title" {
+	if _, ok, _ := droid.ForkTitleLine("x", "y", nil); ok || droid.Title.Fork.Method != "rewrite_first_line" || droid.Title.Fork.Field != "title" {
 		t.Errorf("droid fork title: %+v", droid.Title.Fork)
 	}
 	var buf bytes.Buffer

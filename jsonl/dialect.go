@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,16 @@ type Dialect struct {
 	Preamble       PreambleRule `json:"preamble"`
 	Title          TitleRule    `json:"title"`
 	Fork           ForkRule     `json:"fork"`
+	// Tree, when set, says the lines form a tree by id and parent id (pi) whose conversation
+	// is the path from the last line back to the root: prompts off that path (branches left
+	// by navigating back) are not turns.
+	Tree *TreeRule `json:"tree,omitempty"`
+}
+
+// TreeRule names the fields that link a line to its parent.
+type TreeRule struct {
+	ID     string `json:"id"`
+	Parent string `json:"parent"`
 }
 
 // Cond is one test on a line's JSON object. Field is a dotted path; exactly one test is set.
@@ -117,8 +128,8 @@ type ForkTitle struct {
 type ForkRule struct {
 	// Path is the fork's path, a template over the source transcript's: {dir} is its folder,
 	// {up:N} the Nth folder above that, {id} the fork's session id and {id8} its first eight
-	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC.
-	// Default "{dir}/{id}.jsonl".
+	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC, and
+	// {utcfile:LAYOUT} the UTC time with ':' and '.' as '-'. Default "{dir}/{id}.jsonl".
 	Path string `json:"path"`
 	// SessionField is the dotted path of the session id in the first line; "" when the
 	// session id is the UUID in the transcript's file name (or its folder's name).
@@ -132,6 +143,44 @@ type ForkRule struct {
 	Sidecars []Sidecar `json:"sidecars,omitempty"`
 	// Resume is the command that opens a session in the agent; {id} is the session id.
 	Resume string `json:"resume"`
+	// IDKind is the kind of UUID a new session id is: "uuid4" (default) or "uuid7" (time
+	// ordered, as pi and Codex make theirs).
+	IDKind string `json:"id_kind,omitempty"`
+	// Require is a line a fork must keep for the agent to resume it well (pi: a reply of the
+	// agent, without which pi writes the session's first lines a second time); a fork without
+	// one is refused, saying Why.
+	Require *Requirement `json:"require,omitempty"`
+}
+
+// Requirement is a kind of line a fork must hold.
+type Requirement struct {
+	Match Conds  `json:"match"`
+	Why   string `json:"why"`
+}
+
+// HasLine reports whether a complete line of t matches cs.
+func (t *Transcript) HasLine(ctx context.Context, cs Conds) (bool, error) {
+	found := false
+	needles := cs.needles()
+	err := t.Lines(0, func(l Line) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		for _, n := range needles {
+			if !containsBytes(l.Data, n) {
+				return true
+			}
+		}
+		if o := parseObject(Clean(l.Data)); o != nil && cs.holds(o, nil) {
+			found = true
+			return false
+		}
+		return true
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return found, err
 }
 
 // Sidecar is a file copied with a fork.
@@ -210,6 +259,13 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"
+	}
+	switch d.Fork.IDKind {
+	case "":
+		d.Fork.IDKind = "uuid4"
+	case "uuid4", "uuid7":
+	default:
+		return nil, fmt.Errorf("dialect %s: unknown fork id_kind %q", d.Name, d.Fork.IDKind)
 	}
 	switch d.Fork.ReplaceID {
 	case "":

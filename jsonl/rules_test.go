@@ -64,6 +64,14 @@ func TestHandReadPrompts(t *testing.T) {
 		{"pi/pi-mono-large-session-v1.jsonl", 88, 24, 789, 789, "/them"},
 		{"pi/copilot-session-viewer-pi-v3-demo-TRANSCRIBED.jsonl", 1, 1, 4, 4, "Read .copilot/skills/demo-greeter/SKILL.md"},
 		{"copilot/SYNTHETIC-agent-sessions-events-subdir-v1.jsonl", 1, 1, 2, 2, "List the files"},
+		// pi 0.73.1: two prompts, the second resumed.
+		{"pi/realclient-pi0.73.1-2-prompts-tools.jsonl", 2, 1, 8, 8, "P2: edit a.txt and run the shell"},
+		// pi's /tree: T3 (L8) and T4 (L10) lie on branches the conversation left; the path from
+		// the last line is T6 ← session_info ← T5 ← branch_summary ← T2 ← T1.
+		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 1, 16, 16, "T6 resumed"},
+		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 2, 13, 13, "T5 after summary"},
+		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 3, 6, 6, "T2 second prompt"},
+		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 4, 4, 4, "T1 first prompt"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -215,5 +223,28 @@ func TestPreamble(t *testing.T) {
 				t.Errorf("offset %d prompt_offset %d, want %d %d", tu.Offset, tu.PromptOffset, want, wantPrompt)
 			}
 		})
+	}
+}
+
+// TestTreeParent: in a tree dialect a turn names the line the conversation was at before the
+// prompt, which a fork before it must end at — not the line before it in the file.
+func TestTreeParent(t *testing.T) {
+	tr, err := Open(filepath.Join(fixtureDir, "pi/realclient-pi0.73.1-tree-branches.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	turns, err := tr.Turns(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tu := range turns {
+		got = append(got, tu.ID+"<-"+tu.ParentID)
+	}
+	// T5's parent is the branch summary (L12), not T4's reply on L11 just above it.
+	want := "25616d4d<-76364966 62e727a5<-cd8e6cae 6ff9206f<-9fe45ea6 517625ba<-41db97cd"
+	if strings.Join(got, " ") != want {
+		t.Errorf("turns (id<-parent), newest first:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 }

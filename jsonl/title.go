@@ -61,14 +61,24 @@ func (d *Dialect) ForkTitle(title string) string {
 
 // ForkTitleLine returns the line (with its newline) a fork appends to carry its title, for
 // dialects whose fork method is "append_line"; ok is false for other methods. title is used as
-// given (apply ForkTitle first); sessionID is the fork's own session id.
-func (d *Dialect) ForkTitleLine(title, sessionID string) (line []byte, ok bool, err error) {
+// given (apply ForkTitle first); sessionID is the fork's own session id. vars fill the line's
+// other placeholders: {parent_id} (in a tree dialect, the line the fork's conversation ends
+// at), {entry_id} (a new id for the line itself), {timestamp}.
+func (d *Dialect) ForkTitleLine(title, sessionID string, vars map[string]string) (line []byte, ok bool, err error) {
 	if d.Title.Fork.Method != "append_line" || len(d.Title.Fork.Line) == 0 {
 		return nil, false, nil
 	}
-	line = append([]byte(nil), bytes.TrimSpace(d.Title.Fork.Line)...)
+	// Compact, as the agents write their lines.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, d.Title.Fork.Line); err != nil {
+		return nil, false, fmt.Errorf("dialect %s: fork title line is not valid JSON", d.Name)
+	}
+	line = compact.Bytes()
 	line = bytes.ReplaceAll(line, []byte("{title}"), jsonStringBody(title))
 	line = bytes.ReplaceAll(line, []byte("{session_id}"), jsonStringBody(sessionID))
+	for k, v := range vars {
+		line = bytes.ReplaceAll(line, []byte("{"+k+"}"), jsonStringBody(v))
+	}
 	if !json.Valid(line) {
 		return nil, false, fmt.Errorf("dialect %s: fork title line is not valid JSON", d.Name)
 	}

@@ -22,7 +22,10 @@ type Turn struct {
 	// End is where the turn ends: the next prompt's Offset, or the end of the complete data.
 	End int64 `json:"end"`
 	// ID is the prompt line's event id ("" when the agent writes none).
-	ID        string `json:"id"`
+	ID string `json:"id"`
+	// ParentID is the id of the line the prompt follows in a tree dialect (pi): a fork before
+	// the prompt must end there. Empty elsewhere.
+	ParentID  string `json:"parent_id,omitempty"`
 	Timestamp string `json:"timestamp"`
 	// Text is the prompt's text, at most 200 characters ("[image]" for an image-only prompt).
 	Text string `json:"text"`
@@ -47,6 +50,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		contiguous bool // no line outside the preamble passed yet
 		n          int
 		newer      = t.end // Offset of the newer turn: the End of the one being built
+		path       = newTreePath(d.Tree)
 	)
 	emit := func() bool {
 		n++
@@ -70,6 +74,9 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", displayPath(t.Path), err)
 		}
+		if !path.on(l.Data) {
+			continue // a branch the conversation left
+		}
 		if pending != nil && lookback < d.Preamble.MaxLines {
 			lookback++
 			switch d.preambleRole(l.Data, prompt, contiguous) {
@@ -88,7 +95,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 					if !emit() {
 						return nil
 					}
-					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
+					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
 					prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
 				}
 				continue
@@ -101,7 +108,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		}
 		ev, o := d.classify(l.Data, true)
 		if ev.Kind == KindPrompt {
-			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, Timestamp: ev.Timestamp, Text: ev.Text}
+			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
 			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
 		}
 	}
@@ -226,4 +233,40 @@ func ownObject(o *object, line []byte) *object {
 		return nil
 	}
 	return parseObject(Clean(append([]byte(nil), line...)))
+}
+
+// treePath follows the conversation's path through a tree dialect's lines, read from the end:
+// the last line with an id is the leaf, and each line on the path names the next one up.
+type treePath struct {
+	rule   *TreeRule
+	want   string // the id of the next line on the path; "" before the leaf is found
+	done   bool   // the root was passed: no line with an id is on the path any more
+	parent string // the parent id of the line on() last accepted
+}
+
+func newTreePath(r *TreeRule) *treePath { return &treePath{rule: r} }
+
+// on reports whether a line, read backwards, is on the path. Lines without an id (a header,
+// garbage) are neither on a branch nor on the path: they pass. Without a tree rule every line
+// is on it.
+func (p *treePath) on(line []byte) bool {
+	p.parent = ""
+	if p.rule == nil {
+		return true
+	}
+	o := parseObject(Clean(line))
+	if o == nil {
+		return true
+	}
+	id := o.str(p.rule.ID)
+	if id == "" {
+		return true
+	}
+	if p.done || p.want != "" && id != p.want {
+		return false
+	}
+	p.parent = o.str(p.rule.Parent)
+	p.want = p.parent
+	p.done = p.parent == ""
+	return true
 }

@@ -85,7 +85,9 @@ type backOut struct {
 	Type         string     `json:"type"`
 	Offset       int64      `json:"offset"`
 	PromptOffset int64      `json:"prompt_offset"`
-	Turn         jsonl.Turn `json:"turn"`
+	// ParentID (tree dialects) is the line a fork before the prompt must end at.
+	ParentID string     `json:"parent_id,omitempty"`
+	Turn     jsonl.Turn `json:"turn"`
 }
 
 func (c *backConfig) Exec(ctx context.Context, args []string) error {
@@ -109,5 +111,5 @@ func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return scanError(err)
 	}
-	return c.env.emit(backOut{Type: "boundary", Offset: tu.Offset, PromptOffset: tu.PromptOffset, Turn: tu})
+	return c.env.emit(backOut{Type: "boundary", Offset: tu.Offset, PromptOffset: tu.PromptOffset, ParentID: tu.ParentID, Turn: tu})
 }

@@ -462,7 +462,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", target.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was"}
 		}
 	}
-	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent}
+	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}
 	err = s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry)
 	if err == nil {
 		entry.Done = true
