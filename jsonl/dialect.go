@@ -41,6 +41,10 @@ type Dialect struct {
 type TreeRule struct {
 	ID     string `json:"id"`
 	Parent string `json:"parent"`
+	// ParentSession is the first line's field naming the transcript this one was forked
+	// from by the agent itself (pi's /fork and --fork: "parentSession"), whose lines it
+	// copied with their ids.
+	ParentSession string `json:"parent_session,omitempty"`
 }
 
 // Cond is one test on a line's JSON object. Field is a dotted path; exactly one test is set.

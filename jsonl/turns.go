@@ -270,3 +270,54 @@ func (p *treePath) on(line []byte) bool {
 	p.done = p.parent == ""
 	return true
 }
+
+// PathIDs returns, in a tree dialect, the ids of the line with id leaf and of every line above
+// it on its path to the root — the conversation as far as leaf. It reads backwards from the
+// end, so its cost is the distance to the root, as far as a branch point reaches.
+func (t *Transcript) PathIDs(ctx context.Context, leaf string) (map[string]bool, error) {
+	ids := map[string]bool{}
+	if t.Dialect == nil || t.Dialect.Tree == nil || leaf == "" {
+		return ids, nil
+	}
+	rule := t.Dialect.Tree
+	want := leaf
+	r := NewReverseReader(t.ra, t.end)
+	for i := 0; want != ""; i++ {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		o := parseObject(Clean(l.Data))
+		if o == nil || o.str(rule.ID) != want {
+			continue
+		}
+		ids[want] = true
+		want = o.str(rule.Parent)
+	}
+	return ids, nil
+}
+
+// ParentSession is, in a tree dialect whose agent records it, the transcript this one was
+// forked from by the agent itself ("" when none).
+func (t *Transcript) ParentSession() (string, error) {
+	if t.Dialect == nil || t.Dialect.Tree == nil || t.Dialect.Tree.ParentSession == "" {
+		return "", nil
+	}
+	var first []byte
+	if err := t.Lines(0, func(l Line) bool { first = l.Data; return false }); err != nil {
+		return "", err
+	}
+	o := parseObject(Clean(first))
+	if o == nil {
+		return "", nil
+	}
+	return o.str(t.Dialect.Tree.ParentSession), nil
+}

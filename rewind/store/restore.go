@@ -419,7 +419,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	res := &RestoreResult{Type: "restore", Kind: "back", DryRun: o.DryRun}
 	var target *Checkpoint
 	if o.Both {
-		target, err = s.checkpointBefore(t, path, turn.PromptOffset)
+		target, err = s.checkpointBefore(ctx, t, path, turn)
 		if err != nil {
 			return nil, err
 		}
@@ -498,7 +498,8 @@ func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 // forked from (recorded in the restore history): their checkpoints count
 // when they lie inside the shared prefix, which Verify checks by hash — with
 // the ancestor's own first line in place where a fork rewrote it (Droid).
-func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset int64) (*Checkpoint, error) {
+func (s *Store) checkpointBefore(ctx context.Context, t *jsonl.Transcript, path string, turn jsonl.Turn) (*Checkpoint, error) {
+	promptOffset := turn.PromptOffset
 	h, err := s.History()
 	if err != nil {
 		return nil, err
@@ -526,6 +527,50 @@ func (s *Store) checkpointBefore(t *jsonl.Transcript, path string, promptOffset 
 			continue
 		}
 		if v, err := a.held.Verify(c.Transcript.Cursor); err == nil && v.Extends {
+			return c, nil
+		}
+	}
+	return s.checkpointInParentSessions(ctx, t, turn, cps)
+}
+
+// maxParentSessions bounds how far checkpointInParentSessions follows forks of forks.
+const maxParentSessions = 32
+
+// checkpointInParentSessions looks for the checkpoint before turn in the sessions the agent
+// itself forked t from (pi's /fork and --fork copy the lines of the path with their ids, under
+// a header naming the parent file): a checkpoint of a parent session is before the prompt when
+// the last line it saw is on the fork's path at or above the prompt's parent. The fork's bytes
+// differ from the parent's (left branches are dropped), so ids, not offsets, decide.
+func (s *Store) checkpointInParentSessions(ctx context.Context, t *jsonl.Transcript, turn jsonl.Turn, cps []*Checkpoint) (*Checkpoint, error) {
+	if t.Dialect == nil || t.Dialect.Tree == nil || turn.ParentID == "" {
+		return nil, nil
+	}
+	parents := map[string]bool{}
+	for cur := t; len(parents) < maxParentSessions; {
+		p, err := cur.ParentSession()
+		if err != nil || p == "" || parents[p] || p == t.Path {
+			break
+		}
+		parents[p] = true
+		next, err := jsonl.Open(p, t.Dialect)
+		if err != nil {
+			break // the parent session is gone: its checkpoints can still match by id
+		}
+		defer next.Close()
+		cur = next
+	}
+	if len(parents) == 0 {
+		return nil, nil
+	}
+	onPath, err := t.PathIDs(ctx, turn.ParentID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cps { // newest first
+		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" || !parents[c.Transcript.OriginalPath] {
+			continue
+		}
+		if id := c.Transcript.Cursor.LastEventID; id != "" && onPath[id] {
 			return c, nil
 		}
 	}

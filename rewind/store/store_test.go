@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -346,16 +347,28 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 // whose forks rewrite the first line (session_start) and so shift the rest.
 func TestBackBothLineageAcrossForks(t *testing.T) {
 	droid := droidTranscript(t, 4)
+	pi, err := os.ReadFile("../testdata/fixtures/pi/realclient-pi0.73.1-tree-branches.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		data []byte
+		last int // how far back the third step goes
 	}{
-		{"claude", fixtureBytes(t)},
-		{"droid", droid},
+		{"claude", fixtureBytes(t), 2},
+		{"droid", droid, 2},
+		// pi: four prompts on the path from the last line, two more on branches /tree left;
+		// a fork that keeps no reply of the agent is refused, so the last step goes back 1.
+		{"pi", pi, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := project(t)
-			tp := filepath.Join(t.TempDir(), "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
+			name := "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl"
+			if tc.name == "pi" {
+				name = "2026-11-23T14-07-39-399Z_01a208bb-dd86-72e3-8209-b2ae8bd1fd78.jsonl"
+			}
+			tp := filepath.Join(t.TempDir(), name)
 			os.WriteFile(tp, tc.data, 0o644)
 			ts := turns(t, tp)
 			if len(ts) != 4 {
@@ -373,9 +386,9 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 				n    int
 				want string
 			}{
-				{1, "before prompt 4"}, // in the session: a fork holding prompts 1–3
-				{1, "before prompt 3"}, // in that fork: a checkpoint of the session
-				{2, "before prompt 1"}, // in the fork of the fork (prompt 1, 2): the session's again
+				{1, "before prompt 4"},                             // in the session: a fork holding prompts 1–3
+				{1, "before prompt 3"},                             // in that fork: a checkpoint of the session
+				{tc.last, fmt.Sprint("before prompt ", 3-tc.last)}, // in the fork of the fork (prompt 1, 2): the session's again
 			}
 			path := tp
 			for i, st := range steps {
@@ -392,6 +405,58 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 				path = res.Fork.Path
 			}
 		})
+	}
+}
+
+// TestBackBothInAgentsOwnFork: pi's own /fork writes a new file of the path's lines, ids kept,
+// under a header naming the parent file. back --both in it finds the parent session's
+// checkpoint by the ids of the lines the checkpoint saw last: offsets differ, since the fork
+// drops the branches the conversation had left.
+func TestBackBothInAgentsOwnFork(t *testing.T) {
+	s := project(t)
+	data, err := os.ReadFile("../testdata/fixtures/pi/realclient-pi0.73.1-tree-branches.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tp := filepath.Join(dir, "2026-11-23T14-07-39-399Z_01a208bb-dd86-72e3-8209-b2ae8bd1fd78.jsonl")
+	os.WriteFile(tp, data, 0o644)
+	for _, tu := range turns(t, tp) { // T1, T2, T5, T6: a checkpoint at each prompt's hook
+		os.WriteFile(tp, data[:tu.PromptOffset], 0o644)
+		write(t, s.Project, "state.txt", fmt.Sprint("before ", tu.Text))
+		save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit"}})
+	}
+	os.WriteFile(tp, data, 0o644)
+	// pi's /fork before T6, then a prompt X in the fork: the header names the parent; the lines
+	// are the path's (source lines 2-7, 12-15), ids kept.
+	lines := strings.SplitAfter(string(data), "\n")
+	fork := `{"type":"session","version":3,"id":"01a208be-c407-7000-8000-000000000001","timestamp":"2026-11-23T14:10:00.000Z","cwd":"/p","parentSession":` + strconv.Quote(tp) + "}\n"
+	for _, n := range []int{2, 3, 4, 5, 6, 7, 12, 13, 14, 15} {
+		fork += lines[n-1]
+	}
+	fork += `{"type":"message","id":"aaaa0001","parentId":"76364966","timestamp":"2026-11-23T14:11:00.000Z","message":{"role":"user","content":[{"type":"text","text":"X in the fork"}]}}` + "\n"
+	fork += `{"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-11-23T14:11:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok X"}]}}` + "\n"
+	fp := filepath.Join(dir, "2026-11-23T14-10-00-000Z_01a208be-c407-7000-8000-000000000001.jsonl")
+	os.WriteFile(fp, []byte(fork), 0o644)
+	write(t, s.Project, "state.txt", "after X")
+
+	for _, st := range []struct {
+		n    int
+		want string
+	}{
+		{1, "before T6 resumed"},       // X followed the line T6 followed: T6's checkpoint
+		{2, "before T5 after summary"}, // the parent's checkpoint of T5, found by the ids it saw
+	} {
+		res, err := s.Back(ctx, BackOptions{N: st.n, Both: true, TranscriptPath: fp})
+		if err != nil {
+			t.Fatalf("back %d --both in pi's own fork: %v", st.n, err)
+		}
+		if got := read(t, filepath.Join(s.Project, "state.txt")); got != st.want {
+			t.Fatalf("back %d --both: tree %q, want %q (checkpoint %s)", st.n, got, st.want, res.Checkpoint)
+		}
+		if _, err := s.UndoRestore(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
