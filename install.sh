@@ -2,14 +2,15 @@
 # install.sh: build every Rewind binary with the local Go, install it, and turn on automatic
 # checkpoints in your agents.
 #
-#   ./install.sh [--tier minimal|balanced|aggressive] [--agents claude,droid|all|none] [--yes]
+#   ./install.sh [--tier minimal|balanced|aggressive] [--agents LIST|all|none] [--yes]
 #                [--statusline] [--prefix DIR] [--bin-dir DIR] [--uninstall]
 #
 # Binaries go to DIR/bin (default ~/.rewind/system/bin) and are linked into --bin-dir (default
 # ~/.local/bin). The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
-# Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found
-# (~/.claude/settings.json; Droid's ~/.factory/hooks.json, else ~/.factory/settings.json), or
-# of those named by --agents. On a terminal it asks first; --yes registers without asking; with
+# Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found, or
+# of those named by --agents (claude, droid, codex, gemini, copilot, pi, opencode): each agent's
+# own hook file, or for pi and OpenCode, which have no shell hooks, a bridge file in their
+# extension folder. On a terminal it asks first; --yes registers without asking; with
 # neither it registers nothing and says how. --statusline sets Claude Code's statusLine to
 # `rewind statusline` when none is configured. Re-running upgrades in place; --uninstall
 # removes the hooks, the status line it set, the binaries and their links.
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --bin-dir=*) bindir=${1#*=}; shift ;;
     --tier) [ $# -ge 2 ] || die "--tier needs minimal, balanced or aggressive"; tier=$2; shift 2 ;;
     --tier=*) tier=${1#*=}; shift ;;
-    --agents) [ $# -ge 2 ] || die "--agents needs claude, droid, claude,droid, all or none"; agents=$2; shift 2 ;;
+    --agents) [ $# -ge 2 ] || die "--agents needs a list of agents (e.g. claude,codex), all or none"; agents=$2; shift 2 ;;
     --agents=*) agents=${1#*=}; shift ;;
     --yes|-y) yes=1; shift ;;
     --statusline) statusline=1; shift ;;
@@ -109,16 +110,12 @@ for main in "$src"/*/cmd/rewind*/main.go; do
 done
 say "installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
 
-# Hooks: which agents, and may we?
+# Hooks: which agents, and may we? "all" is every agent rewind-hook finds installed.
 [ -x "$hook" ] || die "rewind-hook was not built" "the checkout must have hookd/cmd/rewind-hook"
-found=()
-for a in claude droid; do
-  dir=.claude; [ "$a" = droid ] && dir=.factory
-  if [ -d "$HOME/$dir" ] || command -v "$a" >/dev/null 2>&1; then found+=("$a"); fi
-done
+found_none=0
 if [ -z "$agents" ] || [ "$agents" = all ]; then
-  agents=$(IFS=,; echo "${found[*]:-}")
-  [ -n "$agents" ] || agents=none
+  agents=$("$hook" register --agents all --list-found) || die "could not look for agents"
+  [ -n "$agents" ] || { agents=none found_none=1; }
 fi
 if [ -z "$tier" ] && [ -f "$HOME/.rewind/config.json" ]; then
   tier=$(sed -n 's/.*"tier"[[:space:]]*:[[:space:]]*"\([a-z]*\)".*/\1/p' "$HOME/.rewind/config.json" | head -n 1)
@@ -150,5 +147,13 @@ case ":$PATH:" in
   *":$bindir:"*) ;;
   *) say "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;
 esac
-say "next: cd your-project && rewind init; then work with your agent as usual — checkpoints happen at every prompt."
-say "      rewind list shows them, rewind back 1 --both rewinds the last prompt's code and chat."
+if [ "$agents" = none ]; then
+  if [ "$found_none" = 1 ]; then
+    say "no agent found (looked for the config folders and commands of: $("$hook" register --agents none --list-known)):"
+  fi
+  say "no hooks were registered, so nothing is checkpointed automatically yet."
+  say "once an agent is installed: ./install.sh --yes, or rewind config --register-hooks; meanwhile rewind save takes checkpoints by hand."
+else
+  say "next: cd your-project && rewind init; then work with your agent as usual — checkpoints happen at every prompt."
+  say "      rewind list shows them, rewind back 1 --both rewinds the last prompt's code and chat."
+fi

@@ -268,7 +268,18 @@ func (a *Agent) payloadKey(key string) string {
 	return key
 }
 
+// expandHome resolves a profile's path: a leading ${VAR:-default} is $VAR when set, else
+// default (pi's PI_CODING_AGENT_DIR moves ~/.pi/agent); then ~ is home.
 func expandHome(home, p string) string {
+	if rest, ok := strings.CutPrefix(p, "${"); ok {
+		if spec, tail, ok := strings.Cut(rest, "}"); ok {
+			name, def, _ := strings.Cut(spec, ":-")
+			if v := os.Getenv(name); v != "" {
+				def = v
+			}
+			p = def + tail
+		}
+	}
 	if p == "~" {
 		return home
 	}

@@ -1,7 +1,11 @@
-// Package fakeapi is a fake Anthropic Messages API on 127.0.0.1, for driving real agent CLIs
-// (Claude Code, Droid) offline in end-to-end tests.
+// Package fakeapi is a fake model API on 127.0.0.1, for driving real agent CLIs offline in
+// end-to-end tests. It speaks three wire formats, each on its own path: the Anthropic Messages
+// API (Claude Code, Droid, Copilot, pi, OpenCode), the OpenAI Responses API (Codex, see
+// openai.go) and the Gemini API (Gemini CLI, see gemini.go). Every format's request is parsed
+// into one [Request] of messages and content blocks, and a scripted [Reply] is written back in
+// the request's own format, so one script serves every agent.
 //
-// It streams Server-Sent Events the way the real API does (message_start,
+// For Anthropic it streams Server-Sent Events the way the real API does (message_start,
 // content_block_start/delta/stop for text and tool_use with input_json_delta, message_delta with
 // the stop reason, message_stop), answers /v1/messages/count_tokens, and records every request
 // body it receives so a test can check exactly which conversation the client sent.
@@ -35,11 +39,13 @@ type Reply struct {
 	StopReason string // default: "tool_use" when ToolUses is non-empty, else "end_turn"
 }
 
-// ToolUse is one scripted tool call; Input is marshalled to JSON and streamed in pieces.
+// ToolUse is one scripted tool call; Input is marshalled to JSON and streamed in pieces. A
+// Custom call (Codex's apply_patch) takes free-form text: Input is then a string sent as is.
 type ToolUse struct {
-	ID    string
-	Name  string
-	Input any
+	ID     string
+	Name   string
+	Input  any
+	Custom bool
 }
 
 // TextReply is a Reply holding only text.
@@ -94,14 +100,21 @@ func (s *Server) Recorded() []Recorded {
 	return append([]Recorded(nil), s.recorded...)
 }
 
-// Messages returns the parsed /v1/messages requests received so far, oldest first.
+// Messages returns the model requests received so far, oldest first, of every wire format,
+// parsed into the one Request model.
 func (s *Server) Messages() []*Request {
 	var out []*Request
 	for _, r := range s.Recorded() {
-		if r.Path != "/v1/messages" {
+		var req *Request
+		var err error
+		switch {
+		case r.Path == "/v1/messages":
+			req, err = ParseRequest(r.Body)
+		case r.Path == "/v1/responses":
+			req, err = parseResponsesRequest(r.Body)
+		default:
 			continue
 		}
-		req, err := ParseRequest(r.Body)
 		if err == nil {
 			out = append(out, req)
 		}
@@ -122,6 +135,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		s.serveResponses(w, id, body)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/models"):
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[],"models":[]}`)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		w.Header().Set("Content-Type", "application/json")
 		// A rough figure is all a client needs: about four bytes per token.

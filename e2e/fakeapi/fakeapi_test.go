@@ -280,3 +280,48 @@ func TestSplitKeepsRunes(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesWire: a Codex-shaped /v1/responses request is read into the common model (typed
+// prompts, calls and their outputs), and the reply streams as Responses API events ending with
+// response.completed, a custom call's input sent as free text.
+func TestResponsesWire(t *testing.T) {
+	var got *Request
+	srv, err := Start(func(r *Request) Reply {
+		got = r
+		return Reply{Text: "patching", ToolUses: []ToolUse{{ID: "call_2", Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch", Custom: true}}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	body := `{"model":"gpt-5.5","stream":true,"tools":[{"type":"custom","name":"apply_patch"},{"type":"function","name":"exec_command"}],"input":[
+	 {"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]},
+	 {"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x</environment_context>"}]},
+	 {"type":"message","role":"user","content":[{"type":"input_text","text":"P1 write"}]},
+	 {"type":"function_call","call_id":"call_1","name":"exec_command","arguments":"{\"cmd\":\"ls\"}"},
+	 {"type":"function_call_output","call_id":"call_1","output":"a.txt"}]}`
+	resp := post(t, srv.URL+"/v1/responses", body)
+	events := readSSE(t, resp.Body)
+	if got == nil || got.LastPrompt() != "P1 write" || !got.HasToolResult("call_1") || !got.HasTool("apply_patch") {
+		t.Fatalf("request read as %+v", got)
+	}
+	var names []string
+	for _, e := range events {
+		names = append(names, e.name)
+	}
+	if names[0] != "response.created" || names[len(names)-1] != "response.completed" {
+		t.Errorf("events %q", names)
+	}
+	var call map[string]any
+	for _, e := range events {
+		if item, _ := e.data["item"].(map[string]any); e.name == "response.output_item.done" && item["type"] == "custom_tool_call" {
+			call = item
+		}
+	}
+	if call == nil || call["input"] != "*** Begin Patch\n*** End Patch" || call["call_id"] != "call_2" {
+		t.Errorf("custom call %v", call)
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 || msgs[0].LastPrompt() != "P1 write" {
+		t.Errorf("Messages() = %d requests", len(msgs))
+	}
+}

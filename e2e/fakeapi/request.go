@@ -69,7 +69,12 @@ func ParseRequest(body []byte) (*Request, error) {
 func isInjected(text string) bool {
 	t := strings.TrimLeft(text, " \t\r\n")
 	return t == "" || hasPrefixAny(t, "<system-reminder>", "<command-name>", "<command-message>",
-		"<local-command-", "Caveat: The messages below", "[Request interrupted")
+		"<local-command-", "Caveat: The messages below", "[Request interrupted",
+		// Codex: its environment, AGENTS.md, skills and hook context, summaries.
+		"<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>",
+		"<skills_instructions>", "Another language model started to solve this problem", "<user_shell_command>",
+		"<turn_aborted>", "<hook_prompt", "<subagent_notification>", "<permissions instructions>",
+		"<collaboration_mode>", "<apps_instructions>", "<plugins_instructions>")
 }
 
 // Prompts returns the texts the user typed, oldest first: the text blocks of user messages

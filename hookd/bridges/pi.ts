@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 const HOOK = "__REWIND_HOOK__";
 const AGENT = "pi";
@@ -74,6 +74,22 @@ function session(ctx: any): Record<string, unknown> {
   return out;
 }
 
+// exportSession puts the session's identity into pi's own environment, which every command of
+// pi's bash tool inherits (pi has no env file): so `rewind back 1` run by the agent finds its
+// session, and rewind is on PATH.
+function exportSession(ctx: any) {
+  try {
+    const s = session(ctx);
+    process.env.REWIND_AGENT = AGENT;
+    if (typeof s.session_id === "string") process.env.REWIND_SESSION_ID = s.session_id;
+    if (typeof s.transcript_path === "string") process.env.REWIND_TRANSCRIPT_PATH = s.transcript_path;
+    if (typeof s.cwd === "string") process.env.REWIND_PROJECT_DIR = s.cwd;
+    const bin = dirname(HOOK);
+    const path = (process.env.PATH || "").split(":").filter((d) => d && d !== bin);
+    process.env.PATH = [bin, ...path].join(":");
+  } catch {}
+}
+
 export default function (pi: any) {
   const on = (name: string, action: string, event: string, extra?: (e: any) => Record<string, unknown>) => {
     pi.on(name, async (e: any, ctx: any) => {
@@ -83,6 +99,9 @@ export default function (pi: any) {
       return undefined;
     });
   };
+  pi.on("session_start", async (_e: any, ctx: any) => {
+    exportSession(ctx);
+  });
   on("session_start", "session-start", "SessionStart", (e) => ({ source: e?.reason ?? "" }));
   on("input", "user-prompt-submit", "UserPromptSubmit", (e) => ({ prompt: typeof e?.text === "string" ? e.text : "" }));
   on("tool_call", "pre-tool-use", "PreToolUse", (e) => ({ tool_name: e?.toolName ?? "", tool_input: e?.input ?? {} }));

@@ -29,15 +29,19 @@ type registerCmd struct {
 	settings   string
 	binDir     string
 	statusLine bool
+	listFound  bool
+	listKnown  bool
 }
 
 func (c *registerCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agents, "agents", "all", "claude, droid, a comma-separated list, all (the agents found) or none")
+	fs.StringVar(&c.agents, "agents", "all", "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+"), all (the agents found) or none")
 	fs.StringVar(&c.tier, "tier", "", "minimal, balanced or aggressive; recorded in ~/.rewind/config.json (default: the configured tier)")
 	fs.StringVar(&c.hook, "hook", "", "absolute path of the rewind-hook to register (default: this one)")
 	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
 	fs.StringVar(&c.binDir, "bin-dir", "", "record where the binaries are linked (first on the agents' PATH; default ~/.local/bin)")
 	fs.BoolVar(&c.statusLine, "statusline", false, "also set Claude Code's statusLine to 'rewind statusline' when none is configured")
+	fs.BoolVar(&c.listFound, "list-found", false, "print the installed agents, comma-separated, and change nothing")
+	fs.BoolVar(&c.listKnown, "list-known", false, "print every agent Rewind knows, comma-separated, and change nothing")
 }
 
 func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
@@ -45,8 +49,22 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if c.listKnown {
+		_, err := fmt.Fprintln(e.stdout, strings.Join(hookd.AgentNames(), ", "))
+		return err
+	}
 	names, err := selectAgents(c.agents, c.settings, home, true)
 	if err != nil {
+		return err
+	}
+	if c.listFound {
+		var found []string
+		for _, a := range names {
+			if a.skip == "" {
+				found = append(found, a.name)
+			}
+		}
+		_, err := fmt.Fprintln(e.stdout, strings.Join(found, ","))
 		return err
 	}
 	tier := c.tier
@@ -109,7 +127,7 @@ type unregisterCmd struct {
 }
 
 func (c *unregisterCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agents, "agents", "all", "claude, droid, a comma-separated list, or all")
+	fs.StringVar(&c.agents, "agents", "all", "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+") or all")
 	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
 }
 
