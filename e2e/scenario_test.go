@@ -60,6 +60,7 @@ type harness struct {
 	api    *fakeapi.Server
 	bin    string // Rewind's installed binaries
 	rewind string
+	stderr []byte // of the agent's last run
 }
 
 // newHarness makes the world; root is outside /tmp when the agent needs it (Codex refuses to
@@ -118,6 +119,7 @@ func (h *harness) run(args ...string) []byte {
 	if err := cmd.Run(); err != nil {
 		h.t.Fatalf("%s %q: %v\nstdout: %s\nstderr: %s", h.a.name, args, err, stdout.Bytes(), stderr.Bytes())
 	}
+	h.stderr = stderr.Bytes()
 	return stdout.Bytes()
 }
 

@@ -178,6 +178,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		}
 	}
 	if d != nil && (!o.NoTitle || w.appendsTitle()) {
+		// (For the sidecar method the title goes into the sidecar.)
 		leaf, err := w.leafOf(cp.Leaf)
 		if err != nil {
 			return Fork{}, fmt.Errorf("read %s: %w", out, err)
@@ -205,7 +206,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
-	warns, err := copySidecars(d, o.From, out, oldID, id)
+	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title)
 	if err != nil {
 		if folder == "" {
 			os.Remove(out)

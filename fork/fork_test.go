@@ -476,3 +476,71 @@ func TestCreatePi(t *testing.T) {
 		t.Errorf("%d files beside the source, want it and the one fork", len(entries))
 	}
 }
+
+// TestCreateCopilot: a Copilot fork (1.0.102) is a session folder of its own beside the
+// source's, appearing whole: events.jsonl with the old session id replaced (session.start's
+// sessionId is the session's identity; offsets do not move), and workspace.yaml with the new id
+// and a single-quoted "[Fork] …" name (unquoted, the brackets make it a YAML list and Copilot
+// fails to load the session).
+func TestCreateCopilot(t *testing.T) {
+	const old = "b163310b-74e2-4813-a2c7-b847535f1a4b"
+	states := filepath.Join(t.TempDir(), "session-state")
+	src := filepath.Join(states, old, "events.jsonl")
+	for _, name := range []string{"events.jsonl", "workspace.yaml"} {
+		data, err := os.ReadFile(filepath.Join(fixtures, "copilot", old, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(src), 0o700)
+		if err := os.WriteFile(filepath.Join(states, old, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := jsonl.Open(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := tr.Back(context.Background(), 1)
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: turn.Offset}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Path != filepath.Join(states, f.SessionID, "events.jsonl") {
+		t.Errorf("fork at %s, want session-state/<new id>/events.jsonl", f.Path)
+	}
+	orig, _ := os.ReadFile(src)
+	data, _ := os.ReadFile(f.Path)
+	if want := strings.ReplaceAll(string(orig[:turn.Offset]), old, f.SessionID); string(data) != want {
+		t.Errorf("the fork is not the prefix with the id replaced (%d bytes, want %d)", len(data), len(want))
+	}
+	if strings.Contains(string(data), old) || !strings.HasPrefix(string(data), `{"type":"session.start","data":{"sessionId":"`+f.SessionID+`"`) {
+		t.Error("the old session id is still in the fork, or session.start does not name the fork")
+	}
+	ws, _ := os.ReadFile(filepath.Join(states, f.SessionID, "workspace.yaml"))
+	if !strings.Contains(string(ws), "id: "+f.SessionID+"\n") || !strings.Contains(string(ws), "name: '[Fork] WRITE_A DIR=/tmp/cp-proj-q2'\n") ||
+		!strings.Contains(string(ws), "cwd: /tmp/cp-proj-q2\n") || strings.Contains(string(ws), old) {
+		t.Errorf("workspace.yaml:\n%s", ws)
+	}
+	if f.Title != "[Fork] WRITE_A DIR=/tmp/cp-proj-q2" {
+		t.Errorf("title %q", f.Title)
+	}
+	entries, _ := os.ReadDir(states)
+	if len(entries) != 2 {
+		t.Errorf("session-state holds %d entries, want the source's folder and the fork's (no staging left)", len(entries))
+	}
+}
+
+func TestSetYAMLScalar(t *testing.T) {
+	doc := "id: a\nname: |-\n  two\n  lines\nuser_named: false\n"
+	got := string(setYAMLScalar([]byte(doc), "name", "[Fork] it's"))
+	if got != "id: a\nname: '[Fork] it''s'\nuser_named: false\n" {
+		t.Errorf("replace a block scalar: %q", got)
+	}
+	if got := string(setYAMLScalar([]byte("id: a"), "name", "x")); got != "id: a\nname: 'x'\n" {
+		t.Errorf("add a key: %q", got)
+	}
+}

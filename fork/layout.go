@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -142,7 +143,7 @@ func (r *idReplacer) flush() error {
 // copySidecars copies the dialect's sidecar files of the source session beside the fork,
 // each atomically, replacing the session id where the rule says so. A missing optional sidecar
 // is no error; a failure is a warning unless the sidecar is required.
-func copySidecars(d *jsonl.Dialect, from, out, oldID, newID string) (warnings []string, err error) {
+func copySidecars(d *jsonl.Dialect, from, out, oldID, newID, title string) (warnings []string, err error) {
 	if d == nil {
 		return nil, nil
 	}
@@ -156,7 +157,13 @@ func copySidecars(d *jsonl.Dialect, from, out, oldID, newID string) (warnings []
 		if err := firstErr(err1, err2); err != nil {
 			return warnings, err
 		}
-		if err := copySidecar(src, dst, sc.ReplaceID, oldID, newID); err != nil {
+		set := map[string]string{}
+		for k, v := range sc.SetYAML {
+			if v = strings.NewReplacer("{title}", title, "{id}", newID).Replace(v); v != "" {
+				set[k] = v
+			}
+		}
+		if err := copySidecar(src, dst, sc.ReplaceID, oldID, newID, set); err != nil {
 			if os.IsNotExist(err) && !sc.Required {
 				continue
 			}
@@ -169,7 +176,7 @@ func copySidecars(d *jsonl.Dialect, from, out, oldID, newID string) (warnings []
 	return warnings, nil
 }
 
-func copySidecar(src, dst string, replace bool, oldID, newID string) error {
+func copySidecar(src, dst string, replace bool, oldID, newID string, set map[string]string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -180,6 +187,9 @@ func copySidecar(src, dst string, replace bool, oldID, newID string) error {
 	}
 	if replace && oldID != "" {
 		data = bytes.ReplaceAll(data, []byte(oldID), []byte(newID))
+	}
+	for _, k := range sortedKeys(set) {
+		data = setYAMLScalar(data, k, set[k])
 	}
 	p, err := createPending(dst, fi.Mode().Perm())
 	if err != nil {
@@ -199,4 +209,42 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// setYAMLScalar sets the top-level key of a YAML document to value, single-quoted (so that
+// "[Fork] …" is a string, not a flow sequence): the key's line, with any indented lines of a
+// block scalar after it, is replaced; a missing key is appended.
+func setYAMLScalar(doc []byte, key, value string) []byte {
+	line := key + ": '" + strings.ReplaceAll(strings.ReplaceAll(value, "\n", " "), "'", "''") + "'\n"
+	lines := strings.SplitAfter(string(doc), "\n")
+	var out strings.Builder
+	done := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if !done && strings.HasPrefix(l, key+":") {
+			out.WriteString(line)
+			done = true
+			for i+1 < len(lines) && (strings.HasPrefix(lines[i+1], " ") || strings.HasPrefix(lines[i+1], "\t")) {
+				i++ // the old value's continuation lines
+			}
+			continue
+		}
+		out.WriteString(l)
+	}
+	if !done {
+		if s := out.String(); s != "" && !strings.HasSuffix(s, "\n") {
+			out.WriteString("\n")
+		}
+		out.WriteString(line)
+	}
+	return []byte(out.String())
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

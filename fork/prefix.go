@@ -76,7 +76,7 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 		defer wg.Done()
 		w.events, countErr = countEvents(w.ctx, src, 0, offset)
 	}()
-	if w.appendsTitle() {
+	if w.findsTitle() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -139,7 +139,7 @@ func (w *prefixWriter) fromFileReplacing(src *os.File, offset int64) error {
 
 // afterCopy finds the title base in what was written, for dialects that append a title line.
 func (w *prefixWriter) afterCopy() error {
-	if !w.appendsTitle() {
+	if !w.findsTitle() {
 		return nil
 	}
 	size, err := w.dst.Seek(0, io.SeekCurrent)
@@ -262,6 +262,12 @@ func (w *prefixWriter) appendsTitle() bool {
 	return w.method() == "append_line" && (!w.noTitle || w.dialect.Tree != nil)
 }
 
+// findsTitle: the title is made from the kept bytes (an appended line's, or a sidecar's such as
+// Copilot's workspace.yaml name).
+func (w *prefixWriter) findsTitle() bool {
+	return w.appendsTitle() || !w.noTitle && w.method() == "sidecar"
+}
+
 // rewritesFirstLine: the first line holds the session's title (Droid) or its id where only the
 // first line names the session (pi's header).
 func (w *prefixWriter) rewritesFirstLine() bool {
@@ -318,7 +324,7 @@ func (w *prefixWriter) titleLine(leaf string) (title string, line []byte, err er
 	switch {
 	case w.method() == "rewrite_first_line":
 		return w.firstTitle, nil, nil
-	case w.appendsTitle() && w.titleOnce != nil:
+	case w.findsTitle() && w.titleOnce != nil:
 		if !w.noTitle {
 			base, err := w.titleOnce()
 			if err != nil {
@@ -328,6 +334,9 @@ func (w *prefixWriter) titleLine(leaf string) (title string, line []byte, err er
 				return "", nil, errors.New("the kept transcript has neither a title nor a prompt to name the fork by")
 			}
 			title = markTitle(w.dialect, base)
+		}
+		if w.method() == "sidecar" {
+			return title, nil, nil // written into the sidecar (copySidecars)
 		}
 		line, _, err = w.dialect.ForkTitleLine(title, w.newID, map[string]string{
 			"parent_id": leaf, "entry_id": newEntryID(), "timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),

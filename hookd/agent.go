@@ -88,6 +88,9 @@ type HookFile struct {
 	Name        string `json:"name"`         // a "name" member for each entry (Gemini), "" for none
 	// Template is what a new settings file starts as ("{}" when empty).
 	Template string `json:"template"`
+	// CommandSuffix ends each registered command: "; exit 0" where any non-zero exit (even
+	// of a shell that cannot find rewind-hook) would deny the agent's tool (Copilot).
+	CommandSuffix string `json:"command_suffix,omitempty"`
 	// Bridge is the embedded bridge file (bridges/<name>) for layout "bridge".
 	Bridge string `json:"bridge"`
 }

@@ -57,6 +57,7 @@ func TestMergeGolden(t *testing.T) {
 	for _, c := range []struct{ dir, agent, hooksKey string }{
 		{"testdata/settings", "claude", "hooks"},
 		{"testdata/droid-hooks", "droid", ""},
+		{"testdata/copilot-hooks", "copilot", "hooks"},
 	} {
 		inputs, _ := filepath.Glob(filepath.Join(c.dir, "*.json"))
 		if len(inputs) == 0 {

@@ -128,7 +128,7 @@ func (t *Tier) Entries(a *Agent, hookPath string) ([]Entry, error) {
 		}
 		e := Entry{
 			Event:   native,
-			Command: shellQuote(hookPath) + " " + action + " --agent " + a.Name,
+			Command: shellQuote(hookPath) + " " + action + " --agent " + a.Name + a.HookFile.CommandSuffix,
 			Timeout: t.HookTimeoutS,
 		}
 		if h.Tools != "" {

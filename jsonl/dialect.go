@@ -120,7 +120,8 @@ type TitleSource struct {
 // ForkTitle says how a fork marks its title.
 type ForkTitle struct {
 	// Method is "append_line" (append Line with {title} and {session_id} filled in),
-	// "rewrite_first_line" (set Field of the first line, which holds the title), or "none".
+	// "rewrite_first_line" (set Field of the first line, which holds the title), "sidecar" (a
+	// sidecar file's SetYAML carries it: Copilot's workspace.yaml name), or "none".
 	Method string          `json:"method"`
 	Prefix string          `json:"prefix"`
 	Line   json.RawMessage `json:"line,omitempty"`
@@ -193,6 +194,10 @@ type Sidecar struct {
 	To        string `json:"to"`
 	ReplaceID bool   `json:"replace_id,omitempty"` // the old session id in it becomes the fork's
 	Required  bool   `json:"required,omitempty"`   // a fork without it does not resume
+	// SetYAML sets top-level scalar keys of a YAML sidecar (Copilot's workspace.yaml), each
+	// value a template of {title} and {id}, written single-quoted; a key that is not there is
+	// added. "" for a key leaves it as it is when the value comes out empty.
+	SetYAML map[string]string `json:"set_yaml,omitempty"`
 }
 
 // ResumeCommand is the command that opens session id in the agent, "" when not known.
@@ -281,7 +286,7 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	switch d.Title.Fork.Method {
 	case "", "none":
 		d.Title.Fork.Method = "none"
-	case "append_line", "rewrite_first_line":
+	case "append_line", "rewrite_first_line", "sidecar":
 	default:
 		return nil, fmt.Errorf("dialect %s: unknown fork title method %q", d.Name, d.Title.Fork.Method)
 	}

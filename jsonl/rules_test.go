@@ -64,6 +64,10 @@ func TestHandReadPrompts(t *testing.T) {
 		{"pi/pi-mono-large-session-v1.jsonl", 88, 24, 789, 789, "/them"},
 		{"pi/copilot-session-viewer-pi-v3-demo-TRANSCRIBED.jsonl", 1, 1, 4, 4, "Read .copilot/skills/demo-greeter/SKILL.md"},
 		{"copilot/SYNTHETIC-agent-sessions-events-subdir-v1.jsonl", 1, 1, 2, 2, "List the files"},
+		// Copilot 1.0.102: a resumed -p session; the second process's session.resume and the
+		// prompt's own hook lines belong to the prompt.
+		{"copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl", 2, 1, 31, 38, "EDIT_A DIR=/tmp/cp-proj-q2"},
+		{"copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl", 2, 2, 2, 8, "WRITE_A DIR=/tmp/cp-proj-q2"},
 		// pi 0.73.1: two prompts, the second resumed.
 		{"pi/realclient-pi0.73.1-2-prompts-tools.jsonl", 2, 1, 8, 8, "P2: edit a.txt and run the shell"},
 		// pi's /tree: T3 (L8) and T4 (L10) lie on branches the conversation left; the path from

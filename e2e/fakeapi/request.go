@@ -78,7 +78,8 @@ func isInjected(text string) bool {
 }
 
 // Prompts returns the texts the user typed, oldest first: the text blocks of user messages
-// that are not client-injected reminders (tool results are not text blocks).
+// that are not client-injected reminders (tool results are not text blocks), without what a
+// client puts before the typed words (Copilot's <current_datetime>…</current_datetime>).
 func (r *Request) Prompts() []string {
 	var out []string
 	for _, m := range r.Messages {
@@ -87,11 +88,21 @@ func (r *Request) Prompts() []string {
 		}
 		for _, b := range m.Content {
 			if b.Type == "text" && !isInjected(b.Text) {
-				out = append(out, b.Text)
+				out = append(out, typed(b.Text))
 			}
 		}
 	}
 	return out
+}
+
+// typed strips a leading <current_datetime> element and the blank line after it.
+func typed(text string) string {
+	if rest, ok := strings.CutPrefix(text, "<current_datetime>"); ok {
+		if _, after, ok := strings.Cut(rest, "</current_datetime>"); ok {
+			return strings.TrimLeft(after, "\n")
+		}
+	}
+	return text
 }
 
 // LastPrompt is the newest typed prompt in the request, or "" when there is none.
