@@ -53,6 +53,10 @@ type Agent struct {
 	// the agent's tool, so the hook must exit 0 whatever happens.
 	FailsClosed bool `json:"fails_closed,omitempty"`
 
+	// SessionEnv are env vars that a command the agent runs (its shell tool) sees holding the
+	// session's id (Codex's CODEX_THREAD_ID), so rewind run by the agent finds its session.
+	SessionEnv []string `json:"session_env,omitempty"`
+
 	ProjectDirEnv      []string `json:"project_dir_env"`     // env vars naming the project, first set wins
 	DetectEnv          []string `json:"detect_env"`          // env vars only this agent sets
 	DetectStdinKeys    []string `json:"detect_stdin_keys"`   // payload keys only this agent sends
@@ -290,4 +294,21 @@ func expandHome(home, p string) string {
 		return filepath.Join(home, p[2:])
 	}
 	return p
+}
+
+// SessionFromEnv tells which agent session a command runs in, from the environment the agent
+// gives its shell tool: the REWIND_* exports of SessionStart's env file (or pi's bridge), else
+// an agent's own session variable. Both are "" outside any agent.
+func SessionFromEnv(getenv func(string) string) (agent, session string) {
+	if id := getenv("REWIND_SESSION_ID"); id != "" {
+		return getenv("REWIND_AGENT"), id
+	}
+	for _, name := range AgentNames() {
+		for _, v := range agents()[name].SessionEnv {
+			if id := getenv(v); id != "" {
+				return name, id
+			}
+		}
+	}
+	return "", ""
 }

@@ -321,3 +321,55 @@ func (t *Transcript) ParentSession() (string, error) {
 	}
 	return o.str(t.Dialect.Tree.ParentSession), nil
 }
+
+// PreambleStart is where the lines before offset that would belong to a prompt written next
+// begin: walking back from offset over the dialect's owned preamble lines (Claude's queue
+// lines, Codex's turn_context and task_started…), as a cut before that prompt would. A rule
+// linked to the prompt's own fields holds for any value, the prompt being unknown. It is
+// offset when no such line ends there.
+func (t *Transcript) PreambleStart(ctx context.Context, offset int64) (int64, error) {
+	d := t.Dialect
+	if d == nil || len(d.Preamble.Owned) == 0 || offset > t.end {
+		return offset, nil
+	}
+	start := offset
+	r := NewReverseReader(t.ra, offset)
+	for i := 0; i < d.Preamble.MaxLines; i++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		o := parseObject(Clean(l.Data))
+		if o == nil {
+			break
+		}
+		owned := false
+		for _, cs := range d.Preamble.Owned {
+			if cs.holdsUnlinked(o) {
+				owned = true
+				break
+			}
+		}
+		if !owned {
+			break
+		}
+		start = l.Offset
+	}
+	return start, nil
+}
+
+// holdsUnlinked is holds with every condition linked to the prompt taken as true.
+func (cs Conds) holdsUnlinked(o *object) bool {
+	for _, c := range cs {
+		if c.EqualsPromptField == "" && !c.holds(o, nil) {
+			return false
+		}
+	}
+	return true
+}

@@ -63,6 +63,7 @@ func withHint(err error, hint string) error { return hintError{err, hint} }
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	getenv         func(string) string
 }
 
 // runner is one subcommand.
@@ -103,7 +104,7 @@ func subcommands() []subcommand {
 // Main runs rewind with args (without the program name) and returns the
 // exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	rootFS := flag.NewFlagSet(name, flag.ContinueOnError)
 	rootFS.SetOutput(stderr)
 	version := rootFS.Bool("version", false, "print the version and exit")

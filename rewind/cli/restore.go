@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rewind.dev/hookd"
 	"rewind.dev/rewind/store"
 )
 
@@ -207,7 +209,19 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: c.agent})
+	agent, inAgent := c.agent, false
+	if transcript == "" {
+		// Run by the agent itself: its session, not the newest one the hooks saw.
+		if a, id := hookd.SessionFromEnv(e.getenv); id != "" {
+			if p, ag, ok := s.SessionTranscript(id); ok {
+				transcript, inAgent = p, true
+				if agent == "" {
+					agent = cmp.Or(ag, a)
+				}
+			}
+		}
+	}
+	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json)
 	}

@@ -371,6 +371,10 @@ type BackOptions struct {
 	DryRun         bool
 	TranscriptPath string // default: session.json's
 	Agent          string
+	// InAgent: rewind runs inside the agent's own session (its shell tool), in the middle of a
+	// prompt: that prompt counts as the newest even when the agent has not written its line
+	// yet, so N means the same whenever the agent writes it.
+	InAgent bool
 }
 
 // Back rewinds the conversation to before the Nth most recent prompt (a fork
@@ -409,7 +413,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
 	}
-	turn, err := t.Back(ctx, o.N)
+	turn, err := s.backTurn(ctx, t, path, o)
 	if err != nil {
 		if errors.Is(err, jsonl.ErrFewerPrompts) {
 			return nil, fewerPrompts(ctx, t, o.N)
@@ -471,6 +475,80 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		err = uerr
 	}
 	return res, err
+}
+
+// backTurn is the Nth most recent prompt of t. Inside the agent (InAgent), the prompt being
+// answered may not be in the transcript yet (Claude Code writes it late in interactive mode,
+// early with -p): the newest prompt-hook checkpoint of this transcript tells, since its cursor
+// is where the file ended when the prompt was submitted. When no prompt of the file starts at
+// or after it, that prompt is the first of the N, and "before it" is that cursor.
+func (s *Store) backTurn(ctx context.Context, t *jsonl.Transcript, path string, o BackOptions) (jsonl.Turn, error) {
+	if !o.InAgent {
+		return t.Back(ctx, o.N)
+	}
+	ups := s.newestPromptCheckpoint(path)
+	if ups == nil {
+		return t.Back(ctx, o.N)
+	}
+	cur := ups.Transcript.Cursor
+	if v, err := t.Verify(cur); err != nil || !v.Extends {
+		return t.Back(ctx, o.N)
+	}
+	newest, err := t.Turns(ctx, 1)
+	if err != nil {
+		return jsonl.Turn{}, err
+	}
+	if len(newest) > 0 && newest[0].PromptOffset >= cur.ByteOffsetEnd {
+		return t.Back(ctx, o.N) // the running prompt is written: count as usual
+	}
+	if o.N == 1 {
+		// The lines the agent wrote for the prompt before the hook (Claude's queue lines)
+		// go with it, as they would in a cut before its written line.
+		start, err := t.PreambleStart(ctx, cur.ByteOffsetEnd)
+		if err != nil {
+			return jsonl.Turn{}, err
+		}
+		return jsonl.Turn{N: 1, Offset: start, PromptOffset: cur.ByteOffsetEnd, End: t.End(), Text: ups.Trigger.Prompt}, nil
+	}
+	turn, err := t.Back(ctx, o.N-1)
+	turn.N = o.N
+	return turn, err
+}
+
+// newestPromptCheckpoint is the newest checkpoint taken at a prompt hook of the transcript at
+// path, among the newest few, or nil.
+func (s *Store) newestPromptCheckpoint(path string) *Checkpoint {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil
+	}
+	for i, n := len(ids)-1, 0; i >= 0 && n < 64; i, n = i-1, n+1 {
+		c, err := s.Load(ids[i])
+		if err != nil || c.Transcript == nil || c.Trigger.Event != "UserPromptSubmit" || c.Transcript.OriginalPath != path {
+			continue
+		}
+		return c
+	}
+	return nil
+}
+
+// SessionTranscript is the transcript (and its agent) that the hooks recorded for session id:
+// session.json's when it names that session, else the newest checkpoint's of that session.
+func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
+	if sess, err := s.Session(); err == nil && sess.SessionID == id && sess.TranscriptPath != "" {
+		return sess.TranscriptPath, sess.Agent, true
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return "", "", false
+	}
+	for i, n := len(ids)-1, 0; i >= 0 && n < 256; i, n = i-1, n+1 {
+		c, err := s.Load(ids[i])
+		if err == nil && c.Transcript != nil && c.Transcript.SessionID == id && c.Transcript.OriginalPath != "" {
+			return c.Transcript.OriginalPath, c.Transcript.Agent, true
+		}
+	}
+	return "", "", false
 }
 
 // fewerPrompts explains why back cannot go that far: the conversation is

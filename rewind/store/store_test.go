@@ -867,3 +867,55 @@ func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
 		t.Fatalf("validate: %v %v", probs, err)
 	}
 }
+
+// TestBackInAgentCountsTheRunningPrompt: rewind back run by the agent inside a prompt counts
+// that prompt as the newest whether or not the agent has written its line yet (Claude Code
+// writes it late in interactive mode, early with -p): the prompt hook's checkpoint tells where
+// the file ended when it was submitted.
+func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
+	data := fixtureBytes(t)
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprint("written=", written), func(t *testing.T) {
+			s := project(t)
+			tp := filepath.Join(t.TempDir(), "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
+			os.WriteFile(tp, data, 0o644)
+			ts := turns(t, tp) // oldest first
+			last := ts[len(ts)-1]
+			// The previous prompt's hook, then the running one's: the file ends before its line.
+			os.WriteFile(tp, data[:ts[len(ts)-2].PromptOffset], 0o644)
+			write(t, s.Project, "state.txt", "before the previous prompt")
+			save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit", Prompt: ts[len(ts)-2].Text}})
+			os.WriteFile(tp, data[:last.PromptOffset], 0o644)
+			write(t, s.Project, "state.txt", "before the running prompt")
+			save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit", Prompt: last.Text}})
+			if written {
+				os.WriteFile(tp, data, 0o644)
+			}
+			write(t, s.Project, "state.txt", "during the running prompt")
+
+			for n, want := range map[int]string{1: "before the running prompt", 2: "before the previous prompt"} {
+				res, err := s.Back(ctx, BackOptions{N: n, Both: true, TranscriptPath: tp, InAgent: true})
+				if err != nil {
+					t.Fatalf("back %d: %v", n, err)
+				}
+				if got := read(t, filepath.Join(s.Project, "state.txt")); got != want {
+					t.Errorf("back %d --both: tree %q, want %q", n, got, want)
+				}
+				var kept []string
+				for _, tu := range turns(t, res.Fork.Path) {
+					kept = append(kept, tu.Text)
+				}
+				if len(kept) != len(ts)-n || kept[len(kept)-1] != ts[len(ts)-n-1].Text {
+					t.Errorf("back %d: the fork keeps the prompts %q, want the first %d", n, kept, len(ts)-n)
+				}
+				// The same cut whether the prompt was written or not: before its queue lines.
+				if f := read(t, res.Fork.Path); n == 1 && (!strings.HasPrefix(f, string(data[:last.Offset])) || strings.Count(f[last.Offset:], "\n") != 1) {
+					t.Errorf("back 1: the fork is not the bytes before the prompt and its queue lines, plus its title line")
+				}
+				if _, err := s.UndoRestore(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
