@@ -77,7 +77,11 @@ func newHarness(t *testing.T, a *agentE2E, script fakeapi.Script) *harness {
 		if root, err = os.MkdirTemp(base, a.name+"-"); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.RemoveAll(root) })
+		if os.Getenv("REWIND_E2E_KEEP") == "" {
+			t.Cleanup(func() { os.RemoveAll(root) })
+		} else {
+			t.Logf("REWIND_E2E_KEEP: leaving %s", root)
+		}
 	}
 	root, err := filepath.EvalSymlinks(root)
 	if err != nil {

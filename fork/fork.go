@@ -121,6 +121,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	if err != nil {
 		return Fork{}, err
 	}
+	if d != nil && d.Fork.Method == "opencode_import" {
+		return createByImport(ctx, o, d, src, method)
+	}
 	var head []byte
 	if d != nil && d.Fork.SessionField != "" {
 		if head, err = firstLine(src, o.Snapshots); err != nil {

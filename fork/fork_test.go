@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -542,5 +543,89 @@ func TestSetYAMLScalar(t *testing.T) {
 	}
 	if got := string(setYAMLScalar([]byte("id: a"), "name", "x")); got != "id: a\nname: 'x'\n" {
 		t.Errorf("add a key: %q", got)
+	}
+}
+
+// TestCreateOpenCode: an OpenCode fork (1.18.33) is the mirror's kept messages as an export
+// under new ids (session, every message and part; parts point at their message's new id,
+// assistants at their prompt's), titled "[Fork] …", loaded with `opencode import` from the
+// session's folder, then checked by exporting it: import skips rows whose ids exist without a
+// word, so a fork that lost rows is an error that says where the export is.
+func TestCreateOpenCode(t *testing.T) {
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "proj")
+	os.Mkdir(proj, 0o755)
+	mirror := place(t, "opencode/realclient-opencode1.18.33-2-prompts-mirror.jsonl", "ses_df7272802ffeRDbCgpBljjEZLA.jsonl")
+	info, _ := os.ReadFile(filepath.Join(fixtures, "opencode/realclient-opencode1.18.33-2-prompts-mirror.session.json"))
+	info = regexp.MustCompile(`"directory":"[^"]*"`).ReplaceAll(info, []byte(`"directory":`+strconv.Quote(proj)))
+	os.WriteFile(strings.TrimSuffix(mirror, ".jsonl")+".session.json", info, 0o600)
+	// A stand-in opencode: import keeps the file, export prints what was imported (with DROP
+	// set, a session that lost its rows); both note the folder they ran in.
+	bin := filepath.Join(dir, "bin")
+	os.Mkdir(bin, 0o755)
+	script := `#!/bin/sh
+pwd > "$STATE/pwd"
+case "$1" in
+import) cp "$3" "$STATE/imported" ;;
+export) if [ -n "$DROP" ]; then echo '{"info":{},"messages":[]}'; else cat "$STATE/imported"; fi ;;
+esac
+`
+	os.WriteFile(filepath.Join(bin, "opencode"), []byte(script), 0o755)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	t.Setenv("STATE", dir)
+
+	tr, _ := jsonl.Open(mirror, nil)
+	turn, err := tr.Back(context.Background(), 1)
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Create(context.Background(), CreateOptions{From: mirror, Checkpoint: Checkpoint{Offset: turn.Offset}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pwd, _ := os.ReadFile(filepath.Join(dir, "pwd")); strings.TrimSpace(string(pwd)) != proj {
+		t.Errorf("opencode ran in %q, want the session's folder %s", pwd, proj)
+	}
+	var exp struct {
+		Info     map[string]any `json:"info"`
+		Messages []struct {
+			Info  map[string]any   `json:"info"`
+			Parts []map[string]any `json:"parts"`
+		} `json:"messages"`
+	}
+	data, _ := os.ReadFile(f.Path)
+	if err := json.Unmarshal(data, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if exp.Info["id"] != f.SessionID || !strings.HasPrefix(f.SessionID, "ses_") || exp.Info["title"] != "[Fork] A title" || f.Title != "[Fork] A title" {
+		t.Errorf("session %v titled %v (fork %+v)", exp.Info["id"], exp.Info["title"], f)
+	}
+	orig, _ := os.ReadFile(mirror)
+	if len(exp.Messages) != 3 || f.EventsKept != 3 {
+		t.Fatalf("%d messages kept, want the 3 before the second prompt", len(exp.Messages))
+	}
+	users := map[string]bool{}
+	for _, m := range exp.Messages {
+		id := m.Info["id"].(string)
+		if strings.Contains(string(orig), id) || !strings.HasPrefix(id, "msg_208d8") || m.Info["sessionID"] != f.SessionID {
+			t.Errorf("message %s: not a new id keeping the old time, or not in the fork's session", id)
+		}
+		if m.Info["role"] == "user" {
+			users[id] = true
+		} else if !users[m.Info["parentID"].(string)] {
+			t.Errorf("assistant %s points at %v, not at the fork's prompt", id, m.Info["parentID"])
+		}
+		for _, p := range m.Parts {
+			if p["messageID"] != id || p["sessionID"] != f.SessionID || strings.Contains(string(orig), p["id"].(string)) {
+				t.Errorf("part %v of %s: ids not remapped", p["id"], id)
+			}
+		}
+	}
+
+	t.Setenv("DROP", "1")
+	_, err = Create(context.Background(), CreateOptions{From: mirror, Checkpoint: Checkpoint{Offset: turn.Offset}})
+	if err == nil || !strings.Contains(err.Error(), "the imported session holds") || !strings.Contains(Hint(err), "opencode import") {
+		t.Errorf("an import that lost a message: %v (hint %q)", err, Hint(err))
 	}
 }

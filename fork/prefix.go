@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"time"
 
-	"github.com/google/uuid"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"io"
 	"os"
 	"strings"

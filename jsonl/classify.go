@@ -135,6 +135,7 @@ func (d *Dialect) promptText(o *object) (string, bool) {
 				}
 				t := bo.str("type")
 				switch {
+				case flagged(bo, r.SkipBlockFlags):
 				case contains(r.RejectBlockTypes, t):
 					return "", false
 				case contains(r.TextBlockTypes, t):
@@ -216,6 +217,16 @@ func truncateRunes(s string, n int) string {
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// flagged reports whether one of the fields is true in o.
+func flagged(o *object, fields []string) bool {
+	for _, f := range fields {
+		if raw, ok := o.get(f); ok && rawEqual(raw, json.RawMessage("true")) {
 			return true
 		}
 	}

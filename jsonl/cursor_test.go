@@ -1,11 +1,11 @@
 package jsonl
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -206,12 +206,14 @@ func TestTitle(t *testing.T) {
 	if _, ok, _ := droid.ForkTitleLine("x", "y", nil); ok || droid.Title.Fork.Method != "rewrite_first_line" || droid.Title.Fork.Field != "title" {
 		t.Errorf("droid fork title: %+v", droid.Title.Fork)
 	}
-	var buf bytes.Buffer
-	for _, d := range Dialects() {
-		buf.WriteString(d.Name + " ")
+	names := DialectNames()
+	if !sort.StringsAreSorted(names) || len(names) < 5 {
+		t.Errorf("dialects: %q, want them sorted", names)
 	}
-	if buf.String() != "claude codex copilot droid pi " {
-		t.Errorf("dialects: %s", buf.String())
+	for _, n := range names {
+		if d, err := LookupDialect(n); err != nil || d.Name != n {
+			t.Errorf("LookupDialect(%s) = %v, %v", n, d, err)
+		}
 	}
 	if _, err := LookupDialect("emacs"); err == nil {
 		t.Error("LookupDialect(emacs) succeeded")

@@ -79,6 +79,18 @@ func (d *Dialect) lineScore(o *object, typ string) float64 {
 			return 0
 		}
 	}
+	if len(d.Detect.SignatureFields) > 0 {
+		all := true
+		for _, f := range d.Detect.SignatureFields {
+			if _, ok := o.get(f); !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return 3
+		}
+	}
 	switch {
 	case typ == "":
 		return 0

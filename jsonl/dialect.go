@@ -73,6 +73,9 @@ type DetectRule struct {
 	SignatureTypes  []string `json:"signature_types"`   // line types only this agent writes
 	Types           []string `json:"types"`             // line types this agent writes among others
 	RequireAnyField []string `json:"require_any_field"` // a line counts only when it has one of these keys
+	// SignatureFields: a line with all these keys is this agent's, for lines without a type
+	// (OpenCode's mirror: info and parts).
+	SignatureFields []string `json:"signature_fields,omitempty"`
 }
 
 // PromptRule says which lines are real user prompts (turns).
@@ -87,6 +90,9 @@ type PromptRule struct {
 	TextBlockTypes   []string `json:"text_block_types"`   // default text, input_text
 	ImageBlockTypes  []string `json:"image_block_types"`  // default image, input_image
 	RejectBlockTypes []string `json:"reject_block_types"` // a block of one of these types: not a prompt
+	// SkipBlockFlags: a block with one of these fields true is passed over (OpenCode's
+	// synthetic and ignored text parts, which the client adds, not the user).
+	SkipBlockFlags []string `json:"skip_block_flags"`
 	// RejectTextPrefixes: the text, leading white space trimmed, starting with one of these is
 	// not a prompt.
 	RejectTextPrefixes []string `json:"reject_text_prefixes"`
@@ -131,6 +137,10 @@ type ForkTitle struct {
 // ForkRule says where a fork of one of the agent's sessions goes, what in it names the
 // session, what goes with it, and how the agent opens it.
 type ForkRule struct {
+	// Method is how a fork is made: "copy" (default: a new file of the kept bytes) or
+	// "opencode_import" (a session that is not a file: OpenCode's export of the kept messages
+	// under new ids, loaded with `opencode import`).
+	Method string `json:"method,omitempty"`
 	// Path is the fork's path, a template over the source transcript's: {dir} is its folder,
 	// {up:N} the Nth folder above that, {id} the fork's session id and {id8} its first eight
 	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC, and
@@ -268,6 +278,13 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"
+	}
+	switch d.Fork.Method {
+	case "":
+		d.Fork.Method = "copy"
+	case "copy", "opencode_import":
+	default:
+		return nil, fmt.Errorf("dialect %s: unknown fork method %q", d.Name, d.Fork.Method)
 	}
 	switch d.Fork.IDKind {
 	case "":

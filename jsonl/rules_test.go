@@ -68,6 +68,9 @@ func TestHandReadPrompts(t *testing.T) {
 		// prompt's own hook lines belong to the prompt.
 		{"copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl", 2, 1, 31, 38, "EDIT_A DIR=/tmp/cp-proj-q2"},
 		{"copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl", 2, 2, 2, 8, "WRITE_A DIR=/tmp/cp-proj-q2"},
+		// OpenCode 1.18.33, as the bridge mirrors it: one line per message.
+		{"opencode/realclient-opencode1.18.33-2-prompts-mirror.jsonl", 2, 1, 4, 4, "bravo: change notes.txt and delete gone.txt"},
+		{"opencode/realclient-opencode1.18.33-2-prompts-mirror.jsonl", 2, 2, 1, 1, "alpha: write notes.txt"},
 		// pi 0.73.1: two prompts, the second resumed.
 		{"pi/realclient-pi0.73.1-2-prompts-tools.jsonl", 2, 1, 8, 8, "P2: edit a.txt and run the shell"},
 		// pi's /tree: T3 (L8) and T4 (L10) lie on branches the conversation left; the path from

@@ -82,9 +82,9 @@ func newBackCmd(e *env) *ffcli.Command {
 func (c *backConfig) RegisterFlags(fs *flag.FlagSet) { c.agent.register(fs) }
 
 type backOut struct {
-	Type         string     `json:"type"`
-	Offset       int64      `json:"offset"`
-	PromptOffset int64      `json:"prompt_offset"`
+	Type         string `json:"type"`
+	Offset       int64  `json:"offset"`
+	PromptOffset int64  `json:"prompt_offset"`
 	// ParentID (tree dialects) is the line a fork before the prompt must end at.
 	ParentID string     `json:"parent_id,omitempty"`
 	Turn     jsonl.Turn `json:"turn"`

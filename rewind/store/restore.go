@@ -274,6 +274,11 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 		if err != nil {
 			return res, err
 		}
+		if d, err := jsonl.LookupDialect(e.Fork.Agent); err == nil && d.Fork.Method == "opencode_import" {
+			// The fork is a session in OpenCode's database, loaded from the export file that
+			// moves aside: the session itself is the user's now, and stays.
+			res.Warnings = append(res.Warnings, "OpenCode keeps the forked session "+e.Fork.SessionID+"; delete it in OpenCode if you do not want it")
+		}
 		if moved != "" {
 			e.Fork.Removed = moved
 			res.Warnings = append(res.Warnings, "moved the fork "+e.Fork.Path+" to "+moved)

@@ -1,0 +1,332 @@
+package fork
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"rewind.dev/jsonl"
+)
+
+// OpenCode keeps its sessions in SQLite, not in a file. Rewind's bridge mirrors a session into
+// <id>.jsonl (one line per message, exactly as `opencode export` lists it) with the session's
+// own record in <id>.session.json beside it; that mirror is the transcript Rewind checkpoints.
+// A fork is the mirror's kept messages as an export, under new ids, loaded into OpenCode with
+// `opencode import`. Established with OpenCode 1.18.33: import inserts rows with ON CONFLICT DO
+// NOTHING and reports nothing, so a fork must give the session, every message and every part
+// new ids (a reused id silently attaches rows to the original session), point each part's
+// messageID and each assistant's parentID at the new ids, and run where the session's folder
+// is (elsewhere the session is filed under another project); Rewind checks the rows it wrote
+// by exporting the new session.
+
+// openCodeCommand is the OpenCode the fork runs: opencode on PATH, else the executable the
+// bridge recorded beside the mirrors (agent.json).
+func openCodeCommand(mirrorDir string) string {
+	if p, err := exec.LookPath("opencode"); err == nil {
+		return p
+	}
+	var rec struct {
+		Executable string `json:"executable"`
+	}
+	if b, err := os.ReadFile(filepath.Join(mirrorDir, "agent.json")); err == nil && json.Unmarshal(b, &rec) == nil && rec.Executable != "" {
+		return rec.Executable
+	}
+	return "opencode"
+}
+
+// openCodeMessage is one message of an export: its record and its parts, kept as raw JSON so
+// that every field OpenCode wrote is carried over.
+type openCodeMessage struct {
+	Info  map[string]json.RawMessage   `json:"info"`
+	Parts []map[string]json.RawMessage `json:"parts"`
+}
+
+// createByImport writes the kept messages of the mirror at o.From (or of its snapshots) as an
+// OpenCode export under new ids beside it, as <new id>.export.json, and imports it.
+func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src *os.File, method string) (Fork, error) {
+	kept, err := keptBytes(ctx, src, o, method)
+	if err != nil {
+		return Fork{}, err
+	}
+	var msgs []openCodeMessage
+	sc := bufio.NewScanner(bytes.NewReader(kept))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	for sc.Scan() {
+		line := jsonl.Clean(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var m openCodeMessage
+		if err := json.Unmarshal(line, &m); err != nil || m.Info == nil {
+			return Fork{}, fmt.Errorf("mirror %s: a line is not an OpenCode message", o.From)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return Fork{}, &Error{Err: fmt.Errorf("the fork of %s would keep no message", o.From),
+			Hint: "cut later in the conversation (a smaller count for back), or start a new session"}
+	}
+	info, err := openCodeSession(o.From)
+	if err != nil {
+		return Fork{}, err
+	}
+	oldID := rawStr(info["id"])
+	newID := o.SessionID
+	if newID == "" {
+		newID = newOpenCodeID("ses", time.Now(), true)
+	}
+	title := ""
+	if !o.NoTitle {
+		base := rawStr(info["title"])
+		if base == "" {
+			base = lastPrompt(ctx, kept, d)
+		}
+		if base != "" {
+			title = markTitle(d, base)
+		}
+	}
+	export, err := rewriteExport(info, msgs, newID, title)
+	if err != nil {
+		return Fork{}, err
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join(filepath.Dir(o.From), newID+".export.json")
+	}
+	p, err := createPending(out, 0o600)
+	if err != nil {
+		return Fork{}, err
+	}
+	defer p.abort()
+	if _, err := p.Write(export); err != nil {
+		return Fork{}, fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := p.commit(); err != nil {
+		return Fork{}, err
+	}
+	dir := rawStr(info["directory"])
+	if err := importOpenCode(ctx, openCodeCommand(filepath.Dir(o.From)), out, dir, newID, len(msgs), countParts(msgs)); err != nil {
+		return Fork{}, &Error{Err: fmt.Errorf("import the fork of OpenCode session %s: %w", oldID, err),
+			Hint: fmt.Sprintf("the fork is in %s; load it with 'opencode import %s' in %s", out, out, orDot(dir))}
+	}
+	return Fork{Type: "fork", Path: out, SessionID: newID, Bytes: int64(len(export)), EventsKept: int64(len(msgs)),
+		Method: method, Title: title}, nil
+}
+
+// keptBytes is the transcript's bytes before the cut: from the live mirror, or inflated from
+// the checkpoint's snapshots, checked against the checkpoint either way.
+func keptBytes(ctx context.Context, src *os.File, o CreateOptions, method string) ([]byte, error) {
+	if method == MethodPrefixCopy {
+		b := make([]byte, o.Checkpoint.Offset)
+		if _, err := src.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", o.From, err)
+		}
+		return b, nil
+	}
+	r, closeAll, err := openSnapshots(o.Snapshots)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	b, err := io.ReadAll(ctxReader{ctx, io.LimitReader(r, o.Checkpoint.Offset)})
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) < o.Checkpoint.Offset {
+		return nil, fmt.Errorf("the snapshot holds %d bytes of the session, fewer than the cut at %d", len(b), o.Checkpoint.Offset)
+	}
+	if reason, err := o.Checkpoint.mismatch(bytes.NewReader(b), int64(len(b))); err != nil || reason != "" {
+		if err == nil {
+			err = errors.New(reasonText(reason))
+		}
+		return nil, fmt.Errorf("the snapshot does not hold the checkpointed session: %w", err)
+	}
+	return b, nil
+}
+
+// openCodeSession reads the session's own record the bridge keeps beside the mirror; without
+// it (a mirror from elsewhere) a minimal record names the session after the mirror's file.
+func openCodeSession(mirror string) (map[string]json.RawMessage, error) {
+	info := map[string]json.RawMessage{}
+	b, err := os.ReadFile(strings.TrimSuffix(mirror, ".jsonl") + ".session.json")
+	if err == nil {
+		if err := json.Unmarshal(b, &info); err != nil {
+			return nil, fmt.Errorf("%s.session.json: %w", strings.TrimSuffix(mirror, ".jsonl"), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if len(info["id"]) == 0 {
+		info["id"], _ = json.Marshal(strings.TrimSuffix(filepath.Base(mirror), ".jsonl"))
+	}
+	return info, nil
+}
+
+// rewriteExport is the export of msgs as session newID: every message and part gets a new id
+// that keeps the old one's time (so the order stays), parts point at their message's new id,
+// assistants at their prompt's, and the session's record gets the new id, title and times.
+func rewriteExport(info map[string]json.RawMessage, msgs []openCodeMessage, newID, title string) ([]byte, error) {
+	sid, _ := json.Marshal(newID)
+	now, _ := json.Marshal(time.Now().UnixMilli())
+	s := map[string]json.RawMessage{}
+	for k, v := range info {
+		s[k] = v
+	}
+	s["id"] = sid
+	if title != "" {
+		s["title"], _ = json.Marshal(title)
+	}
+	var t map[string]json.RawMessage
+	if json.Unmarshal(s["time"], &t) != nil || t == nil {
+		t = map[string]json.RawMessage{}
+	}
+	t["created"], t["updated"] = now, now
+	s["time"], _ = json.Marshal(t)
+	delete(s, "revert")
+	delete(s, "share")
+
+	ids := map[string]string{}
+	for _, m := range msgs {
+		old := rawStr(m.Info["id"])
+		ids[old] = resuffix(old)
+	}
+	out := make([]openCodeMessage, 0, len(msgs))
+	for _, m := range msgs {
+		mi := map[string]json.RawMessage{}
+		for k, v := range m.Info {
+			mi[k] = v
+		}
+		mid := ids[rawStr(m.Info["id"])]
+		mi["id"], _ = json.Marshal(mid)
+		mi["sessionID"] = sid
+		if p := rawStr(mi["parentID"]); p != "" {
+			if np, ok := ids[p]; ok {
+				mi["parentID"], _ = json.Marshal(np)
+			}
+		}
+		parts := make([]map[string]json.RawMessage, 0, len(m.Parts))
+		for _, p := range m.Parts {
+			np := map[string]json.RawMessage{}
+			for k, v := range p {
+				np[k] = v
+			}
+			np["id"], _ = json.Marshal(resuffix(rawStr(p["id"])))
+			np["sessionID"] = sid
+			np["messageID"], _ = json.Marshal(mid)
+			parts = append(parts, np)
+		}
+		out = append(out, openCodeMessage{Info: mi, Parts: parts})
+	}
+	return json.Marshal(map[string]any{"info": s, "messages": out})
+}
+
+// importOpenCode loads the export into OpenCode from the session's folder, then checks that
+// the new session holds every message and part (import skips rows silently).
+func importOpenCode(ctx context.Context, bin, file, dir, id string, messages, parts int) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "import", "--pure", file)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("opencode import: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	cmd = exec.CommandContext(ctx, bin, "export", "--pure", id)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("opencode export %s after the import: %v: %s", id, err, strings.TrimSpace(stderr.String()))
+	}
+	var got struct {
+		Messages []struct {
+			Parts []json.RawMessage `json:"parts"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		return fmt.Errorf("opencode export %s after the import: %w", id, err)
+	}
+	n := 0
+	for _, m := range got.Messages {
+		n += len(m.Parts)
+	}
+	if len(got.Messages) != messages || n != parts {
+		return fmt.Errorf("the imported session holds %d messages and %d parts, the fork %d and %d", len(got.Messages), n, messages, parts)
+	}
+	return nil
+}
+
+func countParts(msgs []openCodeMessage) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Parts)
+	}
+	return n
+}
+
+// lastPrompt is the newest prompt's text in data, "" when there is none.
+func lastPrompt(ctx context.Context, data []byte, d *jsonl.Dialect) string {
+	t, err := jsonl.New("", bytes.NewReader(data), int64(len(data)), d)
+	if err != nil {
+		return ""
+	}
+	turns, err := t.Turns(ctx, 1)
+	if err != nil || len(turns) == 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(turns[0].Text), " ")
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newOpenCodeID makes an id the way OpenCode does: prefix, "_", 12 hex digits of
+// ms*4096+counter (bitwise NOT for session ids, which sort newest first), 14 random base-62
+// characters.
+func newOpenCodeID(prefix string, t time.Time, descending bool) string {
+	v := uint64(t.UnixMilli())*0x1000 + 1
+	if descending {
+		v = ^v
+	}
+	return fmt.Sprintf("%s_%012x%s", prefix, v&(1<<48-1), random62(14))
+}
+
+// resuffix keeps an id's prefix and time and gives it a new random tail.
+func resuffix(id string) string {
+	prefix, rest, ok := strings.Cut(id, "_")
+	if !ok || len(rest) < 12 {
+		return newOpenCodeID(cmp.Or(prefix, "prt"), time.Now(), false)
+	}
+	return prefix + "_" + rest[:12] + random62(14)
+}
+
+func random62(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = base62[int(b[i])%len(base62)]
+	}
+	return string(b)
+}
+
+func rawStr(raw json.RawMessage) string {
+	var s string
+	json.Unmarshal(raw, &s)
+	return s
+}
+
+func orDot(dir string) string {
+	if dir == "" {
+		return "the project's folder"
+	}
+	return dir
+}
