@@ -64,6 +64,7 @@ type hookLog struct {
 	Action     string `json:"action"`
 	Checkpoint string `json:"checkpoint"`
 	Reason     string `json:"reason"`
+	Created    string `json:"created"`
 	Error      string `json:"error"`
 }
 

@@ -52,6 +52,10 @@ type Agent struct {
 	// FailsClosed: any non-zero exit (or a thrown error in a bridge) blocks
 	// the agent's tool, so the hook must exit 0 whatever happens.
 	FailsClosed bool `json:"fails_closed,omitempty"`
+	// Notify is how a hook shows the person a line: "system_message" (a
+	// {"systemMessage": …} object on stdout, which Claude Code, Droid and
+	// Codex show, and the bridges pass on) or "" (only hook.log).
+	Notify string `json:"notify,omitempty"`
 
 	// SessionEnv are env vars that a command the agent runs (its shell tool) sees holding the
 	// session's id (Codex's CODEX_THREAD_ID), so rewind run by the agent finds its session.

@@ -25,7 +25,13 @@ type Config struct {
 	Tier           string `json:"tier,omitempty"`
 	BinDir         string `json:"bin_dir,omitempty"`          // where install.sh linked the binaries
 	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"` // default DefaultDeadline
+	// AutoInit, when false, keeps the hooks from creating a store in a git
+	// work tree that has none (default true).
+	AutoInit *bool `json:"auto_init,omitempty"`
 }
+
+// AutoInitOn reports the auto_init setting (on unless set false).
+func (c Config) AutoInitOn() bool { return c.AutoInit == nil || *c.AutoInit }
 
 // RewindHome is Rewind's own folder: $REWIND_HOME, else ~/.rewind (the
 // rewind porcelain uses the same rule).
@@ -45,9 +51,17 @@ func GlobalConfigPath(home string) string { return filepath.Join(RewindHome(home
 // is the porcelain's (rewind/store.GlobalDir); a test there keeps the two
 // in step.
 func ProjectConfigPath(projectDir string) string {
+	if dir, ok := storeDir(projectDir); ok {
+		return filepath.Join(dir, "config.json")
+	}
+	return filepath.Join(projectDir, ".agent", "rewind", "config.json")
+}
+
+// storeDir is the store of exactly projectDir, if it has one.
+func storeDir(projectDir string) (string, bool) {
 	local := filepath.Join(projectDir, ".agent", "rewind")
 	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-		return filepath.Join(local, "config.json")
+		return local, true
 	}
 	home, _ := os.UserHomeDir()
 	abs, err := filepath.Abs(projectDir)
@@ -57,9 +71,25 @@ func ProjectConfigPath(projectDir string) string {
 	sum := sha256.Sum256([]byte(abs))
 	global := filepath.Join(RewindHome(home), "storage", hex.EncodeToString(sum[:8]))
 	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
-		return filepath.Join(global, "config.json")
+		return global, true
 	}
-	return filepath.Join(local, "config.json")
+	return "", false
+}
+
+// StoreRoot is the project a folder belongs to, as the rewind CLI finds it: the nearest folder,
+// dir or above, that has a store; dir itself when none has. An agent started in a subfolder of
+// the project checkpoints the project.
+func StoreRoot(dir string) string {
+	for d := dir; ; {
+		if _, ok := storeDir(d); ok {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
 }
 
 // LoadConfig reads the global config and lets the project's tier override

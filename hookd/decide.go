@@ -93,7 +93,8 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 }
 
 // ProjectDir is the project an event belongs to: the agent's project-dir
-// variable (the launch root; cwd may be a subfolder), else the input's cwd.
+// variable (the launch root; cwd may be a subfolder), else the input's cwd,
+// or the folder above it that has the store (see StoreRoot).
 func ProjectDir(in *Input, a *Agent, getenv func(string) string) (string, error) {
 	dir := ""
 	for _, v := range a.ProjectDirEnv {
@@ -108,7 +109,7 @@ func ProjectDir(in *Input, a *Agent, getenv func(string) string) (string, error)
 		return "", fmt.Errorf("no absolute project directory: %s and the input's cwd are empty or relative (%q)",
 			strings.Join(a.ProjectDirEnv, ", "), dir)
 	}
-	return filepath.Clean(dir), nil
+	return StoreRoot(filepath.Clean(dir)), nil
 }
 
 // envFilePath is where the agent wants SessionStart's exports: Droid names

@@ -45,6 +45,11 @@ type Request struct {
 	// DeadlineUnixMS is when rewind must give up (cleanly) so the hook
 	// finishes in time.
 	DeadlineUnixMS int64 `json:"deadline_unix_ms,omitempty"`
+
+	// AutoInit lets rewind create the project's store when it has none and
+	// lies in a git work tree that is neither the home folder nor / (the
+	// config's auto_init, on by default).
+	AutoInit bool `json:"auto_init,omitempty"`
 }
 
 // Response is what `rewind hook` prints.
@@ -54,4 +59,9 @@ type Response struct {
 	Checkpoint string `json:"checkpoint,omitempty"` // the id taken
 	Reason     string `json:"reason,omitempty"`     // why skipped: "no-store", "interval", "unchanged", "none"
 	Removed    int    `json:"removed,omitempty"`    // checkpoints retention removed
+	// Created is the store rewind made for the project (AutoInit).
+	Created string `json:"created,omitempty"`
+	// Message is for the person at the agent (a project without a store
+	// outside any git work tree): rewind-hook shows it once per project.
+	Message string `json:"message,omitempty"`
 }

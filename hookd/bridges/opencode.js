@@ -52,21 +52,30 @@ function within(p, ms, fallback) {
   })
 }
 
-// run hands one event to rewind-hook and resolves when it is done, failed or timed out; it
-// never rejects. rewind-hook logs its own runs; the bridge logs what rewind-hook could not.
+// run hands one event to rewind-hook and resolves, with what rewind-hook printed for the person
+// (a systemMessage, "" when none), when it is done, failed or timed out; it never rejects.
+// rewind-hook logs its own runs; the bridge logs what rewind-hook could not.
 function run(action, event, payload) {
   return new Promise((resolve) => {
     let settled = false
     let timer
+    let out = ""
     const done = (error) => {
       if (settled) return
       settled = true
       if (timer) clearTimeout(timer)
       if (error) log(event, error)
-      resolve()
+      let message = ""
+      try {
+        message = out.trim() === "" ? "" : String(JSON.parse(out).systemMessage || "")
+      } catch {}
+      resolve(message)
     }
     try {
-      const child = spawn(HOOK, [action, "--agent", AGENT], { stdio: ["pipe", "ignore", "ignore"], env: process.env })
+      const child = spawn(HOOK, [action, "--agent", AGENT], { stdio: ["pipe", "pipe", "ignore"], env: process.env })
+      child.stdout.on("data", (b) => {
+        if (out.length < 65536) out += b.toString()
+      })
       timer = setTimeout(() => {
         try {
           child.kill("SIGKILL")
@@ -130,11 +139,13 @@ export const RewindBridge = async ({ client, directory }) => {
     return out
   }
 
-  // hook runs action for the session, never throwing.
+  // hook runs action for the session, never throwing; what rewind-hook has for the person is
+  // shown as a toast (the TUI's; `opencode run` shows none).
   async function hook(sessionID, action, event, extra) {
     try {
       const id = await root(sessionID)
-      await run(action, event, { ...(await mirror(id)), ...extra })
+      const message = await run(action, event, { ...(await mirror(id)), ...extra })
+      if (message) await within(client.tui.showToast({ body: { title: "Rewind", message, variant: "warning" } }), 2000, null)
     } catch (err) {
       log(event, String(err && err.message ? err.message : err))
     }

@@ -28,22 +28,31 @@ function log(event: string, error: string) {
   }
 }
 
-// run hands one event to rewind-hook and resolves when it is done, failed or timed out; it
-// never rejects. rewind-hook logs its own runs; the bridge logs only what rewind-hook could not
-// (not found, not started, killed at the timeout).
-function run(action: string, event: string, payload: Record<string, unknown>): Promise<void> {
+// run hands one event to rewind-hook and resolves, with what rewind-hook printed for the person
+// (a systemMessage, "" when none), when it is done, failed or timed out; it never rejects.
+// rewind-hook logs its own runs; the bridge logs only what rewind-hook could not (not found,
+// not started, killed at the timeout).
+function run(action: string, event: string, payload: Record<string, unknown>): Promise<string> {
   return new Promise((resolve) => {
     let settled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let out = "";
     const done = (error?: string) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
       if (error) log(event, error);
-      resolve();
+      let message = "";
+      try {
+        message = out.trim() === "" ? "" : String(JSON.parse(out).systemMessage || "");
+      } catch {}
+      resolve(message);
     };
     try {
-      const child = spawn(HOOK, [action, "--agent", AGENT], { stdio: ["pipe", "ignore", "ignore"], env: process.env });
+      const child = spawn(HOOK, [action, "--agent", AGENT], { stdio: ["pipe", "pipe", "ignore"], env: process.env });
+      child.stdout.on("data", (b: Buffer) => {
+        if (out.length < 65536) out += b.toString();
+      });
       timer = setTimeout(() => {
         try {
           child.kill("SIGKILL");
@@ -94,7 +103,8 @@ export default function (pi: any) {
   const on = (name: string, action: string, event: string, extra?: (e: any) => Record<string, unknown>) => {
     pi.on(name, async (e: any, ctx: any) => {
       try {
-        await run(action, event, { ...session(ctx), ...(extra ? extra(e) : {}) });
+        const message = await run(action, event, { ...session(ctx), ...(extra ? extra(e) : {}) });
+        if (message) ctx?.ui?.notify?.(message, "warning");
       } catch {}
       return undefined;
     });

@@ -74,6 +74,7 @@ func fakeRewind(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch _, err := os.Stat(filepath.Join(req.ProjectDir, ".agent", "rewind")); {
 	case err != nil:
 		resp.Reason = "no-store"
+		resp.Message = "Rewind is installed, but " + req.ProjectDir + " has no checkpoint store, so nothing is checkpointed; run 'rewind init' there to start."
 	case req.Checkpoint == hookd.CheckpointNone:
 		resp.Reason = "none"
 	default:

@@ -17,10 +17,6 @@ import (
 	"rewind.dev/hookd"
 )
 
-// noStoreWarning is the one line a PostToolUse prints when the project has
-// no checkpoint store: the agent shows hook stderr to the user.
-const noStoreWarning = "rewind: warning: no checkpoint store here; run 'rewind init'"
-
 // sessionEndDeadline: Claude Code gives SessionEnd hooks about 1.5 s in all.
 const sessionEndDeadline = time.Second
 
@@ -51,6 +47,8 @@ type logEntry struct {
 	Checkpoint string `json:"checkpoint,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Removed    int    `json:"removed,omitempty"`
+	Created    string `json:"created,omitempty"`  // the store rewind made (auto_init)
+	Notified   bool   `json:"notified,omitempty"` // the person was told the project has no store
 	MS         int64  `json:"ms"`
 	Error      string `json:"error,omitempty"`
 }
@@ -132,6 +130,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 		return err
 	}
 	le.Decision = string(req.Checkpoint)
+	req.AutoInit = cfg.AutoInitOn()
 
 	budget := time.Duration(cfg.HookDeadlineMS) * time.Millisecond
 	if event == "SessionEnd" {
@@ -166,8 +165,15 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 		}
 	}
 	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
-	if resp.Reason == "no-store" && event == "PostToolUse" {
-		fmt.Fprintln(e.stderr, noStoreWarning)
+	le.Created = resp.Created
+	if resp.Message != "" && (event == hookd.EventSessionStart || event == hookd.EventPrompt) && agent.Notify == "system_message" &&
+		firstNotice(home, project) {
+		// Once per project, on the agent's screen: a project without a store
+		// checkpoints nothing, and only hook.log would know.
+		if err := e.out.Encode(map[string]string{"systemMessage": resp.Message}); err != nil {
+			return err
+		}
+		le.Notified = true
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w (used tier %s)", errors.Join(problems...), tier.Name)
@@ -262,4 +268,32 @@ func appendLog(home string, le logEntry) {
 	}
 	f.Write(append(line, '\n'))
 	f.Close()
+}
+
+// firstNotice reports whether the person has not been told about project yet, and records that
+// they now are (~/.rewind/logs/notices, a line per project). Any trouble answers false: a notice
+// is a courtesy, never a reason to fail or to repeat.
+func firstNotice(home, project string) bool {
+	p := filepath.Join(hookd.RewindHome(home), "logs", "notices")
+	if b, err := os.ReadFile(p); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if l == project {
+				return false
+			}
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return false
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return false
+	}
+	_, err = f.WriteString(project + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err == nil
 }

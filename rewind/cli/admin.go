@@ -503,8 +503,17 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return usageError{"hook request has no project_dir"}
 	}
 	s, err := store.Open(req.ProjectDir)
+	created := ""
 	if errors.Is(err, store.ErrNoStore) {
-		return e.json(hookd.Response{Type: "hook", Action: "skip", Reason: "no-store"})
+		top, ok := autoInitRoot(req)
+		if !ok {
+			return e.json(hookd.Response{Type: "hook", Action: "skip", Reason: "no-store",
+				Message: fmt.Sprintf("Rewind is installed, but %s has no checkpoint store, so nothing is checkpointed; run 'rewind init' there to start.", req.ProjectDir)})
+		}
+		if s, _, err = store.Init(top, store.ModeProject); err != nil {
+			return fmt.Errorf("create the store of %s: %w", top, err)
+		}
+		created = s.Dir
 	}
 	if err != nil {
 		return err
@@ -513,5 +522,31 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	resp.Created = created
 	return e.json(resp)
+}
+
+// autoInitRoot is where a hook may create a store by itself (auto_init): the top of the git
+// work tree the project lies in, when that is neither the home folder nor /. Anywhere else a
+// store is the person's decision ('rewind init').
+func autoInitRoot(req hookd.Request) (string, bool) {
+	if !req.AutoInit {
+		return "", false
+	}
+	out, err := exec.Command("git", "-C", req.ProjectDir, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return "", false
+	}
+	top := strings.TrimSpace(string(out))
+	home, _ := os.UserHomeDir()
+	if top == "" || top == "/" || home != "" && sameDir(top, home) {
+		return "", false
+	}
+	return top, true
+}
+
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
