@@ -98,11 +98,11 @@ func TestClaudeRunsBack(t *testing.T) {
 				c.print(p2, "--resume", id)
 			} else {
 				s := startScreen(t, c.proj, c.env(), c.exe, "--dangerously-skip-permissions")
-				s.waitFor("for shortcuts")
-				if strings.Contains(s.capture(), "Yes, I accept") {
-					s.keys("Down")
-					s.keys("Enter")
-				}
+				// The client asks once to accept the bypass mode.
+				s.waitFor("Yes, I accept")
+				s.keys("Down")
+				s.keys("Enter")
+				s.waitFor("bypass permissions on")
 				s.typeLine(p1)
 				s.waitFor("done " + strings.ToUpper(p1))
 				s.typeLine(p2)
