@@ -255,3 +255,44 @@ func TestTreeParent(t *testing.T) {
 		t.Errorf("turns (id<-parent), newest first:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestPromptMatchAny: a prompt rule with alternatives counts a line matching any of them (and
+// Match besides); contains_any tests an array's elements.
+func TestPromptMatchAny(t *testing.T) {
+	d, err := ParseDialect([]byte(`{"name":"t","prompt":{
+		"match":[{"field":"kind","equals":"msg"}],
+		"match_any":[
+			[{"field":"type","equals":"old_prompt"}],
+			[{"field":"type","equals":"item"},{"field":"kinds","contains_any":["user.text","user.image"]}]
+		],
+		"content":["text"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		line string
+		want Kind
+	}{
+		{`{"kind":"msg","type":"old_prompt","text":"a"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.text"],"text":"b"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.text","user.image"],"text":"c"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.image"],"text":"d"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["environments.environment_context"],"text":"e"}`, KindEvent},
+		{`{"kind":"msg","type":"item","kinds":"user.text","text":"f"}`, KindEvent},
+		{`{"kind":"msg","type":"item","text":"g"}`, KindEvent},
+		{`{"kind":"other","type":"old_prompt","text":"h"}`, KindEvent},
+		{`{"kind":"msg","type":"new_prompt","text":"i"}`, KindEvent},
+	}
+	for _, tt := range tests {
+		if got := d.Classify([]byte(tt.line)).Kind; got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.line, got, tt.want)
+		}
+		// The cheap pre-test never rejects a prompt.
+		if tt.want == KindPrompt && !d.mayBePrompt([]byte(tt.line)) {
+			t.Errorf("%s: mayBePrompt false for a prompt", tt.line)
+		}
+	}
+	if _, err := ParseDialect([]byte(`{"name":"t","prompt":{"match_any":[[]]}}`)); err == nil {
+		t.Error("an empty match_any alternative was accepted")
+	}
+}
