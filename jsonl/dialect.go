@@ -132,11 +132,15 @@ type TitleSource struct {
 type ForkTitle struct {
 	// Method is "append_line" (append Line with {title} and {session_id} filled in),
 	// "rewrite_first_line" (set Field of the first line, which holds the title), "sidecar" (a
-	// sidecar file's SetYAML carries it: Copilot's workspace.yaml name), or "none".
+	// sidecar file's SetYAML carries it: Copilot's workspace.yaml name), "index_line" (append
+	// Line to the agent's index of session names, the file Index), or "none".
 	Method string          `json:"method"`
 	Prefix string          `json:"prefix"`
 	Line   json.RawMessage `json:"line,omitempty"`
 	Field  string          `json:"field,omitempty"`
+	// Index is the index file of method index_line, a template over the fork's folder:
+	// {fork_dir}, {up:N} (the Nth folder above it).
+	Index string `json:"index,omitempty"`
 }
 
 // ForkRule says where a fork of one of the agent's sessions goes, what in it names the
@@ -315,6 +319,10 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	case "", "none":
 		d.Title.Fork.Method = "none"
 	case "append_line", "rewrite_first_line", "sidecar":
+	case "index_line":
+		if d.Title.Fork.Index == "" || len(d.Title.Fork.Line) == 0 {
+			return nil, fmt.Errorf("dialect %s: fork title method index_line needs an index and a line", d.Name)
+		}
 	default:
 		return nil, fmt.Errorf("dialect %s: unknown fork title method %q", d.Name, d.Title.Fork.Method)
 	}
