@@ -687,6 +687,25 @@ func TestCreateCodex(t *testing.T) {
 	if got := d.ResumeCommand(f.SessionID); got != "codex resume "+f.SessionID {
 		t.Errorf("resume command %q", got)
 	}
+	// The title goes into Codex's index of names, where `codex resume "[Fork] …"` finds it
+	// (its picker lists names from a database only Codex's app-server writes); the user's
+	// last index line, left without its newline, is completed first.
+	index := filepath.Join(home, ".codex", "session_index.jsonl")
+	if f.Title != "[Fork] P1 write a.txt please" {
+		t.Errorf("title %q", f.Title)
+	}
+	idx, _ := os.ReadFile(index)
+	var entry struct {
+		ID, ThreadName, UpdatedAt string
+	}
+	if err := json.Unmarshal(idx, &struct {
+		ID         *string `json:"id"`
+		ThreadName *string `json:"thread_name"`
+		UpdatedAt  *string `json:"updated_at"`
+	}{&entry.ID, &entry.ThreadName, &entry.UpdatedAt}); err != nil || entry.ID != f.SessionID || entry.ThreadName != f.Title || entry.UpdatedAt == "" {
+		t.Errorf("session_index.jsonl: %s (%v)", idx, err)
+	}
+	os.WriteFile(index, append(idx, `{"id":"x","thread_name":"mine","updated_at":"2026-01-01T00:00:00Z"}`...), 0o600)
 
 	// A native fork names its parent in session_meta (forked_from_id, history_base): a fork of
 	// it keeps that reference, since the parent holds its history.
@@ -707,5 +726,19 @@ func TestCreateCodex(t *testing.T) {
 	if dottedString(first, "payload.id") != nf.SessionID || dottedString(first, "payload.forked_from_id") != oldID ||
 		dottedString(first, "payload.history_base.thread_id") != oldID {
 		t.Errorf("the native fork's fork lost its parent: %.300s", first)
+	}
+	idx, _ = os.ReadFile(index)
+	if lines := strings.Split(string(idx), "\n"); len(lines) != 4 || lines[3] != "" || !strings.Contains(lines[2], nf.SessionID) || !strings.HasSuffix(lines[1], `"mine","updated_at":"2026-01-01T00:00:00Z"}`) {
+		t.Errorf("session_index.jsonl after a second fork:\n%s", idx)
+	}
+
+	// A fork written elsewhere (--out) is not in Codex's folders: no index line, no title.
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	of, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: cut}, Out: out})
+	if err != nil || of.Title != "" {
+		t.Errorf("fork with --out: title %q, %v", of.Title, err)
+	}
+	if again, _ := os.ReadFile(index); !bytes.Equal(again, idx) {
+		t.Error("a fork with --out wrote an index line")
 	}
 }
