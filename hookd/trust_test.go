@@ -311,3 +311,12 @@ func TestTrustKeyPath(t *testing.T) {
 		t.Errorf("CODEX_HOME through a symlink: %s", got)
 	}
 }
+
+// TestCodexSessionFromEnv: commands Codex runs see CODEX_THREAD_ID (its hooks see none), which
+// names the session rewind run by the agent works on.
+func TestCodexSessionFromEnv(t *testing.T) {
+	env := map[string]string{"CODEX_THREAD_ID": "01a208bf-2200-7023-aa24-86c8df00e8d2"}
+	if agent, id := SessionFromEnv(func(k string) string { return env[k] }); agent != "codex" || id != env["CODEX_THREAD_ID"] {
+		t.Errorf("SessionFromEnv = %s %s", agent, id)
+	}
+}
