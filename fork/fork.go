@@ -180,6 +180,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
+	var indexLine []byte // the title's line in the agent's index of names, once the fork is there
 	if d != nil && (!o.NoTitle || w.appendsTitle()) {
 		// (For the sidecar method the title goes into the sidecar.)
 		leaf, err := w.leafOf(cp.Leaf)
@@ -192,6 +193,11 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, fmt.Errorf("fork %s: the line that ends its conversation: %w", out, err)
 		case err != nil:
 			f.Warnings = append(f.Warnings, "fork title not set: "+err.Error())
+		case line != nil && w.indexesTitle() && o.Out == "":
+			// The index is found from the fork's place in the agent's folders, which --out
+			// leaves: such a fork gets no title.
+			indexLine, f.Title = line, title
+		case line != nil && w.indexesTitle():
 		case line != nil:
 			if _, err := p.Write(line); err != nil {
 				return Fork{}, fmt.Errorf("write %s: %w", out, err)
@@ -225,7 +231,51 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
+	if indexLine != nil {
+		if err := appendIndex(d, final, indexLine); err != nil {
+			f.Warnings = append(f.Warnings, "fork title not indexed: "+err.Error())
+			f.Title = ""
+		}
+	}
 	return f, nil
+}
+
+// appendIndex appends the fork's title line to the agent's index of session names (Codex's
+// session_index.jsonl, which `codex resume <name>` reads; its last line for an id wins), in one
+// write, and syncs it. The index is the agent's own file: Rewind only ever appends to it.
+func appendIndex(d *jsonl.Dialect, fork string, line []byte) error {
+	path, err := expand(d.Title.Fork.Index, map[string]string{"fork_dir": filepath.Dir(fork)}, filepath.Dir(fork), time.Now())
+	if err != nil {
+		return err
+	}
+	if err := fault("append", path); err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		// A last line without its newline is completed first, so the two do not run together.
+		last := make([]byte, 1)
+		if r, err := os.Open(path); err == nil {
+			if _, err := r.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+				line = append([]byte{'\n'}, line...)
+			}
+			r.Close()
+		}
+	}
+	_, err = f.Write(line)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	return nil
 }
 
 // requireLine refuses a fork that lacks the line its dialect requires.

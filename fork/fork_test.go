@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"rewind.dev/jsonl"
 )
@@ -627,5 +628,117 @@ esac
 	_, err = Create(context.Background(), CreateOptions{From: mirror, Checkpoint: Checkpoint{Offset: turn.Offset}})
 	if err == nil || !strings.Contains(err.Error(), "the imported session holds") || !strings.Contains(Hint(err), "opencode import") {
 		t.Errorf("an import that lost a message: %v (hint %q)", err, Hint(err))
+	}
+}
+
+// TestCreateCodex: a Codex fork is the prefix before the prompt's turn, with the session id
+// replaced on every line (Codex resumes a session as the id in its session_meta, and finds it
+// by the id in the file name), in today's date folder under sessions/, named by the local time
+// and the new id; other ids (the parent a native fork names) stay.
+func TestCreateCodex(t *testing.T) {
+	const oldID = "01a208ba-80f4-7df0-93a2-89e9f4e529e3"
+	home := t.TempDir()
+	dir := filepath.Join(home, ".codex", "sessions", "2026", "11", "20")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := os.ReadFile(filepath.Join(fixtures, "codex/realclient-codex0.169.0-2-prompts-tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "rollout-2026-11-20T14-06-10-"+oldID+".jsonl")
+	if err := os.WriteFile(src, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cut := back1(t, src)
+	before := time.Now()
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: cut}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := uuid.Parse(f.SessionID); err != nil || u.Version() != 7 {
+		t.Errorf("session id %s: want a UUIDv7 as Codex makes", f.SessionID)
+	}
+	day := filepath.Join(home, ".codex", "sessions", before.Format("2006/01/02"))
+	name := regexp.MustCompile(`^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-` + f.SessionID + `\.jsonl$`)
+	if filepath.Dir(f.Path) != day || !name.MatchString(filepath.Base(f.Path)) {
+		t.Errorf("fork at %s, want %s/rollout-<local time>-%s.jsonl", f.Path, day, f.SessionID)
+	}
+	data, _ := os.ReadFile(f.Path)
+	if want := bytes.ReplaceAll(orig[:cut], []byte(oldID), []byte(f.SessionID)); !bytes.Equal(data, want) {
+		t.Errorf("the fork is not the prefix before the turn with the id replaced (%d bytes, want %d)", len(data), len(want))
+	}
+	if bytes.Contains(data, []byte(oldID)) || bytes.Count(data, []byte(f.SessionID)) < 3 {
+		t.Errorf("the old id is left, or the new one is missing (%d times)", bytes.Count(data, []byte(f.SessionID)))
+	}
+	if first, _, _ := bytes.Cut(data, []byte("\n")); dottedString(first, "payload.id") != f.SessionID {
+		t.Errorf("session_meta.payload.id is not the fork's id")
+	}
+	ft, _ := jsonl.Open(f.Path, nil)
+	turns, _ := ft.Turns(context.Background(), 0)
+	ft.Close()
+	if len(turns) != 1 || turns[0].Text != "P1 write a.txt please" {
+		t.Errorf("the fork's prompts: %+v, want only the first", turns)
+	}
+	if now, _ := os.ReadFile(src); !bytes.Equal(now, orig) {
+		t.Error("the source changed")
+	}
+	d, _ := jsonl.LookupDialect("codex")
+	if got := d.ResumeCommand(f.SessionID); got != "codex resume "+f.SessionID {
+		t.Errorf("resume command %q", got)
+	}
+	// The title goes into Codex's index of names, where `codex resume "[Fork] …"` finds it
+	// (its picker lists names from a database only Codex's app-server writes); the user's
+	// last index line, left without its newline, is completed first.
+	index := filepath.Join(home, ".codex", "session_index.jsonl")
+	if f.Title != "[Fork] P1 write a.txt please" {
+		t.Errorf("title %q", f.Title)
+	}
+	idx, _ := os.ReadFile(index)
+	var entry struct {
+		ID, ThreadName, UpdatedAt string
+	}
+	if err := json.Unmarshal(idx, &struct {
+		ID         *string `json:"id"`
+		ThreadName *string `json:"thread_name"`
+		UpdatedAt  *string `json:"updated_at"`
+	}{&entry.ID, &entry.ThreadName, &entry.UpdatedAt}); err != nil || entry.ID != f.SessionID || entry.ThreadName != f.Title || entry.UpdatedAt == "" {
+		t.Errorf("session_index.jsonl: %s (%v)", idx, err)
+	}
+	os.WriteFile(index, append(idx, `{"id":"x","thread_name":"mine","updated_at":"2026-01-01T00:00:00Z"}`...), 0o600)
+
+	// A native fork names its parent in session_meta (forked_from_id, history_base): a fork of
+	// it keeps that reference, since the parent holds its history.
+	nb, err := os.ReadFile(filepath.Join(fixtures, "codex/realclient-codex0.169.0-native-fork.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := filepath.Join(dir, "rollout-2026-11-20T14-08-28-01a208bc-9f3e-71b0-85e1-60f8da48ee39.jsonl")
+	if err := os.WriteFile(native, nb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nf, err := Create(context.Background(), CreateOptions{From: native, Checkpoint: Checkpoint{Offset: back1(t, native)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := os.ReadFile(nf.Path)
+	first, _, _ := bytes.Cut(head, []byte("\n"))
+	if dottedString(first, "payload.id") != nf.SessionID || dottedString(first, "payload.forked_from_id") != oldID ||
+		dottedString(first, "payload.history_base.thread_id") != oldID {
+		t.Errorf("the native fork's fork lost its parent: %.300s", first)
+	}
+	idx, _ = os.ReadFile(index)
+	if lines := strings.Split(string(idx), "\n"); len(lines) != 4 || lines[3] != "" || !strings.Contains(lines[2], nf.SessionID) || !strings.HasSuffix(lines[1], `"mine","updated_at":"2026-01-01T00:00:00Z"}`) {
+		t.Errorf("session_index.jsonl after a second fork:\n%s", idx)
+	}
+
+	// A fork written elsewhere (--out) is not in Codex's folders: no index line, no title.
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	of, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: cut}, Out: out})
+	if err != nil || of.Title != "" {
+		t.Errorf("fork with --out: title %q, %v", of.Title, err)
+	}
+	if again, _ := os.ReadFile(index); !bytes.Equal(again, idx) {
+		t.Error("a fork with --out wrote an index line")
 	}
 }

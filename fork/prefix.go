@@ -262,10 +262,16 @@ func (w *prefixWriter) appendsTitle() bool {
 	return w.method() == "append_line" && (!w.noTitle || w.dialect.Tree != nil)
 }
 
-// findsTitle: the title is made from the kept bytes (an appended line's, or a sidecar's such as
-// Copilot's workspace.yaml name).
+// findsTitle: the title is made from the kept bytes (an appended line's, a sidecar's such as
+// Copilot's workspace.yaml name, or an index line's such as Codex's session_index.jsonl).
 func (w *prefixWriter) findsTitle() bool {
-	return w.appendsTitle() || !w.noTitle && w.method() == "sidecar"
+	return w.appendsTitle() || !w.noTitle && w.method() == "sidecar" || w.indexesTitle()
+}
+
+// indexesTitle: the fork's title goes into the agent's index of session names (Codex's
+// session_index.jsonl), not into the fork.
+func (w *prefixWriter) indexesTitle() bool {
+	return w.method() == "index_line" && !w.noTitle
 }
 
 // rewritesFirstLine: the first line holds the session's title (Droid) or its id where only the

@@ -34,6 +34,9 @@ type Agent struct {
 	Settings []SettingsFile `json:"settings"`
 	// HookFile is the shape of the hook entries in that file.
 	HookFile HookFile `json:"hook_file"`
+	// Trust, when set, is the agent's gate on user hooks (Codex): it runs a hook only when
+	// a config file records the hook's hash, so registering writes those records too.
+	Trust *TrustRule `json:"trust,omitempty"`
 
 	// Events maps each canonical event (EventSessionStart, …) to the
 	// agent's own name for it; an event the agent lacks is absent.

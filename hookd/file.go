@@ -36,10 +36,15 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 	} else if err != nil {
 		return c, err
 	}
-	empty := []byte(template + "\n")
+	// A missing or empty file is the template; a format whose empty file is valid (TOML,
+	// template "") keeps what it has, white space included.
+	var empty []byte
+	if template != "" {
+		empty = []byte(template + "\n")
+	}
 	src := old
-	if len(bytes.TrimSpace(src)) == 0 {
-		src = empty // a missing or empty file is the template
+	if len(bytes.TrimSpace(src)) == 0 && template != "" {
+		src = empty
 	}
 	out, added, removed, err := edit(src)
 	if err != nil {

@@ -139,7 +139,7 @@ func TestRegisterRefusesRelativeHook(t *testing.T) {
 	if _, err := Register(p, "claude", "nope", testHook); err == nil {
 		t.Error("accepted an unknown tier")
 	}
-	if _, err := Register(p, "codex", "balanced", testHook); err == nil {
+	if _, err := Register(p, "nosuch", "balanced", testHook); err == nil {
 		t.Error("accepted an unknown agent")
 	}
 	if _, err := os.Stat(p); err == nil {

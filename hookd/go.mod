@@ -3,6 +3,7 @@ module rewind.dev/hookd
 go 1.25.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/rogpeppe/go-internal v1.16.0
 )

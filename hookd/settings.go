@@ -37,6 +37,9 @@ type Change struct {
 	// RemovedFile: the file held nothing but what Rewind had put in a file
 	// it created, and is gone again.
 	RemovedFile bool `json:"removed_file,omitempty"`
+	// Trust is what was done to the agent's hook trust records (Codex's
+	// config.toml), nil for an agent without a trust gate.
+	Trust *Change `json:"-"`
 }
 
 // Register merges the tier's hooks for agent into the settings file at
@@ -68,9 +71,37 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 		return Change{}, err
 	}
 	sh := a.shape(settingsPath)
-	return updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
-		return mergeHooks(src, settingsPath, sh, want)
+	if a.Trust == nil {
+		return updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
+			return mergeHooks(src, settingsPath, sh, want)
+		})
+	}
+	// The trust records name the entries' places in the merged file; whether they can be
+	// written is known before the hook file changes.
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Change{}, err
+	}
+	var have, records []trustRecord
+	c, err := updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
+		out, added, removed, err := mergeHooks(src, settingsPath, sh, want)
+		if err == nil {
+			have, err = a.Trust.records(src, settingsPath, sh)
+		}
+		if err == nil {
+			records, err = a.Trust.records(out, settingsPath, sh)
+		}
+		if err == nil {
+			err = checkTrust(a, home, settingsPath, have, records)
+		}
+		return out, added, removed, err
 	})
+	if err != nil {
+		return c, err
+	}
+	tc, err := updateTrust(a, home, settingsPath, have, records, false)
+	c.Trust = &tc
+	return c, err
 }
 
 // Unregister takes every Rewind (and smart-checkpoint) hook entry out of the
@@ -88,10 +119,46 @@ func Unregister(settingsPath, agent string) (Change, error) {
 		return removeBridge(settingsPath, a)
 	}
 	sh := a.shape(settingsPath)
-	return updateSettings(settingsPath, sh.Template, true, func(src []byte) ([]byte, int, int, error) {
+	var trust *Change
+	if a.Trust != nil {
+		// The trust records first: which are Rewind's follows from the hook file as it still is.
+		if trust, err = untrust(a, settingsPath, sh); err != nil {
+			return Change{Path: settingsPath, Trust: trust}, err
+		}
+	}
+	c, err := updateSettings(settingsPath, sh.Template, true, func(src []byte) ([]byte, int, int, error) {
 		out, removed, err := removeHooks(src, settingsPath, sh)
 		return out, 0, removed, err
 	})
+	c.Trust = trust
+	return c, err
+}
+
+// untrust takes the trust records of Rewind's entries in the hook file at settingsPath out of
+// the agent's trust file (nothing is read there when the hook file has none).
+func untrust(a *Agent, settingsPath string, sh shape) (*Change, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, err
+	}
+	tc := Change{Path: expandHome(home, a.Trust.File)}
+	target, err := resolveLink(settingsPath)
+	if err != nil {
+		return &tc, err
+	}
+	src, err := readFile(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &tc, nil
+	}
+	if err != nil {
+		return &tc, err
+	}
+	have, err := a.Trust.records(src, settingsPath, sh)
+	if err != nil || len(have) == 0 {
+		return &tc, err
+	}
+	tc, err = updateTrust(a, home, settingsPath, have, nil, true)
+	return &tc, err
 }
 
 // Registered returns the Rewind hook entries in the settings file at

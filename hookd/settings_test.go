@@ -58,6 +58,7 @@ func TestMergeGolden(t *testing.T) {
 		{"testdata/settings", "claude", "hooks"},
 		{"testdata/droid-hooks", "droid", ""},
 		{"testdata/copilot-hooks", "copilot", "hooks"},
+		{"testdata/codex-hooks", "codex", "hooks"},
 	} {
 		inputs, _ := filepath.Glob(filepath.Join(c.dir, "*.json"))
 		if len(inputs) == 0 {

@@ -91,19 +91,14 @@ func (d *Dialect) classify(line []byte, promptOnly bool) (Event, *object) {
 // mayBePrompt is the cheap test before parsing: every string the prompt rule requires must
 // appear in the line's bytes.
 func (d *Dialect) mayBePrompt(line []byte) bool {
-	for _, n := range d.Prompt.Match.needles() {
-		if !bytes.Contains(line, n) {
-			return false
-		}
-	}
-	return true
+	return d.Prompt.mayHold(line)
 }
 
 // promptText applies the prompt rule to o; it returns the prompt's display text and whether o
 // is a prompt.
 func (d *Dialect) promptText(o *object) (string, bool) {
 	r := &d.Prompt
-	if !r.Match.holds(o, nil) {
+	if !r.holds(o) {
 		return "", false
 	}
 	var pieces []string

@@ -58,6 +58,8 @@ type Cond struct {
 	Present   bool              `json:"present,omitempty"`    // the key is there
 	HasPrefix string            `json:"has_prefix,omitempty"` // a string starting with this
 	NotPrefix string            `json:"not_prefix,omitempty"` // absent, not a string, or not starting with this
+	// ContainsAny: an array holding an element equal to one of these values.
+	ContainsAny []json.RawMessage `json:"contains_any,omitempty"`
 	// EqualsPromptField (preamble rules only): the value is the string Prefix followed by the
 	// prompt line's value at this path.
 	EqualsPromptField string `json:"equals_prompt_field,omitempty"`
@@ -78,9 +80,12 @@ type DetectRule struct {
 	SignatureFields []string `json:"signature_fields,omitempty"`
 }
 
-// PromptRule says which lines are real user prompts (turns).
+// PromptRule says which lines are real user prompts (turns): lines where Match holds and,
+// when MatchAny is set, one of its alternatives too (an agent that wrote its prompts in two
+// forms over its versions: Codex's event_msg user_message, then response_item messages).
 type PromptRule struct {
-	Match Conds `json:"match"`
+	Match    Conds   `json:"match"`
+	MatchAny []Conds `json:"match_any,omitempty"`
 	// Content lists dotted paths of the prompt's content: a string, or an array of blocks
 	// ({"type":"text","text":…}, {"type":"image",…}, …).
 	Content []string `json:"content"`
@@ -127,11 +132,15 @@ type TitleSource struct {
 type ForkTitle struct {
 	// Method is "append_line" (append Line with {title} and {session_id} filled in),
 	// "rewrite_first_line" (set Field of the first line, which holds the title), "sidecar" (a
-	// sidecar file's SetYAML carries it: Copilot's workspace.yaml name), or "none".
+	// sidecar file's SetYAML carries it: Copilot's workspace.yaml name), "index_line" (append
+	// Line to the agent's index of session names, the file Index), or "none".
 	Method string          `json:"method"`
 	Prefix string          `json:"prefix"`
 	Line   json.RawMessage `json:"line,omitempty"`
 	Field  string          `json:"field,omitempty"`
+	// Index is the index file of method index_line, a template over the fork's folder:
+	// {fork_dir}, {up:N} (the Nth folder above it).
+	Index string `json:"index,omitempty"`
 }
 
 // ForkRule says where a fork of one of the agent's sessions goes, what in it names the
@@ -255,10 +264,16 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	if d.Name == "" {
 		return nil, fmt.Errorf("dialect profile has no name")
 	}
-	if len(d.Prompt.Match) == 0 {
+	if len(d.Prompt.Match) == 0 && len(d.Prompt.MatchAny) == 0 {
 		return nil, fmt.Errorf("dialect %s: prompt rule has no match conditions", d.Name)
 	}
-	all := append([]Conds{d.Prompt.Match}, d.Preamble.Owned...)
+	for _, cs := range d.Prompt.MatchAny {
+		if len(cs) == 0 {
+			return nil, fmt.Errorf("dialect %s: an alternative of the prompt rule's match_any is empty", d.Name)
+		}
+	}
+	all := append([]Conds{d.Prompt.Match}, d.Prompt.MatchAny...)
+	all = append(all, d.Preamble.Owned...)
 	all = append(all, d.Preamble.Transparent...)
 	for _, s := range d.Title.Sources {
 		all = append(all, s.Match)
@@ -304,6 +319,10 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	case "", "none":
 		d.Title.Fork.Method = "none"
 	case "append_line", "rewrite_first_line", "sidecar":
+	case "index_line":
+		if d.Title.Fork.Index == "" || len(d.Title.Fork.Line) == 0 {
+			return nil, fmt.Errorf("dialect %s: fork title method index_line needs an index and a line", d.Name)
+		}
 	default:
 		return nil, fmt.Errorf("dialect %s: unknown fork title method %q", d.Name, d.Title.Fork.Method)
 	}
@@ -377,8 +396,54 @@ func (c Cond) holds(o, prompt *object) bool {
 		return present && strings.HasPrefix(rawString(raw), c.HasPrefix)
 	case c.NotPrefix != "":
 		return !present || !strings.HasPrefix(rawString(raw), c.NotPrefix)
+	case c.ContainsAny != nil:
+		var elems []json.RawMessage
+		if !present || json.Unmarshal(raw, &elems) != nil {
+			return false
+		}
+		for _, e := range elems {
+			for _, v := range c.ContainsAny {
+				if rawEqual(e, v) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	return present
+}
+
+// holds reports whether o is a prompt line by the rule's conditions (not yet its content).
+func (r *PromptRule) holds(o *object) bool {
+	if !r.Match.holds(o, nil) {
+		return false
+	}
+	if len(r.MatchAny) == 0 {
+		return true
+	}
+	for _, cs := range r.MatchAny {
+		if cs.holds(o, nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHold is the cheap test before parsing: the line holds every needle of Match and, with
+// MatchAny, every needle of one of its alternatives.
+func (r *PromptRule) mayHold(line []byte) bool {
+	if !mayMatch(line, r.Match) {
+		return false
+	}
+	if len(r.MatchAny) == 0 {
+		return true
+	}
+	for _, cs := range r.MatchAny {
+		if mayMatch(line, cs) {
+			return true
+		}
+	}
+	return false
 }
 
 func (cs Conds) holds(o, prompt *object) bool {

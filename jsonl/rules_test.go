@@ -61,6 +61,17 @@ func TestHandReadPrompts(t *testing.T) {
 		{"droid/SYNTHETIC-agent-sessions-session-store-schema-drift.jsonl", 1, 1, 2, 2, "Do the thing"},
 		{"droid/SYNTHETIC-agent-sessions-session-store-large.jsonl", 2, 1, 7, 7, "Step 2"},
 		{"codex/SANITIZED-agent-sessions-codex-small-compacted.jsonl", 3, 3, 2, 4, "List the files"},
+		// Codex 0.169.0: the prompt is a response_item user message (user.text); the cut goes
+		// before its turn's lines: thread_settings_applied, task_started (same turn_id),
+		// turn_context — and in the first turn the developer and environment messages.
+		{"codex/realclient-codex0.169.0-2-prompts-tools.jsonl", 2, 1, 20, 23, "P2 edit a.txt then shell"},
+		{"codex/realclient-codex0.169.0-2-prompts-tools.jsonl", 2, 2, 2, 8, "P1 write a.txt please"},
+		// A compaction before the prompt (summary, compacted, world_state…) is inside its turn.
+		{"codex/realclient-codex0.169.0-compaction.jsonl", 2, 1, 15, 27, "Q8NEXT second"},
+		// An image prompt: <image …></image> wrapper text before the typed text.
+		{"codex/realclient-codex0.169.0-image-prompt.jsonl", 1, 1, 2, 8, "look at this image"},
+		// A native fork (history_base) holds only its own turns; a TUI turn's developer message.
+		{"codex/realclient-codex0.169.0-native-fork.jsonl", 2, 1, 13, 18, "Q3TOOL tui check"},
 		{"pi/pi-mono-large-session-v1.jsonl", 88, 24, 789, 789, "/them"},
 		{"pi/copilot-session-viewer-pi-v3-demo-TRANSCRIBED.jsonl", 1, 1, 4, 4, "Read .copilot/skills/demo-greeter/SKILL.md"},
 		{"copilot/SYNTHETIC-agent-sessions-events-subdir-v1.jsonl", 1, 1, 2, 2, "List the files"},
@@ -253,5 +264,108 @@ func TestTreeParent(t *testing.T) {
 	want := "25616d4d<-76364966 62e727a5<-cd8e6cae 6ff9206f<-9fe45ea6 517625ba<-41db97cd"
 	if strings.Join(got, " ") != want {
 		t.Errorf("turns (id<-parent), newest first:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
+
+// TestPromptMatchAny: a prompt rule with alternatives counts a line matching any of them (and
+// Match besides); contains_any tests an array's elements.
+func TestPromptMatchAny(t *testing.T) {
+	d, err := ParseDialect([]byte(`{"name":"t","prompt":{
+		"match":[{"field":"kind","equals":"msg"}],
+		"match_any":[
+			[{"field":"type","equals":"old_prompt"}],
+			[{"field":"type","equals":"item"},{"field":"kinds","contains_any":["user.text","user.image"]}]
+		],
+		"content":["text"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		line string
+		want Kind
+	}{
+		{`{"kind":"msg","type":"old_prompt","text":"a"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.text"],"text":"b"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.text","user.image"],"text":"c"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["user.image"],"text":"d"}`, KindPrompt},
+		{`{"kind":"msg","type":"item","kinds":["environments.environment_context"],"text":"e"}`, KindEvent},
+		{`{"kind":"msg","type":"item","kinds":"user.text","text":"f"}`, KindEvent},
+		{`{"kind":"msg","type":"item","text":"g"}`, KindEvent},
+		{`{"kind":"other","type":"old_prompt","text":"h"}`, KindEvent},
+		{`{"kind":"msg","type":"new_prompt","text":"i"}`, KindEvent},
+	}
+	for _, tt := range tests {
+		if got := d.Classify([]byte(tt.line)).Kind; got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.line, got, tt.want)
+		}
+		// The cheap pre-test never rejects a prompt.
+		if tt.want == KindPrompt && !d.mayBePrompt([]byte(tt.line)) {
+			t.Errorf("%s: mayBePrompt false for a prompt", tt.line)
+		}
+	}
+	if _, err := ParseDialect([]byte(`{"name":"t","prompt":{"match_any":[[]]}}`)); err == nil {
+		t.Error("an empty match_any alternative was accepted")
+	}
+}
+
+// TestCodexTurnStart: Codex 0.169's cut goes back to its turn's task_started, found by turn_id
+// however far the compaction lines reach, and never past another prompt (a second prompt of
+// the same turn keeps the first and its replies).
+func TestCodexTurnStart(t *testing.T) {
+	d, _ := LookupDialect("codex")
+	prompt := func(turn, text string) string {
+		return `{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"` + text +
+			`"}],"internal_chat_message_metadata_passthrough":{"turn_id":"` + turn + `","content_item_kinds":["user.text"]}}}`
+	}
+	started := func(turn string) string {
+		return `{"type":"event_msg","payload":{"type":"task_started","turn_id":"` + turn + `"}}`
+	}
+	settings := `{"type":"event_msg","payload":{"type":"thread_settings_applied","thread_id":"S"}}`
+	ctx := `{"type":"turn_context","payload":{"turn_id":"T2"}}`
+	count := `{"type":"event_msg","payload":{"type":"token_count"}}`
+	done := `{"type":"event_msg","payload":{"type":"task_complete","turn_id":"T1"}}`
+	reply := `{"type":"response_item","payload":{"type":"message","role":"assistant","content":[]}}`
+	compacted := `{"type":"compacted","payload":{"message":"summary"}}`
+	many := func(n int, l string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = l
+		}
+		return out
+	}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		cut   int // index of the line the cut before the last prompt goes before
+	}{
+		{"turn start", []string{prompt("T1", "a"), done, settings, started("T2"), ctx, prompt("T2", "b")}, 2},
+		{"compaction inside the turn", cat([]string{prompt("T1", "a"), done, settings, started("T2")}, many(20, count),
+			[]string{compacted, ctx, settings, prompt("T2", "b")}), 2},
+		{"another turn's start", []string{prompt("T1", "a"), done, started("T9"), ctx, prompt("T2", "b")}, 3},
+		{"second prompt of a turn", []string{settings, started("T2"), prompt("T2", "a"), reply, prompt("T2", "b")}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := strings.Join(tt.lines, "\n") + "\n"
+			tr, err := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tu, err := tr.Back(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := int64(len(strings.Join(tt.lines[:tt.cut], "\n")) + 1)
+			if tu.Offset != want {
+				t.Errorf("cut at %d, want %d (before line %d)", tu.Offset, want, tt.cut)
+			}
+		})
 	}
 }

@@ -60,12 +60,13 @@ func (d *Dialect) ForkTitle(title string) string {
 }
 
 // ForkTitleLine returns the line (with its newline) a fork appends to carry its title, for
-// dialects whose fork method is "append_line"; ok is false for other methods. title is used as
+// dialects whose fork method is "append_line" (to the fork) or "index_line" (to the agent's
+// index of names); ok is false for other methods. title is used as
 // given (apply ForkTitle first); sessionID is the fork's own session id. vars fill the line's
 // other placeholders: {parent_id} (in a tree dialect, the line the fork's conversation ends
 // at), {entry_id} (a new id for the line itself), {timestamp}.
 func (d *Dialect) ForkTitleLine(title, sessionID string, vars map[string]string) (line []byte, ok bool, err error) {
-	if d.Title.Fork.Method != "append_line" || len(d.Title.Fork.Line) == 0 {
+	if m := d.Title.Fork.Method; m != "append_line" && m != "index_line" || len(d.Title.Fork.Line) == 0 {
 		return nil, false, nil
 	}
 	// Compact, as the agents write their lines.

@@ -105,6 +105,9 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		if err := e.out.Encode(r); err != nil {
 			return err
 		}
+		if err := encodeTrust(e, r); err != nil {
+			return err
+		}
 	}
 	if c.statusLine {
 		p, _ := hookd.SettingsPath(home, "claude")
@@ -148,6 +151,9 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		if err := e.out.Encode(r); err != nil {
 			return err
 		}
+		if err := encodeTrust(e, r); err != nil {
+			return err
+		}
 		if a.name == "claude" && c.settings == "" {
 			// The status line install.sh --statusline set goes too.
 			s := registration{Type: "statusline", Agent: a.name}
@@ -162,6 +168,15 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 	}
 	return nil
+}
+
+// encodeTrust prints, for an agent with a hook trust gate (Codex), a line of type "trust"
+// saying what was done to its trust records, after the agent's register or unregister line.
+func encodeTrust(e *env, r registration) error {
+	if r.Change.Trust == nil || r.Skipped != "" {
+		return nil
+	}
+	return e.out.Encode(registration{Type: "trust", Agent: r.Agent, Tier: r.Tier, Change: *r.Change.Trust})
 }
 
 type chosenAgent struct {
