@@ -160,3 +160,86 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestDroidBackBoth: after two `droid exec` runs (each a session of its own, and droid exec sends
+// no prompt hook), `rewind back 1 --both` finds the second session's SessionStart checkpoint —
+// although Droid rewrote that session's first line after the hook took it — puts the tree back
+// as it was before the second prompt, and writes a fork titled "[Fork] …" that keeps none of it.
+func TestDroidBackBoth(t *testing.T) {
+	droid := os.Getenv("REWIND_E2E_DROID")
+	if droid == "" {
+		t.Fatal("REWIND_E2E_DROID must be set; run scripts/e2e")
+	}
+	var proj string
+	api, err := fakeapi.Start(func(r *fakeapi.Request) fakeapi.Reply {
+		p := r.LastPrompt()
+		var call fakeapi.ToolUse
+		switch {
+		case strings.Contains(p, "first: create a.txt"):
+			call = fakeapi.ToolUse{Name: "Create", Input: map[string]string{"file_path": filepath.Join(proj, "a.txt"), "content": "one\n"}}
+		case strings.Contains(p, "second: change a.txt"):
+			call = fakeapi.ToolUse{Name: "Execute", Input: map[string]string{"command": "echo two > a.txt",
+				"summary": "Change a.txt", "riskLevel": "low", "riskLevelReason": "writes one file"}}
+		default:
+			return fakeapi.TextReply("side request")
+		}
+		if id := fakeapi.ToolID(p, 0); !r.HasToolResult(id) {
+			call.ID = id
+			return fakeapi.Reply{ToolUses: []fakeapi.ToolUse{call}}
+		}
+		return fakeapi.TextReply("done")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { api.Close() })
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	os.MkdirAll(filepath.Join(home, ".factory"), 0o755)
+	os.MkdirAll(proj, 0o755)
+	settings, _ := json.Marshal(map[string]any{"customModels": []any{map[string]any{
+		"model": "m", "displayName": "Local", "baseUrl": api.URL, "apiKey": "x", "provider": "anthropic", "maxOutputTokens": 1000}}})
+	if err := os.WriteFile(filepath.Join(home, ".factory", "settings.json"), settings, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8"}
+	bin := installRewind(t, home, env, "--yes", "--agents", "droid")
+	rewind := filepath.Join(bin, "rewind")
+	runIn(t, proj, env, "git", "init", "-q")
+	runIn(t, proj, env, rewind, "init")
+	for _, p := range []string{"first: create a.txt", "second: change a.txt"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, droid, "exec", "-m", "custom:m", "--auto", "high", p)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("droid exec %q: %v\n%s", p, err, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "a.txt")); string(b) != "two\n" {
+		t.Fatalf("after both runs a.txt = %q, want two", b)
+	}
+	out := runIn(t, proj, env, rewind, "back", "1", "--both", "--json")
+	var res struct {
+		Fork *struct {
+			Path  string `json:"path"`
+			Title string `json:"title"`
+		} `json:"fork"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Fork == nil {
+		t.Fatalf("rewind back 1 --both: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, "a.txt")); string(b) != "one\n" {
+		t.Errorf("after back 1 --both a.txt = %q, want one (as before the second prompt)", b)
+	}
+	fork := must(os.ReadFile(res.Fork.Path))
+	first, rest, _ := bytes.Cut(fork, []byte("\n"))
+	// The title (Droid names a session after its first prompt) may say it; no message may.
+	if !bytes.Contains(first, []byte(`"type":"session_start"`)) || !strings.HasPrefix(res.Fork.Title, "[Fork] ") || bytes.Contains(rest, []byte("second: change a.txt")) {
+		t.Errorf("fork %s titled %q:\n%s", res.Fork.Path, res.Fork.Title, fork)
+	}
+}

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,6 +30,14 @@ type Cursor struct {
 	// Lines is the number of complete lines; null unless counted (CursorOptions.CountLines),
 	// because counting reads the whole file.
 	Lines *int64 `json:"lines"`
+
+	// For a dialect whose agent rewrites its first line after writing it (Droid adds a field
+	// to session_start once the SessionStart hook has run): the first line's length, and the
+	// hashes of the window after it and of the window before ByteOffsetEnd leaving it out, so
+	// that Locate finds the cursor again once the line has changed length.
+	FirstLine      int64  `json:"first_line_bytes,omitempty"`
+	BodySHA256     string `json:"body_sha256,omitempty"`
+	BodyTailSHA256 string `json:"body_tail_sha256,omitempty"`
 }
 
 // CursorOptions tunes Cursor.
@@ -52,6 +61,16 @@ func (t *Transcript) Cursor(ctx context.Context, opts CursorOptions) (Cursor, er
 	var err error
 	if c.PrefixSHA256, c.TailSHA256, err = windowHashes(t.ra, t.end); err != nil {
 		return Cursor{}, fmt.Errorf("hash %s: %w", displayPath(t.Path), err)
+	}
+	if t.Dialect != nil && t.Dialect.FirstLineRewritten && t.end > 0 {
+		if c.FirstLine, err = t.firstLineEnd(); err != nil {
+			return Cursor{}, err
+		}
+		if c.FirstLine > 0 {
+			if c.BodySHA256, c.BodyTailSHA256, err = bodyHashes(t.ra, c.FirstLine, t.end); err != nil {
+				return Cursor{}, fmt.Errorf("hash %s: %w", displayPath(t.Path), err)
+			}
+		}
 	}
 	if t.Dialect != nil && t.Dialect.IDField != "" {
 		r := NewReverseReader(t.ra, t.end)
@@ -178,4 +197,72 @@ func (t *Transcript) Verify(c Cursor) (Verification, error) {
 		return Verification{Extends: true, Reason: "unchanged"}, nil
 	}
 	return Verification{Extends: true, Reason: "appended"}, nil
+}
+
+// firstLineEnd is the end of the first line (just past its newline), 0 when there is no whole
+// first line within 1 MiB.
+func (t *Transcript) firstLineEnd() (int64, error) {
+	buf := make([]byte, min(t.end, 1<<20))
+	if _, err := t.ra.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+	}
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		return int64(i) + 1, nil
+	}
+	return 0, nil
+}
+
+// bodyHashes hashes [first, min(first+HashWindow, end)) and [max(first, end-HashWindow), end):
+// the cursor's windows without the first line.
+func bodyHashes(ra io.ReaderAt, first, end int64) (head, tail string, err error) {
+	sum := func(from, to int64) (string, error) {
+		buf := make([]byte, max(to-from, 0))
+		if _, err := ra.ReadAt(buf, from); err != nil && !(errors.Is(err, io.EOF) && len(buf) == 0) {
+			return "", err
+		}
+		h := sha256.Sum256(buf)
+		return hex.EncodeToString(h[:]), nil
+	}
+	if head, err = sum(first, min(first+HashWindow, end)); err != nil {
+		return "", "", err
+	}
+	tail, err = sum(max(first, end-HashWindow), end)
+	return head, tail, err
+}
+
+// Locate is where the cursor's data ends in the transcript now: ByteOffsetEnd when the file
+// still extends the cursor's bytes (Verify), or — for an agent that rewrites its first line —
+// ByteOffsetEnd moved by the change in the first line's length, when everything after that
+// line still is the same. ok is false when the cursor's bytes are not in the file.
+func (t *Transcript) Locate(c Cursor) (offset int64, ok bool, err error) {
+	v, err := t.Verify(c)
+	if err != nil || v.Extends {
+		return c.ByteOffsetEnd, v.Extends, err
+	}
+	if c.FirstLine <= 0 || c.BodySHA256 == "" || !t.exists {
+		return 0, false, nil
+	}
+	first, err := t.firstLineEnd()
+	if err != nil || first == 0 {
+		return 0, false, err
+	}
+	end := c.ByteOffsetEnd - c.FirstLine + first
+	if end < first || end > t.end {
+		return 0, false, nil
+	}
+	b := make([]byte, 1)
+	if _, err := t.ra.ReadAt(b, end-1); err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+	}
+	if b[0] != '\n' {
+		return 0, false, nil
+	}
+	head, tail, err := bodyHashes(t.ra, first, end)
+	if err != nil {
+		return 0, false, fmt.Errorf("hash %s: %w", displayPath(t.Path), err)
+	}
+	if head != c.BodySHA256 || tail != c.BodyTailSHA256 {
+		return 0, false, nil
+	}
+	return end, true, nil
 }

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -217,5 +218,58 @@ func TestTitle(t *testing.T) {
 	}
 	if _, err := LookupDialect("emacs"); err == nil {
 		t.Error("LookupDialect(emacs) succeeded")
+	}
+}
+
+// TestLocateAfterFirstLineRewrite: Droid rewrites its session_start line after the SessionStart
+// hook has taken a checkpoint (0.225.2 adds "isSessionTitleManuallySet":false), so the bytes the
+// cursor hashed are no longer a prefix; Locate still finds where the cursor's data ends, moved by
+// the line's change in length — and only when nothing after that line changed.
+func TestLocateAfterFirstLineRewrite(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "droid/realclient-droid0.225.2-tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	droid, _ := LookupDialect("droid")
+	first := bytes.IndexByte(data, '\n') + 1
+	cursorAt := func(b []byte) Cursor {
+		tr, err := New("", bytes.NewReader(b), int64(len(b)), droid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := tr.Cursor(context.Background(), CursorOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	atStart, atEnd := cursorAt(data[:first]), cursorAt(data)
+	if atStart.FirstLine != int64(first) || atStart.BodySHA256 == "" {
+		t.Fatalf("cursor at the first line: %+v", atStart)
+	}
+	rewritten := append(bytes.Replace(data[:first], []byte("}\n"), []byte(`,"isSessionTitleManuallySet":false}`+"\n"), 1), data[first:]...)
+	shift := int64(len(rewritten) - len(data))
+	tr, _ := New("", bytes.NewReader(rewritten), int64(len(rewritten)), droid)
+	for _, tc := range []struct {
+		name string
+		c    Cursor
+		want int64
+	}{
+		{"taken at SessionStart", atStart, int64(first) + shift},
+		{"taken at the end", atEnd, int64(len(data)) + shift},
+	} {
+		if v, _ := tr.Verify(tc.c); v.Extends {
+			t.Errorf("%s: Verify still extends after the rewrite", tc.name)
+		}
+		if off, ok, err := tr.Locate(tc.c); err != nil || !ok || off != tc.want {
+			t.Errorf("%s: Locate = %d, %v, %v; want %d", tc.name, off, ok, err, tc.want)
+		}
+	}
+	// A change after the first line is a different conversation.
+	cut := bytes.IndexByte(rewritten, '\n') + 1
+	changed := append(append([]byte(nil), rewritten[:cut]...), bytes.Replace(rewritten[cut:], []byte("hello"), []byte("HELLO"), 1)...)
+	tr, _ = New("", bytes.NewReader(changed), int64(len(changed)), droid)
+	if _, ok, _ := tr.Locate(atEnd); ok {
+		t.Error("Locate found a cursor whose bytes after the first line changed")
 	}
 }

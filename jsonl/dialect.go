@@ -31,6 +31,10 @@ type Dialect struct {
 	Preamble       PreambleRule `json:"preamble"`
 	Title          TitleRule    `json:"title"`
 	Fork           ForkRule     `json:"fork"`
+	// FirstLineRewritten: the agent rewrites its first line after writing it (Droid's
+	// session_start gains a field once the SessionStart hook has run), so cursors also
+	// remember what follows that line (see Transcript.Locate).
+	FirstLineRewritten bool `json:"first_line_rewritten,omitempty"`
 	// Tree, when set, says the lines form a tree by id and parent id (pi) whose conversation
 	// is the path from the last line back to the root: prompts off that path (branches left
 	// by navigating back) are not turns.

@@ -600,16 +600,19 @@ func (s *Store) checkpointBefore(ctx context.Context, t *jsonl.Transcript, path 
 			continue
 		}
 		a, ok := lineage[c.Transcript.OriginalPath]
-		if !ok || c.Transcript.Cursor.ByteOffsetEnd > a.limit {
+		cur := c.Transcript.Cursor
+		// The cursor's data ends at ByteOffsetEnd, or — where the agent rewrote its first
+		// line since (Droid) — that moved by the line's change in length, never below this.
+		if !ok || cur.ByteOffsetEnd-max(cur.FirstLine-1, 0) > a.limit {
 			continue
 		}
-		if c.Transcript.Cursor.ByteOffsetEnd == 0 {
+		if cur.ByteOffsetEnd == 0 {
 			if c.Transcript.OriginalPath == path {
 				return c, nil // taken before the session wrote anything
 			}
 			continue
 		}
-		if v, err := a.held.Verify(c.Transcript.Cursor); err == nil && v.Extends {
+		if off, found, err := a.held.Locate(cur); err == nil && found && off <= a.limit {
 			return c, nil
 		}
 	}

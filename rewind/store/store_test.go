@@ -919,3 +919,33 @@ func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestBackBothAfterDroidRewritesItsFirstLine: droid exec fires no prompt hook, so the only
+// checkpoint before the prompt is SessionStart's — taken before Droid rewrites its
+// session_start line (0.225.2 adds a field once the hook has run). back 1 --both still finds it.
+func TestBackBothAfterDroidRewritesItsFirstLine(t *testing.T) {
+	s := project(t)
+	data, err := os.ReadFile("../testdata/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.IndexByte(data, '\n') + 1
+	tp := filepath.Join(t.TempDir(), "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
+	os.WriteFile(tp, data[:first], 0o644) // what SessionStart's hook sees
+	write(t, s.Project, "state.txt", "at session start")
+	save(t, s, SaveOptions{TranscriptPath: tp, Agent: "droid", Trigger: Trigger{Kind: "hook", Event: "SessionStart"}})
+	rewritten := append(bytes.Replace(data[:first], []byte("}\n"), []byte(`,"isSessionTitleManuallySet":false}`+"\n"), 1), data[first:]...)
+	os.WriteFile(tp, rewritten, 0o644)
+	write(t, s.Project, "state.txt", "after the prompt")
+
+	res, err := s.Back(ctx, BackOptions{N: 1, Both: true, TranscriptPath: tp})
+	if err != nil {
+		t.Fatalf("back 1 --both after Droid rewrote its first line: %v", err)
+	}
+	if got := read(t, filepath.Join(s.Project, "state.txt")); got != "at session start" {
+		t.Errorf("tree %q, want the session start's", got)
+	}
+	if res.Fork == nil {
+		t.Error("no fork")
+	}
+}
