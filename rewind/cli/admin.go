@@ -287,7 +287,7 @@ func (c *configCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.tier, "tier", "", "set the project's tier: minimal, balanced or aggressive")
 	fs.BoolVar(&c.registerHooks, "register-hooks", false, "register Rewind's hooks in the agents' settings")
 	fs.BoolVar(&c.unreg, "unregister-hooks", false, "remove Rewind's hooks from the agents' settings")
-	fs.StringVar(&c.agents, "agent", "all", "which agents' settings: claude, droid or all")
+	fs.StringVar(&c.agents, "agent", "all", "which agents' hooks: a comma-separated list of "+strings.Join(hookd.AgentNames(), ", ")+", or all")
 }
 
 func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
