@@ -214,3 +214,23 @@ func TestGeminiSideRequests(t *testing.T) {
 		t.Errorf("unknown method: status %d", resp.StatusCode)
 	}
 }
+
+// TestGeminiServed: the server routes the Gemini paths, and Messages lists the generate
+// requests (not :countTokens) in the common model.
+func TestGeminiServed(t *testing.T) {
+	srv, err := Start(func(r *Request) Reply { return TextReply("done: " + r.LastPrompt()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	base := srv.URL + "/v1beta/models/gemini-2.5-flash"
+	post(t, base+":countTokens", `{"contents":[]}`)
+	chunks := readGeminiStream(t, post(t, base+":streamGenerateContent?alt=sse", geminiResumeBody("x")).Body)
+	if p := chunks[len(chunks)-1].Candidates[0].Content.Parts; len(p) != 1 || p[0].Text == nil || !strings.HasSuffix(*p[0].Text, "one") {
+		t.Errorf("last chunk %+v", chunks[len(chunks)-1])
+	}
+	msgs := srv.Messages()
+	if len(msgs) != 1 || msgs[0].LastPrompt() != "next one" || !msgs[0].HasToolResult("x") {
+		t.Errorf("Messages() = %+v", msgs)
+	}
+}
