@@ -24,6 +24,12 @@ type Dialect struct {
 	// IDField is the dotted path of a line's event id ("uuid", "id"); empty when the agent's
 	// lines carry no ids (codex).
 	IDField string `json:"id_field"`
+	// UpdatesByID says a line whose id (IDField) an earlier line has is a new version of that
+	// record, which replaces it where it stood (Gemini CLI re-appends its last record to add
+	// tool calls or token counts, with only id-less metadata lines between the versions). A
+	// prompt is counted once, from its newest version, at its record's first line. Not for
+	// tree dialects.
+	UpdatesByID bool `json:"updates_by_id,omitempty"`
 	// TimestampField is the dotted path of a line's timestamp.
 	TimestampField string       `json:"timestamp_field"`
 	Detect         DetectRule   `json:"detect"`
@@ -294,6 +300,9 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if len(d.Prompt.ImageBlockTypes) == 0 {
 		d.Prompt.ImageBlockTypes = []string{"image", "input_image"}
+	}
+	if d.UpdatesByID && (d.IDField == "" || d.Tree != nil) {
+		return nil, fmt.Errorf("dialect %s: updates_by_id needs an id_field and no tree", d.Name)
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -367,5 +368,78 @@ func TestCodexTurnStart(t *testing.T) {
 				t.Errorf("cut at %d, want %d (before line %d)", tu.Offset, want, tt.cut)
 			}
 		})
+	}
+}
+
+// TestRecordVersions: in a dialect whose records are updated by id, a prompt counts once, is cut
+// before its record's first line (and that line's preamble), reads as its newest version, and a
+// record whose newest version is not a prompt is no turn.
+func TestRecordVersions(t *testing.T) {
+	const profile = `{"name":"v","id_field":"id",%s
+	 "prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]},
+	 "preamble":{"max_lines":4,"owned":[[{"field":"meta","present":true}]]}}`
+	meta := `{"meta":{"sessionId":"s"}}`
+	set := `{"$set":{"lastUpdated":"now"}}`
+	user := func(id, text string) string { return `{"id":"` + id + `","type":"user","content":"` + text + `"}` }
+	reply := func(id string) string { return `{"id":"` + id + `","type":"gemini","content":"ok"}` }
+	type turn struct {
+		cut, prompt int // line indexes
+		text        string
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []turn // newest first
+		plain []turn // the same lines read without updates_by_id, where that differs
+	}{
+		{"prompt updated", []string{meta, user("u1", "first"), set, user("u1", "first again"), reply("a"), set, user("u2", "second")},
+			[]turn{{6, 6, "second"}, {0, 1, "first again"}},
+			[]turn{{6, 6, "second"}, {3, 3, "first again"}, {0, 1, "first"}}},
+		{"newest prompt updated", []string{reply("a"), meta, user("u2", "v1"), set, set, user("u2", "v2")},
+			[]turn{{1, 2, "v2"}}, []turn{{5, 5, "v2"}, {1, 2, "v1"}}},
+		{"newest version no prompt", []string{reply("a"), user("u1", "typed"), set, reply("u1")},
+			nil, []turn{{1, 1, "typed"}}},
+		{"versions apart count once", []string{user("u1", "a"), reply("b"), user("u1", "a")},
+			[]turn{{2, 2, "a"}}, []turn{{2, 2, "a"}, {0, 0, "a"}}},
+		{"a prompt between stops the look back", []string{user("u1", "a"), `{"type":"user","content":"no id"}`, user("u1", "a")},
+			[]turn{{2, 2, "a"}, {1, 1, "no id"}}, []turn{{2, 2, "a"}, {1, 1, "no id"}, {0, 0, "a"}}},
+	}
+	for _, tt := range tests {
+		for _, on := range []bool{true, false} {
+			flag, want := `"updates_by_id":true,`, tt.want
+			if !on {
+				flag, want = "", tt.plain
+			}
+			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", flag, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := strings.Join(tt.lines, "\n") + "\n"
+			starts := []int64{0}
+			for _, l := range tt.lines {
+				starts = append(starts, starts[len(starts)-1]+int64(len(l))+1)
+			}
+			tr, err := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns, err := tr.Turns(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, exp []string
+			for _, tu := range turns {
+				got = append(got, fmt.Sprintf("%d/%d %q", tu.Offset, tu.PromptOffset, tu.Text))
+			}
+			for _, w := range want {
+				exp = append(exp, fmt.Sprintf("%d/%d %q", starts[w.cut], starts[w.prompt], w.text))
+			}
+			if strings.Join(got, ", ") != strings.Join(exp, ", ") {
+				t.Errorf("%s (updates_by_id %v): turns\n got %s\nwant %s", tt.name, on, strings.Join(got, ", "), strings.Join(exp, ", "))
+			}
+		}
+	}
+	if _, err := ParseDialect([]byte(`{"name":"x","updates_by_id":true,"prompt":{"match":[{"field":"type","equals":"user"}]}}`)); err == nil {
+		t.Error("updates_by_id without an id_field was accepted")
 	}
 }

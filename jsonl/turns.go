@@ -51,6 +51,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		n          int
 		newer      = t.end // Offset of the newer turn: the End of the one being built
 		path       = newTreePath(d.Tree)
+		versions   = newRecordVersions(d)
 	)
 	emit := func() bool {
 		n++
@@ -77,6 +78,23 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		if !path.on(l.Data) {
 			continue // a branch the conversation left
 		}
+		earlier := versions.earlier(l.Data) // an older version of a record already passed
+		// start makes a prompt line the pending turn, at its record's first line; false when it
+		// is an older version of a record already passed, or of a prompt already counted.
+		start := func(ev Event, o *object) (bool, error) {
+			if earlier || !versions.count(ev.ID) {
+				return false, nil
+			}
+			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
+			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+			first, err := versions.first(t, l.Offset, ev.ID)
+			if err != nil || first == l.Offset {
+				return true, err
+			}
+			pending.Offset, pending.PromptOffset = first, first
+			r = NewReverseReader(t.ra, first)
+			return true, nil
+		}
 		if pending != nil && lookback < d.Preamble.MaxLines {
 			lookback++
 			switch d.preambleRole(l.Data, prompt, contiguous) {
@@ -91,12 +109,13 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 			if d.Preamble.linked() && lookback < d.Preamble.MaxLines {
 				// A line linked to the prompt (its file-history-snapshot) may sit a few lines
 				// further back: keep looking, but never past another prompt.
-				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !versions.counted(ev.ID) {
 					if !emit() {
 						return nil
 					}
-					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
-					prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+					if _, err := start(ev, o); err != nil {
+						return err
+					}
 				}
 				continue
 			}
@@ -106,10 +125,10 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 				return nil
 			}
 		}
-		ev, o := d.classify(l.Data, true)
-		if ev.Kind == KindPrompt {
-			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
-			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+		if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+			if _, err := start(ev, o); err != nil {
+				return err
+			}
 		}
 	}
 	if pending != nil {
@@ -372,4 +391,91 @@ func (cs Conds) holdsUnlinked(o *object) bool {
 		}
 	}
 	return true
+}
+
+// recordVersions follows, in a dialect whose records are updated by id (Gemini), which lines
+// are versions of one record, for a scan read from the end. Versions of a record follow each
+// other with only id-less lines between (the agent updates its last record), so a line is an
+// older version when its id is that of the nearest line with an id after it. Without
+// UpdatesByID every line is a record of its own.
+type recordVersions struct {
+	d       *Dialect
+	on      bool
+	later   string          // the id of the nearest line with an id after the current one
+	prompts map[string]bool // the ids of the prompts counted
+}
+
+func newRecordVersions(d *Dialect) *recordVersions {
+	return &recordVersions{d: d, on: d.UpdatesByID, prompts: map[string]bool{}}
+}
+
+// lineID is the id of a line, "" when it has none.
+func (v *recordVersions) lineID(data []byte) string {
+	o := parseObject(Clean(data))
+	if o == nil {
+		return ""
+	}
+	return o.str(v.d.IDField)
+}
+
+// earlier reports whether the line, the next one read backwards, is an older version of the
+// record after it.
+func (v *recordVersions) earlier(data []byte) bool {
+	if !v.on {
+		return false
+	}
+	id := v.lineID(data)
+	if id == "" {
+		return false
+	}
+	older := id == v.later
+	v.later = id
+	return older
+}
+
+// counted reports whether a prompt of this id was counted already: its versions stood apart,
+// which the agent does not write; counting it again would make one prompt two turns.
+func (v *recordVersions) counted(id string) bool {
+	return v.on && id != "" && v.prompts[id]
+}
+
+// count records a prompt as counted; false when it was already.
+func (v *recordVersions) count(id string) bool {
+	if !v.on || id == "" {
+		return true
+	}
+	if v.prompts[id] {
+		return false
+	}
+	v.prompts[id] = true
+	return true
+}
+
+// first is the offset of the first version of the record whose version starts at offset: it
+// reads back over id-less lines (none of them a prompt) and older versions.
+func (v *recordVersions) first(t *Transcript, offset int64, id string) (int64, error) {
+	if !v.on || id == "" {
+		return offset, nil
+	}
+	first := offset
+	r := NewReverseReader(t.ra, offset)
+	for {
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			return first, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		switch lid := v.lineID(l.Data); {
+		case lid == id:
+			first = l.Offset
+		case lid != "":
+			return first, nil
+		default:
+			if ev, _ := v.d.classify(l.Data, true); ev.Kind == KindPrompt {
+				return first, nil
+			}
+		}
+	}
 }
