@@ -97,7 +97,8 @@ type PromptRule struct {
 	Match    Conds   `json:"match"`
 	MatchAny []Conds `json:"match_any,omitempty"`
 	// Content lists dotted paths of the prompt's content: a string, or an array of blocks
-	// ({"type":"text","text":…}, {"type":"image",…}, …).
+	// ({"type":"text","text":…}, {"type":"image",…}, …). A block without a "type" is typed by
+	// its member that one of the block type lists names (Gemini's {"text":…} parts).
 	Content []string `json:"content"`
 	// Attachments lists dotted paths of arrays whose non-empty value counts as content even
 	// without text (pasted images, attached files).

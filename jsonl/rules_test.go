@@ -91,6 +91,21 @@ func TestHandReadPrompts(t *testing.T) {
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 2, 13, 13, "T5 after summary"},
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 3, 6, 6, "T2 second prompt"},
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 4, 4, 4, "T1 first prompt"},
+		// Gemini CLI 0.61.0: the metadata line and $set.messages before the first prompt belong
+		// to it; a resume in the same minute writes the metadata line and $set.messages of its
+		// stub into the file, then $set.sessionId and $set.messages (L12-15): cut before them.
+		// The model's turn (L5) is written again with its tool calls (L7).
+		{"gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl", 2, 1, 12, 16, "Now edit and clean up"},
+		{"gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl", 2, 2, 1, 3, "Create a.txt please"},
+		// A compression at the start of the resumed run (L16-17) goes with the prompt too.
+		{"gemini/realclient-gemini0.61.0-compress-auto.jsonl", 2, 1, 12, 18, "Second prompt"},
+		// A resume in a later minute appends only $set.sessionId and $set.messages; the fork's
+		// title line (L12) stays before the cut.
+		{"gemini/realclient-gemini0.61.0-fork-resumed-twice.jsonl", 3, 1, 24, 26, "P4 on fork2 again"},
+		{"gemini/realclient-gemini0.61.0-fork-resumed-twice.jsonl", 3, 2, 13, 15, "P3 on fork2"},
+		// /compress leaves no user record, only an info record (L25): no turn, no preamble.
+		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 1, 27, 27, "Third prompt"},
+		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 2, 12, 16, "Second prompt"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -441,5 +456,45 @@ func TestRecordVersions(t *testing.T) {
 	}
 	if _, err := ParseDialect([]byte(`{"name":"x","updates_by_id":true,"prompt":{"match":[{"field":"type","equals":"user"}]}}`)); err == nil {
 		t.Error("updates_by_id without an id_field was accepted")
+	}
+}
+
+// TestClassifyGemini table-tests the Gemini CLI prompt rule on hand-made records: a prompt is a
+// user record with text parts; the session context, hook context, slash commands and tool
+// results (also user records) are not.
+func TestClassifyGemini(t *testing.T) {
+	d, err := LookupDialect("gemini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := func(content string) string {
+		return `{"id":"u1","timestamp":"2026-11-23T14:06:11.900Z","type":"user","content":` + content + `}`
+	}
+	tests := []struct {
+		line string
+		want Kind
+		text string
+	}{
+		{user(`[{"text":"Create a.txt please"}]`), KindPrompt, "Create a.txt please"},
+		{user(`[{"text":"look"},{"text":"--- Content from referenced files ---"}]`), KindPrompt, "look\n--- Content from referenced files ---"},
+		{user(`"a plain string"`), KindPrompt, "a plain string"},
+		{user(`[{"inlineData":{"mimeType":"image/png","data":"iVBOR"}}]`), KindPrompt, "[image]"},
+		{user(`[{"text":"<session_context>\nThis is the Gemini CLI.</session_context>"}]`), KindEvent, ""},
+		{user(`[{"text":"<hook_context>x</hook_context>"}]`), KindEvent, ""},
+		{user(`[{"text":"/compress"}]`), KindEvent, ""},
+		{user(`[{"text":"?"}]`), KindEvent, ""},
+		{user(`[{"functionResponse":{"id":"write_file__x","name":"write_file","response":{"output":"ok"}}}]`), KindEvent, ""},
+		{user(`[{"text":""}]`), KindEvent, ""},
+		{`{"id":"g1","type":"gemini","content":"Done.","toolCalls":[]}`, KindEvent, ""},
+		{`{"id":"i1","type":"info","content":""}`, KindEvent, ""},
+		{`{"type":"user","content":[{"text":"no id: not a record"}]}`, KindEvent, ""},
+		{`{"$set":{"messages":[{"id":"u","type":"user","content":[{"text":"inside a $set"}]}]}}`, KindEvent, ""},
+		{`{"sessionId":"s","projectHash":"h","kind":"main"}`, KindEvent, ""},
+	}
+	for _, tt := range tests {
+		ev := d.Classify([]byte(tt.line))
+		if ev.Kind != tt.want || ev.Text != tt.text {
+			t.Errorf("Classify(%s) = %v %q, want %v %q", tt.line, ev.Kind, ev.Text, tt.want, tt.text)
+		}
 	}
 }
