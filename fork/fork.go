@@ -417,7 +417,8 @@ func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string
 	if d != nil {
 		tmpl = d.Fork.Path
 	}
-	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id[:min(8, len(id))]}, filepath.Dir(o.From), now)
+	id8 := id[:min(8, len(id))]
+	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id8, "rand8": rand8(id8)}, filepath.Dir(o.From), now)
 	return path, id, err
 }
 

@@ -163,8 +163,9 @@ type ForkRule struct {
 	Method string `json:"method,omitempty"`
 	// Path is the fork's path, a template over the source transcript's: {dir} is its folder,
 	// {up:N} the Nth folder above that, {id} the fork's session id and {id8} its first eight
-	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC, and
-	// {utcfile:LAYOUT} the UTC time with ':' and '.' as '-'. Default "{dir}/{id}.jsonl".
+	// characters, {rand8} eight random hex digits never equal to {id8}, {now:LAYOUT} and
+	// {utc:LAYOUT} the time in Go's layout, local or UTC, and {utcfile:LAYOUT} the UTC time with
+	// ':' and '.' as '-'. Default "{dir}/{id}.jsonl".
 	Path string `json:"path"`
 	// SessionField is the dotted path of the session id in the first line; "" when the
 	// session id is the UUID in the transcript's file name (or its folder's name).
