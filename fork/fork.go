@@ -126,7 +126,13 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	var head []byte
 	if d != nil && d.Fork.SessionField != "" {
-		if head, err = firstLine(src, o.Snapshots); err != nil {
+		// The session is named by the bytes the fork is made of: a live file that no longer
+		// holds them may have another first line.
+		live := src
+		if method == MethodSnapshot {
+			live = nil
+		}
+		if head, err = firstLine(live, o.Snapshots); err != nil {
 			return Fork{}, err
 		}
 	}
