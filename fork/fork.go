@@ -67,6 +67,10 @@ type Fork struct {
 	// (Droid's session_start); nil when the fork's bytes before the title are the source's. The
 	// rest of the fork is the source's bytes, shifted by the two lines' difference in length.
 	ReplacedFirstLine []byte `json:"-"`
+	// ReplacedID is the source's session id where the fork replaced it by its own in every
+	// line (Gemini): the fork's bytes before the title are the source's with one id for the
+	// other, at the same offsets. "" when the fork did not.
+	ReplacedID string `json:"-"`
 }
 
 // Error is an error with a hint of what to do about it.
@@ -180,6 +184,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	f.EventsKept = w.events
 	f.Warnings = append(f.Warnings, w.warnings...)
 	f.ReplacedFirstLine = w.replaced
+	if w.replacesAll() {
+		f.ReplacedID = oldID
+	}
 
 	if d != nil && d.Fork.Require != nil {
 		if err := requireLine(ctx, p.File, out, d); err != nil {
