@@ -30,6 +30,11 @@ type Dialect struct {
 	// prompt is counted once, from its newest version, at its record's first line. Not for
 	// tree dialects.
 	UpdatesByID bool `json:"updates_by_id,omitempty"`
+	// RewindField is the member of a line that rewinds the conversation to before the record
+	// (by IDField) it names (Gemini CLI's native /rewind writes {"$rewindTo":<id>}): that
+	// record and the ones after it, up to the line, are no longer the conversation's, and
+	// their prompts are no turns.
+	RewindField string `json:"rewind_field,omitempty"`
 	// TimestampField is the dotted path of a line's timestamp.
 	TimestampField string       `json:"timestamp_field"`
 	Detect         DetectRule   `json:"detect"`
@@ -303,8 +308,8 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	if len(d.Prompt.ImageBlockTypes) == 0 {
 		d.Prompt.ImageBlockTypes = []string{"image", "input_image"}
 	}
-	if d.UpdatesByID && (d.IDField == "" || d.Tree != nil) {
-		return nil, fmt.Errorf("dialect %s: updates_by_id needs an id_field and no tree", d.Name)
+	if (d.UpdatesByID || d.RewindField != "") && (d.IDField == "" || d.Tree != nil) {
+		return nil, fmt.Errorf("dialect %s: updates_by_id and rewind_field need an id_field and no tree", d.Name)
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"

@@ -498,3 +498,49 @@ func TestClassifyGemini(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindLines: a line that rewinds the conversation takes the record it names and those
+// after it out of the turns; a name never found takes every record before it, as the agent's
+// loader does.
+func TestRewindLines(t *testing.T) {
+	const profile = `{"name":"r","id_field":"id",%s"prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]}}`
+	user := func(id, text string) string { return `{"id":"` + id + `","type":"user","content":"` + text + `"}` }
+	reply := func(id string) string { return `{"id":"` + id + `","type":"gemini","content":"ok"}` }
+	rewind := func(id string) string { return `{"$rewindTo":"` + id + `"}` }
+	set := `{"$set":{"messages":[]}}`
+	tests := []struct {
+		name        string
+		lines       []string
+		want, plain string // the turns' texts, newest first, with and without the rule
+	}{
+		{"rewound before b", []string{user("u1", "a"), reply("r1"), user("u2", "b"), reply("r2"), rewind("u2"), set, user("u3", "c")}, "c a", "c b a"},
+		{"rewound to the start", []string{user("u1", "a"), reply("r1"), rewind("u1"), user("u2", "b")}, "b", "b a"},
+		{"a name never found", []string{user("u1", "a"), user("u2", "b"), rewind("zz"), user("u3", "c")}, "c", "c b a"},
+		{"two rewinds", []string{user("u1", "a"), user("u2", "b"), rewind("u2"), user("u3", "c"), rewind("u3"), user("u4", "d")}, "d a", "d c b a"},
+	}
+	for _, tt := range tests {
+		for _, on := range []bool{true, false} {
+			field, want := `"rewind_field":"$rewindTo",`, tt.want
+			if !on {
+				field, want = "", tt.plain
+			}
+			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", field, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := strings.Join(tt.lines, "\n") + "\n"
+			tr, _ := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			turns, err := tr.Turns(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tu := range turns {
+				got = append(got, tu.Text)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%s (rule %v): turns %q, want %q", tt.name, on, got, want)
+			}
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +54,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		newer      = t.end // Offset of the newer turn: the End of the one being built
 		path       = newTreePath(d.Tree)
 		versions   = newRecordVersions(d)
+		rewound    = newRewinds(d)
 	)
 	emit := func() bool {
 		n++
@@ -79,10 +82,11 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 			continue // a branch the conversation left
 		}
 		earlier := versions.earlier(l.Data) // an older version of a record already passed
+		dropped := rewound.dropped(l.Data)  // a record a rewind after it took out
 		// start makes a prompt line the pending turn, at its record's first line; false when it
 		// is an older version of a record already passed, or of a prompt already counted.
 		start := func(ev Event, o *object) (bool, error) {
-			if earlier || !versions.count(ev.ID) {
+			if earlier || dropped || !versions.count(ev.ID) {
 				return false, nil
 			}
 			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
@@ -109,7 +113,7 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 			if d.Preamble.linked() && lookback < d.Preamble.MaxLines {
 				// A line linked to the prompt (its file-history-snapshot) may sit a few lines
 				// further back: keep looking, but never past another prompt.
-				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !versions.counted(ev.ID) {
+				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !dropped && !versions.counted(ev.ID) {
 					if !emit() {
 						return nil
 					}
@@ -478,4 +482,45 @@ func (v *recordVersions) first(t *Transcript, offset int64, id string) (int64, e
 			}
 		}
 	}
+}
+
+// rewinds follows, for a scan read from the end, the lines that rewind the conversation
+// (Gemini CLI's native /rewind writes {"$rewindTo":<record id>}): the record named and every
+// record after it, up to the rewind line, left the conversation (the agent loads the file
+// without them), so their prompts are no turns. A record named but never found takes every
+// record before the rewind with it, as the agent's loader does.
+type rewinds struct {
+	field, idField string
+	needle         []byte
+	pending        map[string]bool // records named by rewind lines, not reached yet
+}
+
+func newRewinds(d *Dialect) *rewinds {
+	w := &rewinds{field: d.RewindField, idField: d.IDField, pending: map[string]bool{}}
+	if w.field != "" {
+		w.needle, _ = json.Marshal(w.field)
+	}
+	return w
+}
+
+// dropped reports whether the line, the next one read backwards, is a record a rewind after it
+// took out; a rewind line starts taking out records up to the one it names.
+func (w *rewinds) dropped(data []byte) bool {
+	if w.field == "" || len(w.pending) == 0 && !bytes.Contains(data, w.needle) {
+		return false
+	}
+	o := parseObject(Clean(data))
+	if o == nil {
+		return false
+	}
+	if target := o.str(w.field); target != "" {
+		w.pending[target] = true
+		return false
+	}
+	id := o.str(w.idField)
+	if id == "" || len(w.pending) == 0 {
+		return false
+	}
+	delete(w.pending, id)
+	return true
 }
