@@ -106,6 +106,10 @@ func TestHandReadPrompts(t *testing.T) {
 		// /compress leaves no user record, only an info record (L25): no turn, no preamble.
 		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 1, 27, 27, "Third prompt"},
 		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 2, 12, 16, "Second prompt"},
+		// The native /rewind back to P2 (L35 $rewindTo, L36 $set.messages) took P2 and P3 out;
+		// P2b was typed after it.
+		{"gemini/realclient-gemini0.61.0-tui-rewind.jsonl", 2, 1, 36, 37, "P2b new"},
+		{"gemini/realclient-gemini0.61.0-tui-rewind.jsonl", 2, 2, 1, 3, "P1 first"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
