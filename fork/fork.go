@@ -67,6 +67,10 @@ type Fork struct {
 	// (Droid's session_start); nil when the fork's bytes before the title are the source's. The
 	// rest of the fork is the source's bytes, shifted by the two lines' difference in length.
 	ReplacedFirstLine []byte `json:"-"`
+	// ReplacedID is the source's session id where the fork replaced it by its own in every
+	// line (Gemini): the fork's bytes before the title are the source's with one id for the
+	// other, at the same offsets. "" when the fork did not.
+	ReplacedID string `json:"-"`
 }
 
 // Error is an error with a hint of what to do about it.
@@ -126,7 +130,13 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	var head []byte
 	if d != nil && d.Fork.SessionField != "" {
-		if head, err = firstLine(src, o.Snapshots); err != nil {
+		// The session is named by the bytes the fork is made of: a live file that no longer
+		// holds them may have another first line.
+		live := src
+		if method == MethodSnapshot {
+			live = nil
+		}
+		if head, err = firstLine(live, o.Snapshots); err != nil {
 			return Fork{}, err
 		}
 	}
@@ -174,6 +184,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	f.EventsKept = w.events
 	f.Warnings = append(f.Warnings, w.warnings...)
 	f.ReplacedFirstLine = w.replaced
+	if w.replacesAll() {
+		f.ReplacedID = oldID
+	}
 
 	if d != nil && d.Fork.Require != nil {
 		if err := requireLine(ctx, p.File, out, d); err != nil {
@@ -417,7 +430,8 @@ func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string
 	if d != nil {
 		tmpl = d.Fork.Path
 	}
-	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id[:min(8, len(id))]}, filepath.Dir(o.From), now)
+	id8 := id[:min(8, len(id))]
+	path, err = expand(tmpl, map[string]string{"dir": filepath.Dir(o.From), "id": id, "id8": id8, "rand8": rand8(id8)}, filepath.Dir(o.From), now)
 	return path, id, err
 }
 

@@ -742,3 +742,83 @@ func TestCreateCodex(t *testing.T) {
 		t.Error("a fork with --out wrote an index line")
 	}
 }
+
+// TestCreateGemini forks real Gemini CLI 0.61.0 chat files: beside the source as
+// session-<UTC minute>-<tag>.jsonl, the tag never the new session's id8 (Gemini deletes every
+// file sharing the id8 of a session it drops, such as a resume's stub); the new id everywhere the
+// old one was, $set.sessionId lines included (a later one would win); a $set.summary title line.
+func TestCreateGemini(t *testing.T) {
+	const oldID = "c5615351-a120-4894-9be3-b50ff65db739"
+	src := place(t, "gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl", "session-2026-11-23T14-06-c5615351.jsonl")
+	orig, _ := os.ReadFile(src)
+	off := back1(t, src)
+	if off != 3388 {
+		t.Fatalf("back 1 at %d, want 3388 (before the resume's lines, L12)", off)
+	}
+	for _, snapshot := range []bool{false, true} {
+		cp := Checkpoint{Offset: off}
+		var snaps []string
+		if snapshot {
+			cp = cursorAt(t, orig, off)
+			snaps = []string{gzipMembers(t, orig[:1000], orig[1000:])}
+			os.WriteFile(src, append([]byte("{}\n"), orig...), 0o600) // the live file no longer holds the prefix
+		}
+		f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: cp, Snapshots: snaps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`^session-\d{4}-\d\d-\d\dT\d\d-\d\d-([0-9a-f]{8})\.jsonl$`).FindStringSubmatch(filepath.Base(f.Path))
+		if filepath.Dir(f.Path) != filepath.Dir(src) || m == nil {
+			t.Fatalf("fork at %s, want session-<minute>-<tag>.jsonl beside the source", f.Path)
+		}
+		if m[1] == f.SessionID[:8] || m[1] == oldID[:8] {
+			t.Errorf("fork tag %s repeats a session's id8", m[1])
+		}
+		if u, err := uuid.Parse(f.SessionID); err != nil || u.Version() != 4 {
+			t.Errorf("session id %q: want a UUIDv4 as Gemini makes", f.SessionID)
+		}
+		got, _ := os.ReadFile(f.Path)
+		title := `{"$set":{"summary":"[Fork] Create a.txt please @write a.txt hello"}}` + "\n"
+		want := strings.ReplaceAll(string(orig[:off]), oldID, f.SessionID) + title
+		if string(got) != want || f.Title != "[Fork] Create a.txt please @write a.txt hello" {
+			t.Errorf("snapshot %v: fork (title %q):\n%s\nwant\n%s", snapshot, f.Title, got, want)
+		}
+		if f.Method != map[bool]string{false: MethodPrefixCopy, true: MethodSnapshot}[snapshot] {
+			t.Errorf("method %s", f.Method)
+		}
+		os.Remove(f.Path)
+	}
+
+	// A fork of a fork cuts before its newest prompt, after a resume whose $set.sessionId
+	// (L13) it keeps: that line names the new id too. Its title builds on the session's.
+	src2 := place(t, "gemini/realclient-gemini0.61.0-fork-resumed-twice.jsonl", "session-2026-11-23T14-06-c0c33660.jsonl")
+	f, err := Create(context.Background(), CreateOptions{From: src2, Checkpoint: Checkpoint{Offset: back1(t, src2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(f.Path)
+	if bytes.Contains(got, []byte("244055c5-5320-439b-bf46-ffbe5755e7e4")) || bytes.Count(got, []byte(`"sessionId":"`+f.SessionID+`"`)) != 2 {
+		t.Errorf("the old session id is left in the fork, or the new one is missing:\n%s", got)
+	}
+	if f.Title != "[Fork] [Fork2] mismatched id8" {
+		t.Errorf("title %q", f.Title)
+	}
+	ft, _ := jsonl.Open(f.Path, nil)
+	turns, _ := ft.Turns(context.Background(), 0)
+	ft.Close()
+	if len(turns) != 2 || turns[0].Text != "P3 on fork2 @write f2.txt two" {
+		t.Errorf("the fork's prompts: %+v", turns)
+	}
+
+	// Before the first prompt nothing would be left that Gemini resumes (and it deletes such a
+	// file when it next starts): refused, nothing left behind.
+	os.WriteFile(src, orig, 0o600)
+	before := dirNames(t, filepath.Dir(src))
+	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: 0}})
+	if err == nil || !strings.Contains(err.Error(), "prompt of the session") || Hint(err) == "" {
+		t.Errorf("a fork before the first prompt: %v", err)
+	}
+	if after := dirNames(t, filepath.Dir(src)); len(after) != len(before) {
+		t.Errorf("left behind: %v", after)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"rewind.dev/jsonl"
 )
 
@@ -56,6 +57,19 @@ func expand(tmpl string, vars map[string]string, dir string, now time.Time) (str
 		return v
 	})
 	return filepath.Clean(out), bad
+}
+
+// rand8 is eight random hex digits that are never other (case aside): a tag for a fork's file
+// name that does not repeat its session's {id8}. Gemini CLI, starting, deletes every chat file
+// whose name ends in the -<id8>.jsonl of a session it drops (the stub a resume leaves behind):
+// a fork named by its own id8 would go with its stub.
+func rand8(other string) string {
+	for {
+		s := strings.ReplaceAll(uuid.NewString(), "-", "")[:8]
+		if !strings.EqualFold(s, other) {
+			return s
+		}
+	}
 }
 
 // uuidIn matches a UUID in a file or folder name.

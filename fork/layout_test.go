@@ -2,6 +2,7 @@ package fork
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,28 @@ func TestSessionIDOf(t *testing.T) {
 		if got := sessionIDOf(nil, tt.from, nil); got != tt.want {
 			t.Errorf("sessionIDOf(%q) = %q, want %q", tt.from, got, tt.want)
 		}
+	}
+}
+
+// TestRand8: a fork's file-name tag is eight hex digits, random, and never its session's id8,
+// whatever case that is in.
+func TestRand8(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 200 {
+		other := []string{"0f7e3b9e", "ABCDEF01", ""}[i%3]
+		s := rand8(other)
+		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(s) || strings.EqualFold(s, other) {
+			t.Fatalf("rand8(%q) = %q", other, s)
+		}
+		seen[s] = true
+	}
+	if len(seen) < 190 {
+		t.Errorf("%d distinct tags in 200", len(seen))
+	}
+	// The template's {rand8} is filled when forks are named (forkPath).
+	now := time.Date(2026, 11, 23, 14, 5, 9, 0, time.UTC)
+	got, err := expand("{dir}/session-{utcfile:2006-01-02T15:04}-{rand8}.jsonl", map[string]string{"dir": "/c", "rand8": "1a2b3c4d"}, "/c", now)
+	if err != nil || got != "/c/session-2026-11-23T14-05-1a2b3c4d.jsonl" {
+		t.Errorf("expand = %q, %v", got, err)
 	}
 }

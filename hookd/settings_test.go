@@ -59,6 +59,7 @@ func TestMergeGolden(t *testing.T) {
 		{"testdata/droid-hooks", "droid", ""},
 		{"testdata/copilot-hooks", "copilot", "hooks"},
 		{"testdata/codex-hooks", "codex", "hooks"},
+		{"testdata/gemini-settings", "gemini", "hooks"},
 	} {
 		inputs, _ := filepath.Glob(filepath.Join(c.dir, "*.json"))
 		if len(inputs) == 0 {

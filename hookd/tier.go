@@ -113,8 +113,11 @@ func (t *Tier) Checkpoint(a *Agent, event, tool string) Policy {
 
 // Entries are the hook registrations of the tier for agent a, each running
 // hookPath (absolute) with the event's action. Events the agent does not
-// have are left out; where the agent's hooks take no tool matcher, one
-// entry per event serves every tool class (rewind-hook tells them apart).
+// have are left out, and so are those its profile gives no checkpoint
+// (event_policy "none": Gemini CLI's PreCompress fires before every model
+// call, where a hook would only cost a process); where the agent's hooks
+// take no tool matcher, one entry per event serves every tool class
+// (rewind-hook tells them apart).
 func (t *Tier) Entries(a *Agent, hookPath string) ([]Entry, error) {
 	var out []Entry
 	for _, h := range t.Hooks {
@@ -123,7 +126,7 @@ func (t *Tier) Entries(a *Agent, hookPath string) ([]Entry, error) {
 			return nil, fmt.Errorf("tier %s: unknown event %q", t.Name, h.Event)
 		}
 		native, ok := a.Events[h.Event]
-		if !ok {
+		if !ok || a.EventPolicy[h.Event] == CheckpointNone {
 			continue
 		}
 		e := Entry{

@@ -128,13 +128,13 @@ func (d *Dialect) promptText(o *object) (string, bool) {
 					}
 					continue
 				}
-				t := bo.str("type")
+				t, textKey := r.blockType(bo)
 				switch {
 				case flagged(bo, r.SkipBlockFlags):
 				case contains(r.RejectBlockTypes, t):
 					return "", false
 				case contains(r.TextBlockTypes, t):
-					pieces = append(pieces, bo.str("text"))
+					pieces = append(pieces, bo.str(textKey))
 				case contains(r.ImageBlockTypes, t):
 					image = true
 				}
@@ -169,6 +169,24 @@ func (d *Dialect) promptText(o *object) (string, bool) {
 		return "", false
 	}
 	return truncateRunes(text, TextLimit), true
+}
+
+// blockType is a content block's type and the member holding its text: its "type" and "text",
+// or, for a block without a "type" (Gemini's parts: {"text":…}, {"inlineData":…},
+// {"functionResponse":…}), the first of its members that the rule names as a block type, which
+// then holds the text too. "" when the block has neither.
+func (r *PromptRule) blockType(bo *object) (typ, textKey string) {
+	if t := bo.str("type"); t != "" {
+		return t, "text"
+	}
+	for _, types := range [][]string{r.RejectBlockTypes, r.TextBlockTypes, r.ImageBlockTypes} {
+		for _, t := range types {
+			if _, ok := bo.fields[t]; ok {
+				return t, t
+			}
+		}
+	}
+	return "", "text"
 }
 
 // stripWrappers removes leading <open>…</close> blocks (and the white space around them).

@@ -155,11 +155,12 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	paths := map[string]string{
-		"/home/u/.claude/projects/-home-u-demo/ab.jsonl":        "claude",
-		"/home/u/.factory/sessions/-home-u-demo/ab.jsonl":       "droid",
-		"/home/u/.codex/sessions/2026/01/02/rollout-x-ab.jsonl": "codex",
-		"/home/u/.pi/agent/sessions/--home-u--/2026_ab.jsonl":   "pi",
-		"/home/u/.copilot/session-state/ab/events.jsonl":        "copilot",
+		"/home/u/.claude/projects/-home-u-demo/ab.jsonl":                         "claude",
+		"/home/u/.factory/sessions/-home-u-demo/ab.jsonl":                        "droid",
+		"/home/u/.codex/sessions/2026/01/02/rollout-x-ab.jsonl":                  "codex",
+		"/home/u/.pi/agent/sessions/--home-u--/2026_ab.jsonl":                    "pi",
+		"/home/u/.copilot/session-state/ab/events.jsonl":                         "copilot",
+		"/home/u/.gemini/tmp/demo/chats/session-2026-11-23T14-06-c5615351.jsonl": "gemini",
 	}
 	for p, want := range paths {
 		if got := Detect(p, nil); got.Agent != want || got.Confidence > 0.5 {
@@ -202,6 +203,11 @@ func TestTitle(t *testing.T) {
 	want := `{"type":"custom-title","customTitle":"[Fork] \"q\" <b>","sessionId":"S1"}` + "\n" // compact, as Claude Code writes it
 	if err != nil || !ok || string(line) != want {
 		t.Errorf("ForkTitleLine = %q %v %v, want %q", line, ok, err, want)
+	}
+	gemini, _ := LookupDialect("gemini")
+	line, ok, err = gemini.ForkTitleLine("[Fork] Create a.txt", "S1", nil)
+	if want := `{"$set":{"summary":"[Fork] Create a.txt"}}` + "\n"; err != nil || !ok || string(line) != want {
+		t.Errorf("gemini ForkTitleLine = %q %v %v, want %q (Gemini CLI's own summary line)", line, ok, err, want)
 	}
 	droid, _ := LookupDialect("droid")
 	if _, ok, _ := droid.ForkTitleLine("x", "y", nil); ok || droid.Title.Fork.Method != "rewrite_first_line" || droid.Title.Fork.Field != "title" {

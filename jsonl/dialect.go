@@ -24,6 +24,17 @@ type Dialect struct {
 	// IDField is the dotted path of a line's event id ("uuid", "id"); empty when the agent's
 	// lines carry no ids (codex).
 	IDField string `json:"id_field"`
+	// UpdatesByID says a line whose id (IDField) an earlier line has is a new version of that
+	// record, which replaces it where it stood (Gemini CLI re-appends its last record to add
+	// tool calls or token counts, with only id-less metadata lines between the versions). A
+	// prompt is counted once, from its newest version, at its record's first line. Not for
+	// tree dialects.
+	UpdatesByID bool `json:"updates_by_id,omitempty"`
+	// RewindField is the member of a line that rewinds the conversation to before the record
+	// (by IDField) it names (Gemini CLI's native /rewind writes {"$rewindTo":<id>}): that
+	// record and the ones after it, up to the line, are no longer the conversation's, and
+	// their prompts are no turns.
+	RewindField string `json:"rewind_field,omitempty"`
 	// TimestampField is the dotted path of a line's timestamp.
 	TimestampField string       `json:"timestamp_field"`
 	Detect         DetectRule   `json:"detect"`
@@ -91,7 +102,8 @@ type PromptRule struct {
 	Match    Conds   `json:"match"`
 	MatchAny []Conds `json:"match_any,omitempty"`
 	// Content lists dotted paths of the prompt's content: a string, or an array of blocks
-	// ({"type":"text","text":…}, {"type":"image",…}, …).
+	// ({"type":"text","text":…}, {"type":"image",…}, …). A block without a "type" is typed by
+	// its member that one of the block type lists names (Gemini's {"text":…} parts).
 	Content []string `json:"content"`
 	// Attachments lists dotted paths of arrays whose non-empty value counts as content even
 	// without text (pasted images, attached files).
@@ -156,8 +168,9 @@ type ForkRule struct {
 	Method string `json:"method,omitempty"`
 	// Path is the fork's path, a template over the source transcript's: {dir} is its folder,
 	// {up:N} the Nth folder above that, {id} the fork's session id and {id8} its first eight
-	// characters, {now:LAYOUT} and {utc:LAYOUT} the time in Go's layout, local or UTC, and
-	// {utcfile:LAYOUT} the UTC time with ':' and '.' as '-'. Default "{dir}/{id}.jsonl".
+	// characters, {rand8} eight random hex digits never equal to {id8}, {now:LAYOUT} and
+	// {utc:LAYOUT} the time in Go's layout, local or UTC, and {utcfile:LAYOUT} the UTC time with
+	// ':' and '.' as '-'. Default "{dir}/{id}.jsonl".
 	Path string `json:"path"`
 	// SessionField is the dotted path of the session id in the first line; "" when the
 	// session id is the UUID in the transcript's file name (or its folder's name).
@@ -294,6 +307,9 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if len(d.Prompt.ImageBlockTypes) == 0 {
 		d.Prompt.ImageBlockTypes = []string{"image", "input_image"}
+	}
+	if (d.UpdatesByID || d.RewindField != "") && (d.IDField == "" || d.Tree != nil) {
+		return nil, fmt.Errorf("dialect %s: updates_by_id and rewind_field need an id_field and no tree", d.Name)
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,25 @@ func TestHandReadPrompts(t *testing.T) {
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 2, 13, 13, "T5 after summary"},
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 3, 6, 6, "T2 second prompt"},
 		{"pi/realclient-pi0.73.1-tree-branches.jsonl", 4, 4, 4, 4, "T1 first prompt"},
+		// Gemini CLI 0.61.0: the metadata line and $set.messages before the first prompt belong
+		// to it; a resume in the same minute writes the metadata line and $set.messages of its
+		// stub into the file, then $set.sessionId and $set.messages (L12-15): cut before them.
+		// The model's turn (L5) is written again with its tool calls (L7).
+		{"gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl", 2, 1, 12, 16, "Now edit and clean up"},
+		{"gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl", 2, 2, 1, 3, "Create a.txt please"},
+		// A compression at the start of the resumed run (L16-17) goes with the prompt too.
+		{"gemini/realclient-gemini0.61.0-compress-auto.jsonl", 2, 1, 12, 18, "Second prompt"},
+		// A resume in a later minute appends only $set.sessionId and $set.messages; the fork's
+		// title line (L12) stays before the cut.
+		{"gemini/realclient-gemini0.61.0-fork-resumed-twice.jsonl", 3, 1, 24, 26, "P4 on fork2 again"},
+		{"gemini/realclient-gemini0.61.0-fork-resumed-twice.jsonl", 3, 2, 13, 15, "P3 on fork2"},
+		// /compress leaves no user record, only an info record (L25): no turn, no preamble.
+		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 1, 27, 27, "Third prompt"},
+		{"gemini/realclient-gemini0.61.0-tui-compress.jsonl", 3, 2, 12, 16, "Second prompt"},
+		// The native /rewind back to P2 (L35 $rewindTo, L36 $set.messages) took P2 and P3 out;
+		// P2b was typed after it.
+		{"gemini/realclient-gemini0.61.0-tui-rewind.jsonl", 2, 1, 36, 37, "P2b new"},
+		{"gemini/realclient-gemini0.61.0-tui-rewind.jsonl", 2, 2, 1, 3, "P1 first"},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
@@ -367,5 +387,164 @@ func TestCodexTurnStart(t *testing.T) {
 				t.Errorf("cut at %d, want %d (before line %d)", tu.Offset, want, tt.cut)
 			}
 		})
+	}
+}
+
+// TestRecordVersions: in a dialect whose records are updated by id, a prompt counts once, is cut
+// before its record's first line (and that line's preamble), reads as its newest version, and a
+// record whose newest version is not a prompt is no turn.
+func TestRecordVersions(t *testing.T) {
+	const profile = `{"name":"v","id_field":"id",%s
+	 "prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]},
+	 "preamble":{"max_lines":4,"owned":[[{"field":"meta","present":true}]]}}`
+	meta := `{"meta":{"sessionId":"s"}}`
+	set := `{"$set":{"lastUpdated":"now"}}`
+	user := func(id, text string) string { return `{"id":"` + id + `","type":"user","content":"` + text + `"}` }
+	reply := func(id string) string { return `{"id":"` + id + `","type":"gemini","content":"ok"}` }
+	type turn struct {
+		cut, prompt int // line indexes
+		text        string
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []turn // newest first
+		plain []turn // the same lines read without updates_by_id, where that differs
+	}{
+		{"prompt updated", []string{meta, user("u1", "first"), set, user("u1", "first again"), reply("a"), set, user("u2", "second")},
+			[]turn{{6, 6, "second"}, {0, 1, "first again"}},
+			[]turn{{6, 6, "second"}, {3, 3, "first again"}, {0, 1, "first"}}},
+		{"newest prompt updated", []string{reply("a"), meta, user("u2", "v1"), set, set, user("u2", "v2")},
+			[]turn{{1, 2, "v2"}}, []turn{{5, 5, "v2"}, {1, 2, "v1"}}},
+		{"newest version no prompt", []string{reply("a"), user("u1", "typed"), set, reply("u1")},
+			nil, []turn{{1, 1, "typed"}}},
+		{"versions apart count once", []string{user("u1", "a"), reply("b"), user("u1", "a")},
+			[]turn{{2, 2, "a"}}, []turn{{2, 2, "a"}, {0, 0, "a"}}},
+		{"a prompt between stops the look back", []string{user("u1", "a"), `{"type":"user","content":"no id"}`, user("u1", "a")},
+			[]turn{{2, 2, "a"}, {1, 1, "no id"}}, []turn{{2, 2, "a"}, {1, 1, "no id"}, {0, 0, "a"}}},
+	}
+	for _, tt := range tests {
+		for _, on := range []bool{true, false} {
+			flag, want := `"updates_by_id":true,`, tt.want
+			if !on {
+				flag, want = "", tt.plain
+			}
+			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", flag, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := strings.Join(tt.lines, "\n") + "\n"
+			starts := []int64{0}
+			for _, l := range tt.lines {
+				starts = append(starts, starts[len(starts)-1]+int64(len(l))+1)
+			}
+			tr, err := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns, err := tr.Turns(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, exp []string
+			for _, tu := range turns {
+				got = append(got, fmt.Sprintf("%d/%d %q", tu.Offset, tu.PromptOffset, tu.Text))
+			}
+			for _, w := range want {
+				exp = append(exp, fmt.Sprintf("%d/%d %q", starts[w.cut], starts[w.prompt], w.text))
+			}
+			if strings.Join(got, ", ") != strings.Join(exp, ", ") {
+				t.Errorf("%s (updates_by_id %v): turns\n got %s\nwant %s", tt.name, on, strings.Join(got, ", "), strings.Join(exp, ", "))
+			}
+		}
+	}
+	if _, err := ParseDialect([]byte(`{"name":"x","updates_by_id":true,"prompt":{"match":[{"field":"type","equals":"user"}]}}`)); err == nil {
+		t.Error("updates_by_id without an id_field was accepted")
+	}
+}
+
+// TestClassifyGemini table-tests the Gemini CLI prompt rule on hand-made records: a prompt is a
+// user record with text parts; the session context, hook context, slash commands and tool
+// results (also user records) are not.
+func TestClassifyGemini(t *testing.T) {
+	d, err := LookupDialect("gemini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := func(content string) string {
+		return `{"id":"u1","timestamp":"2026-11-23T14:06:11.900Z","type":"user","content":` + content + `}`
+	}
+	tests := []struct {
+		line string
+		want Kind
+		text string
+	}{
+		{user(`[{"text":"Create a.txt please"}]`), KindPrompt, "Create a.txt please"},
+		{user(`[{"text":"look"},{"text":"--- Content from referenced files ---"}]`), KindPrompt, "look\n--- Content from referenced files ---"},
+		{user(`"a plain string"`), KindPrompt, "a plain string"},
+		{user(`[{"inlineData":{"mimeType":"image/png","data":"iVBOR"}}]`), KindPrompt, "[image]"},
+		{user(`[{"text":"<session_context>\nThis is the Gemini CLI.</session_context>"}]`), KindEvent, ""},
+		{user(`[{"text":"<hook_context>x</hook_context>"}]`), KindEvent, ""},
+		{user(`[{"text":"/compress"}]`), KindEvent, ""},
+		{user(`[{"text":"?"}]`), KindEvent, ""},
+		{user(`[{"functionResponse":{"id":"write_file__x","name":"write_file","response":{"output":"ok"}}}]`), KindEvent, ""},
+		{user(`[{"text":""}]`), KindEvent, ""},
+		{`{"id":"g1","type":"gemini","content":"Done.","toolCalls":[]}`, KindEvent, ""},
+		{`{"id":"i1","type":"info","content":""}`, KindEvent, ""},
+		{`{"type":"user","content":[{"text":"no id: not a record"}]}`, KindEvent, ""},
+		{`{"$set":{"messages":[{"id":"u","type":"user","content":[{"text":"inside a $set"}]}]}}`, KindEvent, ""},
+		{`{"sessionId":"s","projectHash":"h","kind":"main"}`, KindEvent, ""},
+	}
+	for _, tt := range tests {
+		ev := d.Classify([]byte(tt.line))
+		if ev.Kind != tt.want || ev.Text != tt.text {
+			t.Errorf("Classify(%s) = %v %q, want %v %q", tt.line, ev.Kind, ev.Text, tt.want, tt.text)
+		}
+	}
+}
+
+// TestRewindLines: a line that rewinds the conversation takes the record it names and those
+// after it out of the turns; a name never found takes every record before it, as the agent's
+// loader does.
+func TestRewindLines(t *testing.T) {
+	const profile = `{"name":"r","id_field":"id",%s"prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]}}`
+	user := func(id, text string) string { return `{"id":"` + id + `","type":"user","content":"` + text + `"}` }
+	reply := func(id string) string { return `{"id":"` + id + `","type":"gemini","content":"ok"}` }
+	rewind := func(id string) string { return `{"$rewindTo":"` + id + `"}` }
+	set := `{"$set":{"messages":[]}}`
+	tests := []struct {
+		name        string
+		lines       []string
+		want, plain string // the turns' texts, newest first, with and without the rule
+	}{
+		{"rewound before b", []string{user("u1", "a"), reply("r1"), user("u2", "b"), reply("r2"), rewind("u2"), set, user("u3", "c")}, "c a", "c b a"},
+		{"rewound to the start", []string{user("u1", "a"), reply("r1"), rewind("u1"), user("u2", "b")}, "b", "b a"},
+		{"a name never found", []string{user("u1", "a"), user("u2", "b"), rewind("zz"), user("u3", "c")}, "c", "c b a"},
+		{"two rewinds", []string{user("u1", "a"), user("u2", "b"), rewind("u2"), user("u3", "c"), rewind("u3"), user("u4", "d")}, "d a", "d c b a"},
+	}
+	for _, tt := range tests {
+		for _, on := range []bool{true, false} {
+			field, want := `"rewind_field":"$rewindTo",`, tt.want
+			if !on {
+				field, want = "", tt.plain
+			}
+			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", field, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := strings.Join(tt.lines, "\n") + "\n"
+			tr, _ := New("", bytes.NewReader([]byte(data)), int64(len(data)), d)
+			turns, err := tr.Turns(context.Background(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tu := range turns {
+				got = append(got, tu.Text)
+			}
+			if strings.Join(got, " ") != want {
+				t.Errorf("%s (rule %v): turns %q, want %q", tt.name, on, got, want)
+			}
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +53,8 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		n          int
 		newer      = t.end // Offset of the newer turn: the End of the one being built
 		path       = newTreePath(d.Tree)
+		versions   = newRecordVersions(d)
+		rewound    = newRewinds(d)
 	)
 	emit := func() bool {
 		n++
@@ -77,6 +81,24 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		if !path.on(l.Data) {
 			continue // a branch the conversation left
 		}
+		earlier := versions.earlier(l.Data) // an older version of a record already passed
+		dropped := rewound.dropped(l.Data)  // a record a rewind after it took out
+		// start makes a prompt line the pending turn, at its record's first line; false when it
+		// is an older version of a record already passed, or of a prompt already counted.
+		start := func(ev Event, o *object) (bool, error) {
+			if earlier || dropped || !versions.count(ev.ID) {
+				return false, nil
+			}
+			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
+			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+			first, err := versions.first(t, l.Offset, ev.ID)
+			if err != nil || first == l.Offset {
+				return true, err
+			}
+			pending.Offset, pending.PromptOffset = first, first
+			r = NewReverseReader(t.ra, first)
+			return true, nil
+		}
 		if pending != nil && lookback < d.Preamble.MaxLines {
 			lookback++
 			switch d.preambleRole(l.Data, prompt, contiguous) {
@@ -91,12 +113,13 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 			if d.Preamble.linked() && lookback < d.Preamble.MaxLines {
 				// A line linked to the prompt (its file-history-snapshot) may sit a few lines
 				// further back: keep looking, but never past another prompt.
-				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !dropped && !versions.counted(ev.ID) {
 					if !emit() {
 						return nil
 					}
-					pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
-					prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+					if _, err := start(ev, o); err != nil {
+						return err
+					}
 				}
 				continue
 			}
@@ -106,10 +129,10 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 				return nil
 			}
 		}
-		ev, o := d.classify(l.Data, true)
-		if ev.Kind == KindPrompt {
-			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
-			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
+		if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+			if _, err := start(ev, o); err != nil {
+				return err
+			}
 		}
 	}
 	if pending != nil {
@@ -371,5 +394,133 @@ func (cs Conds) holdsUnlinked(o *object) bool {
 			return false
 		}
 	}
+	return true
+}
+
+// recordVersions follows, in a dialect whose records are updated by id (Gemini), which lines
+// are versions of one record, for a scan read from the end. Versions of a record follow each
+// other with only id-less lines between (the agent updates its last record), so a line is an
+// older version when its id is that of the nearest line with an id after it. Without
+// UpdatesByID every line is a record of its own.
+type recordVersions struct {
+	d       *Dialect
+	on      bool
+	later   string          // the id of the nearest line with an id after the current one
+	prompts map[string]bool // the ids of the prompts counted
+}
+
+func newRecordVersions(d *Dialect) *recordVersions {
+	return &recordVersions{d: d, on: d.UpdatesByID, prompts: map[string]bool{}}
+}
+
+// lineID is the id of a line, "" when it has none.
+func (v *recordVersions) lineID(data []byte) string {
+	o := parseObject(Clean(data))
+	if o == nil {
+		return ""
+	}
+	return o.str(v.d.IDField)
+}
+
+// earlier reports whether the line, the next one read backwards, is an older version of the
+// record after it.
+func (v *recordVersions) earlier(data []byte) bool {
+	if !v.on {
+		return false
+	}
+	id := v.lineID(data)
+	if id == "" {
+		return false
+	}
+	older := id == v.later
+	v.later = id
+	return older
+}
+
+// counted reports whether a prompt of this id was counted already: its versions stood apart,
+// which the agent does not write; counting it again would make one prompt two turns.
+func (v *recordVersions) counted(id string) bool {
+	return v.on && id != "" && v.prompts[id]
+}
+
+// count records a prompt as counted; false when it was already.
+func (v *recordVersions) count(id string) bool {
+	if !v.on || id == "" {
+		return true
+	}
+	if v.prompts[id] {
+		return false
+	}
+	v.prompts[id] = true
+	return true
+}
+
+// first is the offset of the first version of the record whose version starts at offset: it
+// reads back over id-less lines (none of them a prompt) and older versions.
+func (v *recordVersions) first(t *Transcript, offset int64, id string) (int64, error) {
+	if !v.on || id == "" {
+		return offset, nil
+	}
+	first := offset
+	r := NewReverseReader(t.ra, offset)
+	for {
+		l, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			return first, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		switch lid := v.lineID(l.Data); {
+		case lid == id:
+			first = l.Offset
+		case lid != "":
+			return first, nil
+		default:
+			if ev, _ := v.d.classify(l.Data, true); ev.Kind == KindPrompt {
+				return first, nil
+			}
+		}
+	}
+}
+
+// rewinds follows, for a scan read from the end, the lines that rewind the conversation
+// (Gemini CLI's native /rewind writes {"$rewindTo":<record id>}): the record named and every
+// record after it, up to the rewind line, left the conversation (the agent loads the file
+// without them), so their prompts are no turns. A record named but never found takes every
+// record before the rewind with it, as the agent's loader does.
+type rewinds struct {
+	field, idField string
+	needle         []byte
+	pending        map[string]bool // records named by rewind lines, not reached yet
+}
+
+func newRewinds(d *Dialect) *rewinds {
+	w := &rewinds{field: d.RewindField, idField: d.IDField, pending: map[string]bool{}}
+	if w.field != "" {
+		w.needle, _ = json.Marshal(w.field)
+	}
+	return w
+}
+
+// dropped reports whether the line, the next one read backwards, is a record a rewind after it
+// took out; a rewind line starts taking out records up to the one it names.
+func (w *rewinds) dropped(data []byte) bool {
+	if w.field == "" || len(w.pending) == 0 && !bytes.Contains(data, w.needle) {
+		return false
+	}
+	o := parseObject(Clean(data))
+	if o == nil {
+		return false
+	}
+	if target := o.str(w.field); target != "" {
+		w.pending[target] = true
+		return false
+	}
+	id := o.str(w.idField)
+	if id == "" || len(w.pending) == 0 {
+		return false
+	}
+	delete(w.pending, id)
 	return true
 }

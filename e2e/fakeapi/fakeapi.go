@@ -112,6 +112,8 @@ func (s *Server) Messages() []*Request {
 			req, err = ParseRequest(r.Body)
 		case r.Path == "/v1/responses":
 			req, err = parseResponsesRequest(r.Body)
+		case isGeminiGenerate(r.Path):
+			req, err = parseGeminiRequest(r.Path, r.Body)
 		default:
 			continue
 		}
@@ -137,6 +139,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		s.serveResponses(w, id, body)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
+		s.serveGemini(w, r.URL.Path, body)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/models"):
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"object":"list","data":[],"models":[]}`)

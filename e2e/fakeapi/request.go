@@ -74,7 +74,9 @@ func isInjected(text string) bool {
 		"<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>",
 		"<skills_instructions>", "Another language model started to solve this problem", "<user_shell_command>",
 		"<turn_aborted>", "<hook_prompt", "<subagent_notification>", "<permissions instructions>",
-		"<collaboration_mode>", "<apps_instructions>", "<plugins_instructions>")
+		"<collaboration_mode>", "<apps_instructions>", "<plugins_instructions>",
+		// Gemini CLI: its session context, hook context, a compression's summary.
+		"<session_context>", "<hook_context>", "<state_snapshot>")
 }
 
 // Prompts returns the texts the user typed, oldest first: the text blocks of user messages

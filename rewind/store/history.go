@@ -43,6 +43,10 @@ type ForkRecord struct {
 	// there): the fork holds the parent's other bytes before Offset, shifted by
 	// the two first lines' difference in length.
 	ParentFirstLine []byte `json:"parent_first_line,omitempty"`
+	// ParentSessionID is the parent's session id where the fork replaced it by SessionID in
+	// every line (Gemini): the fork holds the parent's bytes before Offset with the one id
+	// for the other, at the same offsets.
+	ParentSessionID string `json:"parent_session_id,omitempty"`
 	Title           string `json:"title,omitempty"`
 	Method          string `json:"method,omitempty"`
 	Removed         string `json:"removed_to,omitempty"` // where undo-restore moved it

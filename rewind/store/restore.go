@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		res.Warnings = append(res.Warnings, f.Warnings...)
 		res.Resume = ResumeHint(agent, f.SessionID)
 		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset,
-			ParentFirstLine: f.ReplacedFirstLine, Title: f.Title, Method: f.Method}
+			ParentFirstLine: f.ReplacedFirstLine, ParentSessionID: f.ReplacedID, Title: f.Title, Method: f.Method}
 	case "in-place":
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
@@ -695,6 +696,19 @@ func lineageOf(t *jsonl.Transcript, path string, promptOffset int64, h History) 
 		}
 		child := lineage[cur]
 		parent := ancestor{first: child.first, held: child.held}
+		if f.ParentSessionID != "" && len(f.ParentSessionID) == len(f.SessionID) {
+			// Gemini: the fork named its session in every line; the parent's bytes are the
+			// fork's with the parent's id put back, at the same offsets.
+			held, err := jsonl.New(t.Path, swappedID{rest: child.held.ReaderAt(), from: []byte(f.SessionID), to: []byte(f.ParentSessionID)},
+				child.held.Size(), t.Dialect)
+			if err != nil {
+				return nil, err
+			}
+			parent.held, parent.limit = held, min(child.limit, f.Offset)
+			lineage[f.ParentTranscript] = parent
+			cur = f.ParentTranscript
+			continue
+		}
 		if f.ParentFirstLine != nil {
 			parent.first = f.ParentFirstLine
 			if firstSize < 0 {
@@ -740,6 +754,36 @@ func firstLineSize(t *jsonl.Transcript) (int64, error) {
 		return 0, fmt.Errorf("transcript %s: %w", t.Path, err)
 	}
 	return size, nil
+}
+
+// swappedID reads as rest with every occurrence of from replaced by to, of the same length.
+type swappedID struct {
+	rest     io.ReaderAt
+	from, to []byte
+}
+
+func (r swappedID) ReadAt(p []byte, off int64) (int, error) {
+	// Read len(from)-1 bytes more on each side, so that an occurrence cut by the window's
+	// edges is seen whole.
+	pad := int64(len(r.from) - 1)
+	start := max(off-pad, 0)
+	buf := make([]byte, int64(len(p))+(off-start)+pad)
+	n, err := r.rest.ReadAt(buf, start)
+	buf = bytes.ReplaceAll(buf[:n], r.from, r.to)
+	if int64(len(buf)) <= off-start {
+		if err == nil {
+			err = io.EOF
+		}
+		return 0, err
+	}
+	m := copy(p, buf[off-start:])
+	if m == len(p) {
+		return m, nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return m, err
 }
 
 // replacedFirstLine reads as first followed by rest from skip on.

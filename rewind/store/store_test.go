@@ -358,6 +358,9 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 	}{
 		{"claude", fixtureBytes(t), 2},
 		{"droid", droid, 2},
+		// Gemini: a fork names its session in every line, the rest at the same offsets; a
+		// fork that keeps no prompt is refused, so the last step goes back 1.
+		{"gemini", geminiTranscript(t, 4), 1},
 		// pi: four prompts on the path from the last line, two more on branches /tree left;
 		// a fork that keeps no reply of the agent is refused, so the last step goes back 1.
 		{"pi", pi, 1},
@@ -365,8 +368,11 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := project(t)
 			name := "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl"
-			if tc.name == "pi" {
+			switch tc.name {
+			case "pi":
 				name = "2026-11-23T14-07-39-399Z_01a208bb-dd86-72e3-8209-b2ae8bd1fd78.jsonl"
+			case "gemini":
+				name = "session-2026-11-23T14-06-c5615351.jsonl"
 			}
 			tp := filepath.Join(t.TempDir(), name)
 			os.WriteFile(tp, tc.data, 0o644)
@@ -398,6 +404,9 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 				}
 				if got := read(t, filepath.Join(s.Project, "state.txt")); got != st.want {
 					t.Fatalf("step %d, back %d --both: tree %q, want %q (checkpoint %s)", i+1, st.n, got, st.want, res.Checkpoint)
+				}
+				if tc.name == "gemini" && !strings.Contains(firstLine(t, res.Fork.Path), `"sessionId":"`+res.Fork.SessionID+`"`) {
+					t.Fatalf("step %d: the Gemini fork's first line does not name it: %s", i+1, firstLine(t, res.Fork.Path))
 				}
 				if tc.name == "droid" && !strings.Contains(firstLine(t, res.Fork.Path), `"title":"[Fork] `) {
 					t.Fatalf("step %d: the Droid fork's first line was not rewritten: %s", i+1, firstLine(t, res.Fork.Path))
@@ -458,6 +467,26 @@ func TestBackBothInAgentsOwnFork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// geminiTranscript makes an n-prompt Gemini CLI session from the real two-prompt fixture: its
+// first turn, then its second (a resume's lines, the prompt, the model's records) n-1 times,
+// each copy with its own record ids and prompt.
+func geminiTranscript(t *testing.T, n int) []byte {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/fixtures/gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	out := strings.Join(lines[:11], "")
+	recordID := regexp.MustCompile(`"id":"[0-9a-f]{8}`)
+	for k := 2; k <= n; k++ {
+		turn := strings.Join(lines[11:29], "")
+		turn = recordID.ReplaceAllString(turn, fmt.Sprintf(`"id":"%08d`, k))
+		out += strings.ReplaceAll(turn, "Now edit and clean up", fmt.Sprint("Prompt ", k, ": edit and clean up"))
+	}
+	return []byte(out)
 }
 
 // droidTranscript makes an n-prompt Droid session from the real one-prompt
@@ -947,5 +976,24 @@ func TestBackBothAfterDroidRewritesItsFirstLine(t *testing.T) {
 	}
 	if res.Fork == nil {
 		t.Error("no fork")
+	}
+}
+
+// TestSwappedID: the view of a Gemini fork as its parent reads every window as the whole file
+// with the id swapped back, also where an occurrence is cut by the window's edges.
+func TestSwappedID(t *testing.T) {
+	from, to := "aaaaaaaa-bbbb", "11111111-2222"
+	src := `{"sessionId":"` + from + `"}` + "\n" + `{"$set":{"sessionId":"` + from + `"}}` + "\n" + from
+	want := strings.ReplaceAll(src, from, to)
+	r := swappedID{rest: strings.NewReader(src), from: []byte(from), to: []byte(to)}
+	for off := 0; off <= len(src); off++ {
+		for n := 0; off+n <= len(src)+3; n++ {
+			p := make([]byte, n)
+			m, err := r.ReadAt(p, int64(off))
+			end := min(off+n, len(src))
+			if string(p[:m]) != want[off:end] || (off+n > len(src)) != (err == io.EOF) && n > 0 {
+				t.Fatalf("ReadAt(%d bytes at %d) = %q, %v; want %q", n, off, p[:m], err, want[off:end])
+			}
+		}
 	}
 }
