@@ -149,7 +149,7 @@ case ":$PATH:" in
 esac
 if [ "$agents" = none ]; then
   if [ "$found_none" = 1 ]; then
-    say "no agent found (looked for the config folders and commands of: $("$hook" register --agents none --list-known)):"
+    say "no agent found (looked for the config folders and commands of: $("$hook" register --agents none --list-known | sed 's/,/, /g')):"
   fi
   say "no hooks were registered, so nothing is checkpointed automatically yet."
   say "once an agent is installed: ./install.sh --yes, or rewind config --register-hooks; meanwhile rewind save takes checkpoints by hand."

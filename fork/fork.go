@@ -1,19 +1,20 @@
-// Package fork writes a fork of an AI coding agent's session: a new session file holding the
+// Package fork writes a fork of an AI coding agent's session: a new session holding the
 // agent's transcript up to a boundary (Create), or — behind a verified backup — cuts the live
 // transcript back to it (Truncate).
 //
-// A fork is the transcript's bytes [0, offset) under a new session id, beside the original
-// (Claude Code: <uuid>.jsonl in the same project directory), appearing atomically; the source
-// is opened read-only. When the live transcript still holds the checkpointed prefix the bytes
-// are copied from it with the kernel's copy (copy_file_range, which reflinks where the
+// A fork is the transcript's bytes [0, offset) under a new session id, appearing atomically; the
+// source is opened read-only. When the live transcript still holds the checkpointed prefix the
+// bytes are copied from it with the kernel's copy (copy_file_range, which reflinks where the
 // filesystem can); otherwise they are inflated from the checkpoint's transcript.jsonl.gz.
 //
-// What the agent needs to list the fork as its own session was established with the real
-// clients (see the e2e tests): Claude Code resumes a byte-prefix copy as is (the copied lines
-// keep the old sessionId) and lists it titled by an appended
-// {"type":"custom-title","customTitle":"[Fork] …","sessionId":<new id>} line; Droid keeps the
-// session's id and title in the first line (session_start), which the fork rewrites, and a
-// <id>.settings.json sidecar, which the fork copies.
+// Where the fork goes and what names its session are each agent's dialect's fork rule (see
+// jsonl and layout.go): Claude Code resumes a byte-prefix copy beside the original as is and
+// lists it titled by an appended custom-title line; Droid keeps the session's id and title in
+// its first line, which the fork rewrites, and copies a settings sidecar; Codex, Gemini CLI and
+// Copilot carry the id in many lines, which the fork replaces (Copilot's fork is a folder of its
+// own, with workspace.yaml); pi's fork ends with a line pointing at where its conversation
+// ends; OpenCode's sessions are not files, and its fork is an export loaded with `opencode
+// import` (opencode.go). Each was established against the real client (see the e2e tests).
 package fork
 
 import (
@@ -46,7 +47,7 @@ type CreateOptions struct {
 	// bytes, concatenated in order, are the transcript from byte 0. Used when the live file no
 	// longer holds the checkpointed prefix.
 	Snapshots []string
-	Agent     string // the dialect (claude, droid, …); "" to take Checkpoint.Agent or detect
+	Agent     string // the dialect (claude, codex, …); "" to take Checkpoint.Agent or detect
 	Out       string // the fork's path; "" for <session id>.jsonl beside From
 	SessionID string // the fork's session id; "" for Out's name when it is a UUID, else a new UUID
 	NoTitle   bool   // do not mark the fork's title

@@ -624,6 +624,12 @@ esac
 		}
 	}
 
+	// Cutting the mirror in place would change nothing in OpenCode: refused, the mirror kept.
+	_, err = Truncate(context.Background(), TruncateOptions{From: mirror, BackupDir: t.TempDir(), Checkpoint: Checkpoint{Offset: turn.Offset, Agent: "opencode"}})
+	if now, _ := os.ReadFile(mirror); err == nil || !strings.Contains(Hint(err), "without --in-place") || !bytes.Equal(now, orig) {
+		t.Errorf("truncating an OpenCode mirror: %v (hint %q)", err, Hint(err))
+	}
+
 	t.Setenv("DROP", "1")
 	_, err = Create(context.Background(), CreateOptions{From: mirror, Checkpoint: Checkpoint{Offset: turn.Offset}})
 	if err == nil || !strings.Contains(err.Error(), "the imported session holds") || !strings.Contains(Hint(err), "opencode import") {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"rewind.dev/jsonl"
 	"strings"
 	"syscall"
 	"time"
@@ -57,6 +58,11 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	cp := o.Checkpoint
 	if err := cp.validate(); err != nil {
 		return Truncation{}, err
+	}
+	if d, err := jsonl.LookupDialect(cp.Agent); err == nil && d.Fork.Method != "copy" {
+		// OpenCode's session is in its database; the file is Rewind's mirror of it.
+		return Truncation{}, &Error{Err: fmt.Errorf("%s keeps its sessions in its own database: %s is only Rewind's mirror, and cutting it changes nothing in the agent", d.Name, o.From),
+			Hint: "fork instead (without --in-place): the fork is loaded into the agent as a new session"}
 	}
 	f, err := openRW(o.From)
 	if err != nil {

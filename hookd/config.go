@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultDeadline is how long rewind-hook gives one event when the config
-// says nothing: well under both agents' hook timeouts (Claude Code minutes,
-// Droid 60 s; the registrations ask for 30 s).
+// says nothing: well under every agent's hook timeout (the registrations
+// ask for 30 s; Droid's default is 60 s, Copilot's 30 s; the bridges wait
+// 15 s).
 const DefaultDeadline = 10 * time.Second
 
 // Config is what rewind-hook reads of ~/.rewind/config.json and of the

@@ -1,9 +1,9 @@
 // Package cli is the rewind-hook command, importable so tests (and the
 // rewind porcelain's tests) run it in-process.
 //
-//	rewind-hook [--agent claude|droid] [--dry-run]                 (dispatch on hook_event_name)
+//	rewind-hook [--agent AGENT] [--dry-run]                        (dispatch on hook_event_name)
 //	rewind-hook session-start|user-prompt-submit|pre-tool-use|post-tool-use|stop|pre-compact|session-end
-//	            [--agent claude|droid] [--dry-run]
+//	            [--agent AGENT] [--dry-run]
 //	rewind-hook register   [--agents claude,droid|all|none] [--tier T] [--hook PATH] [--settings FILE]
 //	rewind-hook unregister [--agents claude,droid|all] [--settings FILE]
 //
@@ -90,7 +90,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var subs []*ffcli.Command
 	for _, action := range hookd.Actions() {
 		event, _ := hookd.EventForAction(action)
-		subs = append(subs, command(e, action, "[--agent claude|droid] [--dry-run] < hook.json",
+		subs = append(subs, command(e, action, "[--agent AGENT] [--dry-run] < hook.json",
 			"handle the agent's "+event+" hook", &hookCmd{action: action}))
 	}
 	subs = append(subs,
@@ -101,8 +101,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	)
 	root := &ffcli.Command{
 		Name:       name,
-		ShortUsage: name + " [action] [--agent claude|droid] [--dry-run] < hook.json",
-		ShortHelp:  "Rewind's hook for Claude Code and Droid",
+		ShortUsage: name + " [action] [--agent AGENT] [--dry-run] < hook.json",
+		ShortHelp:  "Rewind's hook for coding agents: " + strings.Join(hookd.AgentNames(), ", "),
 		LongHelp: strings.TrimSpace(`
 Reads the agent's hook JSON on stdin; without an action it dispatches on
 hook_event_name. Checkpoints follow the tier in ~/.rewind/config.json (a

@@ -28,7 +28,7 @@ type hookCmd struct {
 }
 
 func (c *hookCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agent, "agent", "", "the agent that runs the hook: claude or droid (default: detect)")
+	fs.StringVar(&c.agent, "agent", "", "the agent that runs the hook: "+strings.Join(hookd.AgentNames(), ", ")+" (default: detect)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print the request for rewind on stdout instead of running it; touch nothing")
 }
 

@@ -50,7 +50,7 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		return err
 	}
 	if c.listKnown {
-		_, err := fmt.Fprintln(e.stdout, strings.Join(hookd.AgentNames(), ", "))
+		_, err := fmt.Fprintln(e.stdout, strings.Join(hookd.AgentNames(), ","))
 		return err
 	}
 	names, err := selectAgents(c.agents, c.settings, home, true)

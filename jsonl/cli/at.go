@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"rewind.dev/jsonl"
@@ -26,7 +27,7 @@ func newAtCmd(e *env) *ffcli.Command {
 
 func (c *atConfig) RegisterFlags(fs *flag.FlagSet) {
 	c.agent.register(fs)
-	fs.StringVar(&c.event, "event", "", "the event id (Claude: uuid; Droid, pi, Copilot: id)")
+	fs.StringVar(&c.event, "event", "", "the event id (each agent's id field: "+idFields()+")")
 }
 
 type atOut struct {
@@ -52,4 +53,17 @@ func (c *atConfig) Exec(ctx context.Context, args []string) error {
 		return scanError(err)
 	}
 	return c.env.emit(atOut{Type: "boundary", EventCut: cut})
+}
+
+// idFields names each dialect's event id field, e.g. "claude: uuid; codex: none; …".
+func idFields() string {
+	var parts []string
+	for _, d := range jsonl.Dialects() {
+		f := d.IDField
+		if f == "" {
+			f = "none"
+		}
+		parts = append(parts, d.Name+": "+f)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -306,7 +306,7 @@ func scanError(err error) error {
 	case errors.Is(err, jsonl.ErrFewerPrompts):
 		return &exitError{code: exitNotFound, err: err, hint: "run rewind-jsonl turns FILE to list the prompts"}
 	case errors.Is(err, jsonl.ErrEventNotFound):
-		return &exitError{code: exitNotFound, err: err, hint: "the id must be the event id field of a complete line (Claude: uuid; Droid, pi, Copilot: id)"}
+		return &exitError{code: exitNotFound, err: err, hint: "the id must be the event id field of a complete line (" + idFields() + ")"}
 	case errors.Is(err, jsonl.ErrNoEventIDs):
 		return &exitError{code: exitFailure, err: err, hint: "use rewind-jsonl back N for this agent"}
 	}
