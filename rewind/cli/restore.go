@@ -2,15 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
-	"rewind.dev/hookd"
 	"rewind.dev/rewind/store"
 )
 
@@ -132,98 +129,4 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON bool) {
 	if r.Backup != "" {
 		fmt.Fprintf(e.stdout, "Backup checkpoint %s; 'rewind undo-restore' reverts this.\n", r.Backup)
 	}
-}
-
-type undoCmd struct {
-	common
-	dryRun bool
-}
-
-func (c *undoCmd) RegisterFlags(fs *flag.FlagSet) {
-	c.register(fs)
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show what would be written and deleted")
-}
-
-func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 0, 0, "undo"); err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	res, err := s.Undo(ctx, c.dryRun)
-	if res != nil {
-		e.printRestore(res, c.json)
-	}
-	return err
-}
-
-type undoRestoreCmd struct{ common }
-
-func (c *undoRestoreCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
-
-func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 0, 0, "undo-restore"); err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	res, err := s.UndoRestore(ctx)
-	if res != nil {
-		e.printRestore(res, c.json)
-	}
-	return err
-}
-
-type backCmd struct {
-	common
-	both, inPlace, dryRun bool
-	transcript, agent     string
-}
-
-func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
-	c.register(fs)
-	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
-	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show the boundary and the checkpoint")
-	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
-	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
-}
-
-func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 1, 1, "back"); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	transcript, err := absPath(c.transcript)
-	if err != nil {
-		return err
-	}
-	agent, inAgent := c.agent, false
-	if transcript == "" {
-		// Run by the agent itself: its session, not the newest one the hooks saw.
-		if a, id := hookd.SessionFromEnv(e.getenv); id != "" {
-			if p, ag, ok := s.SessionTranscript(id); ok {
-				transcript, inAgent = p, true
-				if agent == "" {
-					agent = cmp.Or(ag, a)
-				}
-			}
-		}
-	}
-	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
-	if res != nil && (err == nil || res.Backup != "") {
-		e.printRestore(res, c.json)
-	}
-	return err
 }

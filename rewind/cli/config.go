@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"rewind.dev/hookd"
+	"rewind.dev/rewind/store"
+)
+
+type configCmd struct {
+	common
+	tier                 string
+	registerHooks, unreg bool
+	agents               string
+}
+
+func (c *configCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.StringVar(&c.tier, "tier", "", "set the project's tier: minimal, balanced or aggressive")
+	fs.BoolVar(&c.registerHooks, "register-hooks", false, "register Rewind's hooks in the agents' settings")
+	fs.BoolVar(&c.unreg, "unregister-hooks", false, "remove Rewind's hooks from the agents' settings")
+	fs.StringVar(&c.agents, "agent", "all", "which agents' hooks: a comma-separated list of "+strings.Join(hookd.AgentNames(), ", ")+", or all")
+}
+
+func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 0, 0, "config"); err != nil {
+		return err
+	}
+	if c.registerHooks && c.unreg {
+		return usageError{"--register-hooks and --unregister-hooks exclude each other"}
+	}
+	if c.registerHooks || c.unreg {
+		return c.hooks(ctx, e)
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	if c.tier != "" {
+		switch c.tier {
+		case "minimal", "balanced", "aggressive":
+		default:
+			return usageError{fmt.Sprintf("unknown tier %q: minimal, balanced or aggressive", c.tier)}
+		}
+		l, err := s.Lock(ctx)
+		if err != nil {
+			return err
+		}
+		pc, err := s.ProjectConfig()
+		if err == nil {
+			pc.Tier = c.tier
+			err = s.SetProjectConfig(pc)
+		}
+		l.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return e.json(map[string]any{"type": "config", "config": cfg, "global": store.GlobalConfigPath(), "project": s.ProjectConfigPath()})
+	}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	fmt.Fprintf(e.stdout, "%s\n(global %s, project %s)\n", b, store.GlobalConfigPath(), s.ProjectConfigPath())
+	return nil
+}
+
+// hooks registers or unregisters through rewind-hook, installed beside
+// this binary, which owns the agents' settings files.
+func (c *configCmd) hooks(ctx context.Context, e *env) error {
+	hook := filepath.Join(executableDir(), "rewind-hook")
+	if _, err := os.Stat(hook); err != nil {
+		return withHint(fmt.Errorf("rewind-hook is not installed beside rewind (%s)", hook), "run ./install.sh from the Rewind source")
+	}
+	args := []string{"register", "--agents", c.agents}
+	if c.unreg {
+		args = []string{"unregister", "--agents", c.agents}
+	}
+	if c.tier != "" && c.registerHooks {
+		args = append(args, "--tier", c.tier)
+	}
+	cmd := exec.CommandContext(ctx, hook, args...)
+	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %w", hook, strings.Join(args, " "), err)
+	}
+	return nil
+}
