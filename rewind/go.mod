@@ -5,7 +5,6 @@ go 1.25.0
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/klauspost/pgzip v1.3.0
-	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/rogpeppe/go-internal v1.16.0
 	rewind.dev/fork v0.0.0
 	rewind.dev/hookd v0.0.0

@@ -60,3 +60,17 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return err
 }
+
+func (c *backCmd) doc() doc {
+	return doc{
+		args:    "<n>",
+		summary: "rewind the chat to before the nth-most-recent prompt",
+		text: `Writes a fork of the conversation that ends before the nth-most-recent
+prompt (or cuts the transcript in place), and with --both also restores the
+code to the newest checkpoint taken before that prompt.`,
+		examples: []string{
+			"rewind back 1   # drop the last prompt from the chat",
+			"rewind back 2 --both --dry-run",
+		},
+	}
+}

@@ -35,8 +35,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/peterbourgon/ff/v3/ffcli"
-
 	"rewind.dev/rewind/store"
 )
 
@@ -66,112 +64,120 @@ type env struct {
 	getenv         func(string) string
 }
 
-// runner is one subcommand.
+// runner is one command: its flags, what it does, and its help.
 type runner interface {
 	RegisterFlags(fs *flag.FlagSet)
 	Exec(ctx context.Context, e *env, args []string) error
+	doc() doc
 }
 
-type subcommand struct {
-	name, usage, help string
-	r                 runner
-	hidden            bool
+// doc is a command's help: 'rewind help CMD' and 'rewind CMD --help' print
+// it, the command list shows its summary.
+type doc struct {
+	args     string   // what follows the command, e.g. "<cp> [<cp2>]"
+	summary  string   // one line, lowercase, no period
+	text     string   // paragraphs after the summary; "" for none
+	examples []string // command lines, each optionally followed by "  # comment"
 }
 
-func subcommands() []subcommand {
-	return []subcommand{
-		{"init", "[--mode project|global]", "create the checkpoint store", &initCmd{}, false},
-		{"save", "[description] [--transcript PATH] [--agent A] [--pin LABEL] [--full]", "take a checkpoint of the tree and the transcript", &saveCmd{}, false},
-		{"list", "[--all] [-n N]", "list checkpoints, newest first", &listCmd{}, false},
-		{"show", "<cp>", "show a checkpoint's metadata", &showCmd{}, false},
-		{"diff", "<cp> [<cp2>] [--stat]", "changes between a checkpoint and the tree (or two checkpoints)", &diffCmd{}, false},
-		{"restore", "<cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]", "restore code and/or chat from a checkpoint", &restoreCmd{}, false},
-		{"undo", "[--dry-run]", "undo the step the agent just took (code)", &undoCmd{}, false},
-		{"undo-restore", "", "revert the last restore, tree and transcript", &undoRestoreCmd{}, false},
-		{"back", "<n> [--both] [--in-place] [--dry-run]", "rewind the chat to before the nth-most-recent prompt", &backCmd{}, false},
-		{"status", "", "installation, store, session and hooks", &statusCmd{}, false},
-		{"validate", "", "check the store end to end", &validateCmd{}, false},
-		{"gc", "[--keep N] [--max-age D] [--max-bytes B] [--dry-run]", "delete old checkpoints", &gcCmd{}, false},
-		{"pin", "<cp> [label]", "keep a checkpoint through gc", &pinCmd{}, false},
-		{"unpin", "<cp>", "let gc delete a checkpoint again", &pinCmd{unpin: true}, false},
-		{"config", "[--tier T] [--register-hooks|--unregister-hooks] [--agent A]", "show or change the configuration", &configCmd{}, false},
-		{"forks", "list | show <id>", "forks Rewind created", &forksCmd{}, false},
-		{"statusline", "", "one line for an agent's status bar (reads session JSON on stdin)", &statuslineCmd{}, false},
-		{"hook", "", "apply a rewind-hook request (JSON on stdin); used by rewind-hook", &hookCmd{}, true},
+// command is one entry of the command table.
+type command struct {
+	name     string
+	r        runner
+	plumbing bool // for other programs (rewind-hook), listed apart
+}
+
+func commands() []command {
+	return []command{
+		{name: "init", r: &initCmd{}},
+		{name: "save", r: &saveCmd{}},
+		{name: "list", r: &listCmd{}},
+		{name: "show", r: &showCmd{}},
+		{name: "diff", r: &diffCmd{}},
+		{name: "restore", r: &restoreCmd{}},
+		{name: "undo", r: &undoCmd{}},
+		{name: "undo-restore", r: &undoRestoreCmd{}},
+		{name: "back", r: &backCmd{}},
+		{name: "status", r: &statusCmd{}},
+		{name: "validate", r: &validateCmd{}},
+		{name: "gc", r: &gcCmd{}},
+		{name: "pin", r: &pinCmd{}},
+		{name: "unpin", r: &pinCmd{unpin: true}},
+		{name: "config", r: &configCmd{}},
+		{name: "forks", r: &forksCmd{}},
+		{name: "statusline", r: &statuslineCmd{}},
+		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}
+}
+
+func lookup(cmdName string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == cmdName {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // Main runs rewind with args (without the program name) and returns the
 // exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	rootFS := flag.NewFlagSet(name, flag.ContinueOnError)
-	rootFS.SetOutput(stderr)
-	version := rootFS.Bool("version", false, "print the version and exit")
-	var subs []*ffcli.Command
-	byName := map[string]*flag.FlagSet{}
-	for _, sc := range subcommands() {
-		sc := sc
-		fs := flag.NewFlagSet(name+" "+sc.name, flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		sc.r.RegisterFlags(fs)
-		byName[sc.name] = fs
-		cmd := &ffcli.Command{
-			Name: sc.name, ShortUsage: name + " " + sc.name + " " + sc.usage, ShortHelp: sc.help, FlagSet: fs,
-			Exec: func(ctx context.Context, args []string) error { return sc.r.Exec(ctx, e, args) },
-		}
-		if sc.hidden {
-			cmd.ShortHelp = ""
-		}
-		subs = append(subs, cmd)
-	}
-	root := &ffcli.Command{
-		Name:       name,
-		ShortUsage: name + " <command> [flags]",
-		ShortHelp:  "checkpoints of code and chat for AI coding agents",
-		LongHelp: strings.TrimSpace(`
-Rewind checkpoints the project tree and the agent's transcript together and
-rewinds code, chat or both, without destroying anything: a chat rewind writes a
-new forked session, a code restore first takes a backup, and 'rewind
-undo-restore' reverts any restore. Checkpoints are named by id, a unique id
-prefix, or @N (@0 is the newest). See rewind(1).`),
-		FlagSet:     rootFS,
-		Subcommands: subs,
-		Exec: func(ctx context.Context, args []string) error {
-			if *version {
-				fmt.Fprintf(stdout, "%s %s\n", name, versionString())
-				return nil
-			}
-			if len(args) > 0 {
-				return usageError{fmt.Sprintf("unknown command %q; run '%s --help'", args[0], name)}
-			}
-			return flag.ErrHelp
-		},
-	}
-	args = hoistCommon(args)
-	if len(args) > 0 {
-		if fs := byName[args[0]]; fs != nil {
-			args = append([]string{args[0]}, permute(fs, args[1:])...)
-		}
-	}
-	if err := root.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-		return 2
-	}
-	err := root.Run(ctx)
+	err := run(ctx, e, hoistCommon(args))
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
 		return 130
 	}
 	return report(stderr, err)
+}
+
+// run picks the command and runs it. Help is printed on stdout when asked
+// for ('rewind', 'rewind help [CMD]', '--help' anywhere before "--").
+func run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return rootHelp(e.stdout)
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			return rootHelp(e.stdout)
+		}
+		if len(args) > 2 {
+			return usageError{"help takes one command; run 'rewind help'"}
+		}
+		c, ok := lookup(args[1])
+		if !ok {
+			return unknownCommand(args[1])
+		}
+		return commandHelp(e.stdout, c)
+	case "-version", "--version":
+		if len(args) > 1 {
+			return usageError{"--version takes no arguments"}
+		}
+		_, err := fmt.Fprintf(e.stdout, "%s %s\n", name, versionString())
+		return err
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		if strings.HasPrefix(args[0], "-") {
+			return withHint(usageError{fmt.Sprintf("unknown flag %s before the command", args[0])}, "flags other than -C and --json follow the command; run 'rewind help'")
+		}
+		return unknownCommand(args[0])
+	}
+	fs := flag.NewFlagSet(name+" "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	c.r.RegisterFlags(fs)
+	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return commandHelp(e.stdout, c)
+		}
+		return flagError(fs, c, err)
+	}
+	return c.r.Exec(ctx, e, fs.Args())
 }
 
 func report(stderr io.Writer, err error) int {
@@ -222,7 +228,7 @@ func hoistCommon(args []string) []string {
 
 // permute moves flags that follow positional arguments in front of them, so
 // 'rewind restore @0 --code-only' works like 'rewind restore --code-only @0'.
-// A "--" ends flags.
+// A "--" ends flags: what follows it is positional, whatever it looks like.
 func permute(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
@@ -250,7 +256,12 @@ func permute(fs *flag.FlagSet, args []string) []string {
 			}
 		}
 	}
-	return append(flags, pos...)
+	if len(pos) == 0 {
+		return flags
+	}
+	// "--" keeps a positional argument that starts with "-" (rewind save --
+	// -x) from being read as a flag.
+	return append(append(flags, "--"), pos...)
 }
 
 // common holds the flags every command takes.
@@ -375,10 +386,15 @@ func oneLine(s string, n int) string {
 }
 
 func needArgs(args []string, lo, hi int, sub string) error {
-	if len(args) < lo || len(args) > hi {
-		return usageError{fmt.Sprintf("wrong number of arguments; run '%s %s --help'", name, sub)}
+	if len(args) >= lo && len(args) <= hi {
+		return nil
 	}
-	return nil
+	usage := name + " " + sub
+	if c, ok := lookup(sub); ok && c.r.doc().args != "" {
+		usage += " " + c.r.doc().args
+	}
+	return withHint(usageError{fmt.Sprintf("wrong number of arguments for '%s %s' (%d)", name, sub, len(args))},
+		fmt.Sprintf("usage: %s; 'rewind help %s' says more", usage, sub))
 }
 
 func versionString() string {

@@ -96,3 +96,14 @@ func (c *configCmd) hooks(ctx context.Context, e *env) error {
 	}
 	return nil
 }
+
+func (c *configCmd) doc() doc {
+	return doc{
+		summary: "show or change the configuration",
+		examples: []string{
+			"rewind config",
+			"rewind config --tier aggressive",
+			"rewind config --register-hooks --agent claude",
+		},
+	}
+}

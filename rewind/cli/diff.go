@@ -189,3 +189,11 @@ func colorDiff(e *env, d string) string {
 	}
 	return strings.Join(lines, "")
 }
+
+func (c *diffCmd) doc() doc {
+	return doc{
+		args:     "<cp> [<cp2>]",
+		summary:  "changes between a checkpoint and the tree (or two checkpoints)",
+		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat"},
+	}
+}

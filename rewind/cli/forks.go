@@ -66,3 +66,11 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+func (c *forksCmd) doc() doc {
+	return doc{
+		args:     "list | show <session-id>",
+		summary:  "forks Rewind created",
+		examples: []string{"rewind forks list", "rewind forks show 7177182e"},
+	}
+}

@@ -68,3 +68,12 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+func (c *gcCmd) doc() doc {
+	return doc{
+		summary: "delete old checkpoints",
+		text: `Without a policy flag it applies the configured retention. It never
+deletes the newest checkpoint, pinned ones, or ones the restore history needs.`,
+		examples: []string{"rewind gc --keep 100 --dry-run", "rewind gc --max-age 7d"},
+	}
+}

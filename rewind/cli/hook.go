@@ -80,3 +80,16 @@ func sameDir(a, b string) bool {
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
+
+func (c *hookCmd) doc() doc {
+	return doc{
+		summary: "apply one rewind-hook request (JSON on stdin)",
+		text: `rewind-hook decides what an agent's hook event calls for and hands the store
+work to this command: it reads one request object on stdin, updates the
+session and takes a checkpoint under the store lock, and prints one response
+object. A project without a store gets one when the request allows it
+(auto_init) and the project is in a git work tree that is neither the home
+folder nor /. See rewind-hook(1) for both objects.`,
+		examples: []string{`echo '{"version":1,"event":"UserPromptSubmit","agent":"claude","project_dir":"'"$PWD"'","checkpoint":"always"}' | rewind hook`},
+	}
+}

@@ -49,3 +49,18 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+func (c *initCmd) doc() doc {
+	return doc{
+		summary: "create the checkpoint store",
+		text: `In project mode (the default) the store is <project>/.agent/rewind/,
+added to .git/info/exclude in a git repository; in global mode it is
+~/.rewind/storage/<hash>/ and nothing is added to the project. The project is
+the git work tree holding the current folder, else the folder itself.
+Running it again changes nothing.`,
+		examples: []string{
+			"rewind init",
+			"rewind init --mode global   # keep the project folder clean",
+		},
+	}
+}

@@ -74,3 +74,14 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return tw.Flush()
 }
+
+func (c *listCmd) doc() doc {
+	return doc{
+		summary: "list checkpoints, newest first",
+		examples: []string{
+			"rewind list",
+			"rewind list -n 0 --all   # every checkpoint, restore backups too",
+			"rewind list --json | jq -r .checkpoint.id",
+		},
+	}
+}

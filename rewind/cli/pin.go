@@ -49,3 +49,14 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+func (c *pinCmd) doc() doc {
+	if c.unpin {
+		return doc{args: "<cp>", summary: "let gc delete a checkpoint again", examples: []string{"rewind unpin @3"}}
+	}
+	return doc{
+		args:     "<cp> [label]",
+		summary:  "keep a checkpoint through gc",
+		examples: []string{"rewind pin @0 release-1"},
+	}
+}

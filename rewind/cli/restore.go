@@ -130,3 +130,18 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON bool) {
 		fmt.Fprintf(e.stdout, "Backup checkpoint %s; 'rewind undo-restore' reverts this.\n", r.Backup)
 	}
 }
+
+func (c *restoreCmd) doc() doc {
+	return doc{
+		args:    "<cp>",
+		summary: "restore code and/or chat from a checkpoint",
+		text: `Restores the tree exactly and the conversation as a fork (a new session
+beside the transcript), or only one of them. A backup checkpoint is taken first
+and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
+asks first.`,
+		examples: []string{
+			"rewind restore @2 --code-only",
+			"rewind restore @2 --context-only --dry-run",
+		},
+	}
+}

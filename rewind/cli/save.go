@@ -66,3 +66,18 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 func checkpointJSON(c *store.Checkpoint) map[string]any {
 	return map[string]any{"type": "checkpoint", "checkpoint": c.Metadata, "path": c.Dir}
 }
+
+func (c *saveCmd) doc() doc {
+	return doc{
+		args:    "[description]",
+		summary: "take a checkpoint of the tree and the transcript",
+		text: `The snapshot holds what git would not ignore, as a layer over the newest
+checkpoint; the transcript is the one named, else the session the hooks
+recorded.`,
+		examples: []string{
+			`rewind save "before the refactor"`,
+			"rewind save --pin release-1   # gc keeps it",
+			"rewind save --transcript ~/.claude/projects/-home-me-proj/5c1e….jsonl",
+		},
+	}
+}

@@ -60,3 +60,11 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+func (c *showCmd) doc() doc {
+	return doc{
+		args:     "<cp>",
+		summary:  "show a checkpoint's metadata",
+		examples: []string{"rewind show @0", "rewind show 20261122_1430   # a unique id prefix"},
+	}
+}

@@ -130,3 +130,10 @@ func hooksRegistered() map[string]bool {
 	}
 	return out
 }
+
+func (c *statusCmd) doc() doc {
+	return doc{
+		summary:  "installation, store, session and hooks",
+		examples: []string{"rewind status", "rewind -C ~/proj status --json"},
+	}
+}

@@ -82,3 +82,13 @@ func sessionCaptured(s *store.Store, ids []string, id, path string) bool {
 	}
 	return false
 }
+
+func (c *statuslineCmd) doc() doc {
+	return doc{
+		summary: "one line for an agent's status bar (session JSON on stdin)",
+		text: `Prints the checkpoint count and the age of the newest, and says so when
+none of the newest holds the session's transcript. It never fails: without a
+store it prints a hint and exits 0.`,
+		examples: []string{`echo '{"session_id":"5c1e…","cwd":"'"$PWD"'"}' | rewind statusline`},
+	}
+}

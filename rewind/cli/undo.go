@@ -29,3 +29,12 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return err
 }
+
+func (c *undoCmd) doc() doc {
+	return doc{
+		summary: "undo the step the agent just took (code)",
+		text: `Restores the code to the newest checkpoint when the tree has changed since
+it, else to the one before it.`,
+		examples: []string{"rewind undo --dry-run", "rewind undo"},
+	}
+}

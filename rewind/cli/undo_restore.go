@@ -23,3 +23,10 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 	}
 	return err
 }
+
+func (c *undoRestoreCmd) doc() doc {
+	return doc{
+		summary:  "revert the last restore, tree and transcript",
+		examples: []string{"rewind undo-restore"},
+	}
+}

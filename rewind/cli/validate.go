@@ -40,3 +40,10 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	return nil
 }
+
+func (c *validateCmd) doc() doc {
+	return doc{
+		summary:  "check the store end to end",
+		examples: []string{"rewind validate"},
+	}
+}
