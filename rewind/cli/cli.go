@@ -35,6 +35,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 )
 
@@ -47,15 +48,9 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e hintError) Error() string { return e.err.Error() }
-func (e hintError) Unwrap() error { return e.err }
-
-func withHint(err error, hint string) error { return hintError{err, hint} }
+// withHint attaches a hint of what to do; store.HintError is the one type
+// that carries a hint, from the store or from here.
+func withHint(err error, hint string) error { return &store.HintError{Err: err, Hint: hint} }
 
 // env is what every command writes to.
 type env struct {
@@ -124,14 +119,10 @@ func lookup(cmdName string) (command, bool) {
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	err := run(ctx, e, hoistCommon(args))
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return 130
 	}
-	return report(stderr, err)
+	return report(stderr, err, wantsJSON(args))
 }
 
 // run picks the command and runs it. Help is printed on stdout when asked
@@ -180,25 +171,93 @@ func run(ctx context.Context, e *env, args []string) error {
 	return c.r.Exec(ctx, e, fs.Args())
 }
 
-func report(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-	var h hintError
-	var sh *store.HintError
+// Exit statuses that scripts may branch on (rewind(1), EXIT STATUS).
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitNoStore     = 10
+	exitBusy        = 11
+	exitFewer       = 12
+	exitInterrupted = 130
+)
+
+// exitCode is err's exit status.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, store.ErrNoStore):
+		return exitNoStore
+	case errors.Is(err, store.ErrBusy):
+		return exitBusy
+	case errors.Is(err, jsonl.ErrFewerPrompts):
+		return exitFewer
+	}
+	return exitFailure
+}
+
+// hintOf is what to do about err: its own hint, else the usual one for its
+// kind, else "".
+func hintOf(err error) string {
+	var h *store.HintError
 	switch {
 	case errors.As(err, &h):
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.hint)
-	case errors.As(err, &sh):
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, sh.Hint)
+		return h.Hint
 	case errors.Is(err, store.ErrNoStore):
-		fmt.Fprintf(stderr, "%s: hint: run 'rewind init' in the project first\n", name)
+		return "run 'rewind init' in the project first"
 	case errors.Is(err, store.ErrNoCheckpoints):
-		fmt.Fprintf(stderr, "%s: hint: run 'rewind save' or install the hooks ('rewind config --register-hooks')\n", name)
+		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
+	case errors.Is(err, store.ErrBusy):
+		return "let the other rewind finish and run this again (REWIND_LOCK_WAIT waits longer)"
 	}
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
+	return ""
+}
+
+// errorJSON is the one object a failed run prints on stderr under --json.
+type errorJSON struct {
+	Type     string `json:"type"` // "error"
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// report prints err for a person ("rewind: error: …", "rewind: hint: …")
+// or, under --json, for a script (one errorJSON line), on stderr, and
+// returns the exit status.
+func report(stderr io.Writer, err error, asJSON bool) int {
+	code := exitCode(err)
+	msg, hint := err.Error(), hintOf(err)
+	if code == exitInterrupted {
+		msg, hint = "interrupted", ""
 	}
-	return 1
+	if asJSON {
+		enc := json.NewEncoder(stderr)
+		enc.SetEscapeHTML(false)
+		enc.Encode(errorJSON{Type: "error", Message: msg, Hint: hint, ExitCode: code})
+		return code
+	}
+	fmt.Fprintf(stderr, "%s: error: %s\n", name, msg)
+	if hint != "" {
+		fmt.Fprintf(stderr, "%s: hint: %s\n", name, hint)
+	}
+	return code
+}
+
+// wantsJSON reports whether args ask for JSON (--json before any "--"),
+// looked at before parsing so that a usage error is JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true", "-json=1", "--json=1":
+			return true
+		}
+	}
+	return false
 }
 
 // hoistCommon lets the flags every command takes come before the command,
@@ -288,12 +347,25 @@ func (c *common) projectDir() (string, error) {
 	return store.FindProject(dir)
 }
 
+// open opens the project's store; $REWIND_LOCK_WAIT (a duration, e.g.
+// 10s) bounds the wait for its lock instead of store.DefaultLockWait.
 func (c *common) open() (*store.Store, error) {
 	p, err := c.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(p)
+	s, err := store.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	if v := os.Getenv("REWIND_LOCK_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, usageError{fmt.Sprintf("REWIND_LOCK_WAIT=%q is not a duration such as 30s", v)}
+		}
+		s.LockWait = d
+	}
+	return s, nil
 }
 
 func (e *env) json(v any) error {

@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"rewind.dev/rewind/store"
 )
 
 func TestMain(m *testing.M) {
@@ -31,4 +34,25 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// An interrupted command exits 130 and says so, once.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"-C", dir, "save"}, {"-C", dir, "save", "--json"}} {
+		var stdout, stderr strings.Builder
+		code := Main(ctx, args, strings.NewReader(""), &stdout, &stderr)
+		want := "rewind: error: interrupted\n"
+		if args[len(args)-1] == "--json" {
+			want = `{"type":"error","message":"interrupted","exit_code":130}` + "\n"
+		}
+		if code != 130 || stderr.String() != want {
+			t.Errorf("%q: exit %d, stderr %q; want 130, %q", args, code, stderr.String(), want)
+		}
+	}
 }

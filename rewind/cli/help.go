@@ -40,7 +40,7 @@ COMMANDS
 	}
 	b.WriteString(`
 FLAGS (every command)
-  --json        print JSON instead of text
+  --json        print JSON instead of text (and errors as one JSON object)
   -C DIR        work on the project in DIR
   --version     print the version
 

@@ -557,6 +557,22 @@ func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 	return "", "", false
 }
 
+// FewerPromptsError is back asked to go further than the prompts in view.
+type FewerPromptsError struct {
+	Have, Want int
+	Compacted  bool // compaction hid the older prompts
+}
+
+func (e *FewerPromptsError) Error() string {
+	if e.Compacted {
+		return fmt.Sprintf("only %d prompts are in view: the transcript was compacted past prompt %d", e.Have, e.Want)
+	}
+	return fmt.Sprintf("the conversation has %d prompts, fewer than %d", e.Have, e.Want)
+}
+
+// Is makes errors.Is(err, jsonl.ErrFewerPrompts) hold.
+func (e *FewerPromptsError) Is(target error) bool { return target == jsonl.ErrFewerPrompts }
+
 // fewerPrompts explains why back cannot go that far: the conversation is
 // short, or compaction hid the older prompts.
 func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
@@ -569,11 +585,12 @@ func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 		}
 		return true
 	})
+	err := &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
 	if compacted {
-		return &HintError{Err: fmt.Errorf("only %d prompts are in view: the transcript was compacted past prompt %d", len(turns), n),
+		return &HintError{Err: err,
 			Hint: "go back at most " + fmt.Sprint(len(turns)) + ", or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)"}
 	}
-	return &HintError{Err: fmt.Errorf("the conversation has %d prompts, fewer than %d", len(turns), n), Hint: "'rewind-jsonl turns' lists them"}
+	return &HintError{Err: err, Hint: "'rewind-jsonl turns' lists them"}
 }
 
 // checkpointBefore finds the newest checkpoint of this conversation whose
