@@ -57,6 +57,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	colors         bool // stdout is a terminal and NO_COLOR is not set
 }
 
 // runner is one command: its flags, what it does, and its help.
@@ -118,6 +119,7 @@ func lookup(cmdName string) (command, bool) {
 // exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e.colors = os.Getenv("NO_COLOR") == "" && isTerminal(stdout)
 	err := run(ctx, e, hoistCommon(args))
 	if err == nil {
 		return 0
@@ -376,21 +378,12 @@ func (e *env) json(v any) error {
 
 func (e *env) table() *tabwriter.Writer { return tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0) }
 
-// color wraps s in an ANSI colour on a terminal, never with NO_COLOR.
+// color wraps s in an ANSI colour (an SGR code such as "33") when e.colors.
 func (e *env) color(code, s string) string {
-	if os.Getenv("NO_COLOR") != "" || !isTerminal(e.stdout) {
+	if code == "" || !e.colors {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // progress says msg on stderr when work takes over a second on a terminal.

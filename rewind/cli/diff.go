@@ -171,7 +171,7 @@ func isText(b []byte) bool {
 }
 
 func colorDiff(e *env, d string) string {
-	if os.Getenv("NO_COLOR") != "" || !isTerminal(e.stdout) {
+	if !e.colors {
 		return d
 	}
 	lines := strings.SplitAfter(d, "\n")

@@ -34,7 +34,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	stop := e.progress("saving a checkpoint")
 	cp, err := s.Save(ctx, store.SaveOptions{
-		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: "manual"}, Pin: c.pin,
+		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: store.TriggerManual}, Pin: c.pin,
 		TranscriptPath: transcript, Agent: c.agent, UseSession: true, Full: c.full,
 	})
 	stop()

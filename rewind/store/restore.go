@@ -70,7 +70,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
 		TranscriptPath: transcriptOf(cp)})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
@@ -256,7 +256,7 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
 	}
 	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
-	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
+	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before undo-restore of " + e.ID, UseSession: true,
 		TranscriptPath: transcriptOf(backup)})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
@@ -453,7 +453,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
 	}
@@ -614,7 +614,7 @@ func (s *Store) checkpointBefore(ctx context.Context, t *jsonl.Transcript, path 
 		return nil, err
 	}
 	for _, c := range cps { // newest first
-		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
+		if c.Transcript == nil || c.Backup() {
 			continue
 		}
 		a, ok := lineage[c.Transcript.OriginalPath]
@@ -671,7 +671,7 @@ func (s *Store) checkpointInParentSessions(ctx context.Context, t *jsonl.Transcr
 		return nil, err
 	}
 	for _, c := range cps { // newest first
-		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" || !parents[c.Transcript.OriginalPath] {
+		if c.Transcript == nil || c.Backup() || !parents[c.Transcript.OriginalPath] {
 			continue
 		}
 		if id := c.Transcript.Cursor.LastEventID; id != "" && onPath[id] {
