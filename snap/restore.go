@@ -726,14 +726,14 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 		}
 	}
 	res.Deleted = len(p.deletes)
-	if dry {
-		for _, d := range p.deletes {
-			name := d.Path
-			if d.Kind == KindDir {
-				name += "/"
-			}
-			res.DeletedList = append(res.DeletedList, name)
+	// Deletions are listed after a restore too: they are what a person
+	// needs named, and there are few.
+	for _, d := range p.deletes {
+		name := d.Path
+		if d.Kind == KindDir {
+			name += "/"
 		}
+		res.DeletedList = append(res.DeletedList, name)
 	}
 	return res
 }
