@@ -56,7 +56,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
 	if res != nil && (err == nil || res.Backup != "") {
-		e.printRestore(res, c.json)
+		e.printRestore(res, c.json, err != nil)
 	}
 	return err
 }

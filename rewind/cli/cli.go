@@ -93,6 +93,7 @@ func commands() []command {
 		{name: "restore", r: &restoreCmd{}},
 		{name: "undo", r: &undoCmd{}},
 		{name: "undo-restore", r: &undoRestoreCmd{}},
+		{name: "redo", r: &undoRestoreCmd{redo: true}},
 		{name: "back", r: &backCmd{}},
 		{name: "status", r: &statusCmd{}},
 		{name: "validate", r: &validateCmd{}},

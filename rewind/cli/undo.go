@@ -3,16 +3,17 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 )
 
 type undoCmd struct {
 	common
-	dryRun bool
+	confirmation
 }
 
 func (c *undoCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show what would be written and deleted")
+	c.registerConfirm(fs)
 }
 
 func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -23,9 +24,18 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.asks() && canAsk(e) {
+		plan, err := s.Undo(ctx, true)
+		if err != nil {
+			return err
+		}
+		if err := confirmPlan(e, plan, fmt.Sprintf("Restore the tree to %s?", plan.Checkpoint)); err != nil {
+			return err
+		}
+	}
 	res, err := s.Undo(ctx, c.dryRun)
-	if res != nil {
-		e.printRestore(res, c.json)
+	if res != nil && (err == nil || res.Backup != "") {
+		e.printRestore(res, c.json, err != nil)
 	}
 	return err
 }
@@ -34,7 +44,8 @@ func (c *undoCmd) doc() doc {
 	return doc{
 		summary: "undo the step the agent just took (code)",
 		text: `Restores the code to the newest checkpoint when the tree has changed since
-it, else to the one before it.`,
+it, else to the one before it. On a terminal it shows what it would change and
+asks first.`,
 		examples: []string{"rewind undo --dry-run", "rewind undo"},
 	}
 }

@@ -21,13 +21,13 @@ type RestoreOptions struct {
 	Code    bool
 	Context string // "" (none), "fork", "in-place"
 	DryRun  bool
-	Kind    string // recorded in the history: restore (default), undo
+	Kind    RestoreKind // recorded in the history: KindRestore (default), KindUndo
 }
 
 // RestoreResult is what a restore did.
 type RestoreResult struct {
 	Type       string              `json:"type"` // "restore"
-	Kind       string              `json:"kind"`
+	Kind       RestoreKind         `json:"kind"`
 	Checkpoint string              `json:"checkpoint"`
 	Backup     string              `json:"backup_checkpoint,omitempty"`
 	DryRun     bool                `json:"dry_run"`
@@ -35,8 +35,32 @@ type RestoreResult struct {
 	Fork       *fork.Fork          `json:"fork,omitempty"`
 	Truncate   *fork.Truncation    `json:"truncate,omitempty"`
 	// Resume tells how to open the fork in its agent.
-	Resume   string   `json:"resume,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Resume string `json:"resume,omitempty"`
+	// Reverts is the history entry an undo-restore or redo reverts (its id);
+	// RevertsWhat what an undo-restore undoes or a redo puts back, in words.
+	Reverts     string `json:"reverts,omitempty"`
+	RevertsWhat string `json:"reverts_what,omitempty"`
+	// Moved are the files of a fork that an undo-restore moved aside or a
+	// redo moved back (in a dry run, To is the folder they would go to).
+	Moved []Move `json:"moved,omitempty"`
+	// Transcript is a transcript an undo-restore or redo gave its earlier
+	// bytes back.
+	Transcript *Swap    `json:"transcript,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Move is a file moved from one path to another.
+type Move struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Swap is a transcript whose bytes were replaced by an earlier copy: Path
+// now holds From's bytes, and the bytes it had are kept in Saved.
+type Swap struct {
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Saved string `json:"saved,omitempty"`
 }
 
 // Restore brings back cp's tree and/or transcript. It first takes a backup
@@ -53,7 +77,7 @@ func (s *Store) Restore(ctx context.Context, cp *Checkpoint, opts RestoreOptions
 
 func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreOptions) (*RestoreResult, error) {
 	if opts.Kind == "" {
-		opts.Kind = "restore"
+		opts.Kind = KindRestore
 	}
 	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun}
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
@@ -70,13 +94,13 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
 		TranscriptPath: transcriptOf(cp)})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
 	}
 	res.Backup = backup.ID
-	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
+	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
 	// Recorded before anything changes: killed half way, the restore can
 	// still be undone from its backup.
 	if err := s.appendHistory(entry); err != nil {
@@ -215,7 +239,7 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 		}
 		target = cps[1]
 	}
-	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: "undo"})
+	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: KindUndo})
 }
 
 func mustManifest(c *Checkpoint) *snap.Manifest {
@@ -224,85 +248,6 @@ func mustManifest(c *Checkpoint) *snap.Manifest {
 		return &snap.Manifest{}
 	}
 	return m
-}
-
-// UndoRestore reverts the newest restore that is not undone yet: the tree
-// comes back from its backup checkpoint, a fork it wrote is moved into
-// transcript-backup/, a truncated transcript gets its bytes back. The
-// current state is saved first, so the undo can itself be undone.
-func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
-	l, err := s.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Unlock()
-	h, err := s.History()
-	if err != nil {
-		return nil, err
-	}
-	idx := -1
-	for i := len(h.Entries) - 1; i >= 0; i-- {
-		if h.Entries[i].UndoneBy == "" && h.Entries[i].Kind != "undo-restore" {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		return nil, &HintError{Err: errors.New("no restore to undo"), Hint: "'rewind forks list' and 'rewind list' show what exists"}
-	}
-	e := h.Entries[idx]
-	backup, err := s.Load(e.BackupCheckpoint)
-	if err != nil {
-		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
-	}
-	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
-	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before undo-restore of " + e.ID, UseSession: true,
-		TranscriptPath: transcriptOf(backup)})
-	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
-	}
-	res.Backup = now.ID
-	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
-	if e.Code {
-		r, err := s.restoreTree(ctx, backup, false)
-		res.Code = r
-		if err != nil {
-			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
-		}
-	}
-	if e.Fork != nil {
-		moved, err := s.moveAside(e.Fork.Path)
-		if err != nil {
-			return res, err
-		}
-		if d, err := jsonl.LookupDialect(e.Fork.Agent); err == nil && d.Fork.Method == "opencode_import" {
-			// The fork is a session in OpenCode's database, loaded from the export file that
-			// moves aside: the session itself is the user's now, and stays.
-			res.Warnings = append(res.Warnings, "OpenCode keeps the forked session "+e.Fork.SessionID+"; delete it in OpenCode if you do not want it")
-		}
-		if moved != "" {
-			e.Fork.Removed = moved
-			res.Warnings = append(res.Warnings, "moved the fork "+e.Fork.Path+" to "+moved)
-			if side := strings.TrimSuffix(e.Fork.Path, ".jsonl") + ".settings.json"; fileExists(side) {
-				s.moveAside(side)
-			}
-		}
-	}
-	if e.Truncate != nil {
-		if err := s.untruncate(e.Truncate); err != nil {
-			return res, err
-		}
-	}
-	h.Entries[idx].UndoneBy = undo.ID
-	if e.Fork != nil {
-		h.Entries[idx].Fork = e.Fork
-	}
-	h.Entries = append(h.Entries, undo)
-	h.Version = Version
-	if err := writeJSON(s.historyPath(), h); err != nil {
-		return res, err
-	}
-	return res, nil
 }
 
 // moveAside moves a file Rewind made into transcript-backup/ (never
@@ -324,23 +269,25 @@ func (s *Store) moveAside(p string) (string, error) {
 
 // untruncate gives a truncated transcript its bytes back: the current file
 // (which may hold newer turns) is saved aside first, then the backup taken
-// before the truncation replaces it atomically.
-func (s *Store) untruncate(t *TruncateRecord) error {
+// before the truncation replaces it atomically. saved is where the current
+// bytes went ("" when there was no file).
+func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
 	if fileExists(t.Path) {
-		if err := copyFile(t.Path, filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))); err != nil {
-			return fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
+		saved = filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))
+		if err := copyFile(t.Path, saved); err != nil {
+			return "", fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
 		}
 	}
 	tmp := t.Path + ".rewind-undo"
 	if err := copyFile(t.Backup, tmp); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
+		return saved, fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
 	}
 	if err := os.Rename(tmp, t.Path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("bring back %s: %w", t.Path, err)
+		return saved, fmt.Errorf("bring back %s: %w", t.Path, err)
 	}
-	return syncPath(filepath.Dir(t.Path))
+	return saved, syncPath(filepath.Dir(t.Path))
 }
 
 func copyFile(src, dst string) error {
@@ -426,7 +373,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	res := &RestoreResult{Type: "restore", Kind: "back", DryRun: o.DryRun}
+	res := &RestoreResult{Type: "restore", Kind: KindBack, DryRun: o.DryRun}
 	var target *Checkpoint
 	if o.Both {
 		target, err = s.checkpointBefore(ctx, t, path, turn)
@@ -458,7 +405,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
 	}
 	res.Backup = backup.ID
-	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}
+	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: KindBack, BackupCheckpoint: backup.ID, Context: how}
 	if target != nil {
 		entry.Checkpoint, entry.Code = target.ID, true
 	}
