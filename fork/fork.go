@@ -51,6 +51,10 @@ type CreateOptions struct {
 	Out       string // the fork's path; "" for <session id>.jsonl beside From
 	SessionID string // the fork's session id; "" for Out's name when it is a UUID, else a new UUID
 	NoTitle   bool   // do not mark the fork's title
+	// SourceTitle is the source session's own title where the kept bytes may not hold it: a
+	// fork of a fork whose title line comes after the cut (Claude's is appended at the end).
+	// The fork is titled after it, marked once more, when the kept bytes hold no title.
+	SourceTitle string
 }
 
 // Fork is what Create wrote; it is printed as JSON.
@@ -173,7 +177,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	defer p.abort()
 	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
-	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle}
 	if method == MethodPrefixCopy {
 		err = w.fromFile(src, cp.Offset)
 	} else {
