@@ -196,3 +196,26 @@ type ForkState struct {
 	Entry *HistoryEntry // the entry that wrote it
 	Last  *HistoryEntry // the newest entry that moved it (or wrote it)
 }
+
+// forkTitle is the title Rewind gave the fork at path, "" when path is not a
+// fork Rewind wrote: a fork of it is titled after it.
+func (s *Store) forkTitle(path string) string {
+	h, err := s.History()
+	if err != nil {
+		return ""
+	}
+	for _, f := range h.Forks() {
+		if f.Path == path {
+			return f.Title
+		}
+	}
+	return ""
+}
+
+// Redoable is the undo-restore a redo would revert, or nil.
+func (h *History) Redoable() *HistoryEntry {
+	if i := h.redoTarget(); i >= 0 {
+		return &h.Entries[i]
+	}
+	return nil
+}

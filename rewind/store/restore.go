@@ -149,7 +149,7 @@ func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, 
 func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string, res *RestoreResult, entry *HistoryEntry) error {
 	switch how {
 	case "fork":
-		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent})
+		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, SourceTitle: s.forkTitle(path)})
 		if err != nil {
 			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err))
 		}

@@ -174,13 +174,6 @@ func (h *History) hasUndoBefore(i int) bool {
 	return false
 }
 
-// RedoPossible reports whether a redo would put something back: a message
-// may then name 'rewind redo'.
-func (s *Store) RedoPossible() bool {
-	h, err := s.History()
-	return err == nil && h.redoTarget() >= 0
-}
-
 // revertFork undoes what an entry did to a fork: moves it aside into
 // transcript-backup/ when the entry wrote it, back to its place when the
 // entry moved it aside. It returns the record of what it did.
