@@ -831,3 +831,26 @@ func TestCreateGemini(t *testing.T) {
 		t.Errorf("left behind: %v", after)
 	}
 }
+
+// TestCreateDryRun: a dry run says where the fork would go and writes nothing; it still refuses
+// a transcript that no longer holds the bytes.
+func TestCreateDryRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude", "projects", "-p")
+	os.MkdirAll(dir, 0o755)
+	src := filepath.Join(dir, "s.jsonl")
+	data := `{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s"}` + "\n"
+	os.WriteFile(src, []byte(data), 0o600)
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(data))}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(f.Path) != dir || filepath.Base(f.Path) != f.SessionID+".jsonl" || f.Method != MethodPrefixCopy {
+		t.Errorf("dry run = %+v", f)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("a dry run wrote %d files", len(ents)-1)
+	}
+	if _, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(data)) + 10}, DryRun: true}); err == nil {
+		t.Error("a dry run past the end: no error")
+	}
+}
