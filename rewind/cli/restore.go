@@ -160,6 +160,9 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
 		}
 	}
+	if c := r.Cut; c != nil {
+		writeCut(w, c)
+	}
 	for _, m := range r.Moved {
 		fmt.Fprintf(w, "%s the fork %s to %s\n", would("Moved", "Would move"), m.From, m.To)
 	}
@@ -186,6 +189,50 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	if r.Backup != "" {
 		fmt.Fprintf(w, "Backup checkpoint %s%s\n", r.Backup, undoHint(r, failed))
 	}
+}
+
+// writeCut says where a dry run would cut the conversation, and what it
+// would write.
+func writeCut(w io.Writer, c *store.Cut) {
+	where := ""
+	switch {
+	case c.Before != "":
+		where = fmt.Sprintf(" before the prompt «%s»", oneLine(c.Before, 60))
+		if c.N > 0 {
+			where += fmt.Sprintf(" (the %s most recent)", ordinal(c.N))
+		}
+	case c.After != "":
+		where = fmt.Sprintf(" after the prompt «%s»", oneLine(c.After, 60))
+	}
+	if c.How == "in-place" {
+		fmt.Fprintf(w, "Would cut the conversation%s: %s back to byte %d of %d (%d bytes removed), behind a backup in transcript-backup/\n",
+			where, c.Transcript, c.Offset, c.Size, max(c.Size-c.Offset, 0))
+		return
+	}
+	fmt.Fprintf(w, "Would fork the conversation%s: bytes 0 to %d of %d of %s\n", where, c.Offset, c.Size, c.Transcript)
+	if c.Fork != "" {
+		fmt.Fprintf(w, "  fork   %s (a new session; its id is drawn when it is written)\n", c.Fork)
+	} else {
+		fmt.Fprintf(w, "  fork   a new %s session, imported\n", orNone(c.Agent))
+	}
+	if c.Method == "snapshot" {
+		fmt.Fprintf(w, "  bytes  from the checkpoint's copy: the transcript no longer holds them\n")
+	}
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, …
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // undoHint names the command that reverts r, when there is one for sure:

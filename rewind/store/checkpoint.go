@@ -275,9 +275,14 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 		}
 		visible := slices.DeleteFunc(cps, (*Checkpoint).Backup)
 		if n >= len(visible) {
-			err := fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(visible), len(visible)-1)
-			if len(visible) == 0 {
+			var err error
+			switch len(visible) {
+			case 0:
 				err = fmt.Errorf("no checkpoint %s: there are none but restore backups", name)
+			case 1:
+				err = fmt.Errorf("no checkpoint %s: there is one (@0)", name)
+			default:
+				err = fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(visible), len(visible)-1)
 			}
 			return nil, &HintError{Err: err, Hint: "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rewind.dev/fork"
+	"rewind.dev/hookd"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
@@ -36,6 +37,8 @@ type RestoreResult struct {
 	Truncate   *fork.Truncation    `json:"truncate,omitempty"`
 	// Resume tells how to open the fork in its agent.
 	Resume string `json:"resume,omitempty"`
+	// Cut is, in a dry run, where the conversation would be cut.
+	Cut *Cut `json:"cut,omitempty"`
 	// Reverts is the history entry an undo-restore or redo reverts (its id);
 	// RevertsWhat what an undo-restore undoes or a redo puts back, in words.
 	Reverts     string `json:"reverts,omitempty"`
@@ -47,6 +50,26 @@ type RestoreResult struct {
 	// bytes back.
 	Transcript *Swap    `json:"transcript,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Cut is where a dry run would cut a conversation, and what it would write.
+type Cut struct {
+	Transcript string `json:"transcript"`
+	Agent      string `json:"agent,omitempty"`
+	How        string `json:"how"`    // fork, in-place
+	Offset     int64  `json:"offset"` // the bytes kept: [0, Offset)
+	Size       int64  `json:"size"`   // the transcript's size now
+	// Before is the prompt the cut comes before (N: back's count, that
+	// prompt being the Nth most recent); After the last prompt it keeps.
+	Before string `json:"before_prompt,omitempty"`
+	N      int    `json:"n,omitempty"`
+	After  string `json:"after_prompt,omitempty"`
+	// Fork is where the fork would be written (its id is drawn anew by the
+	// run), "" for an agent that names an imported session itself; Method
+	// says whether its bytes would come from the live transcript or from the
+	// checkpoint's copy.
+	Fork   string `json:"fork,omitempty"`
+	Method string `json:"method,omitempty"`
 }
 
 // Move is a file moved from one path to another.
@@ -91,6 +114,21 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 				return nil, err
 			}
 			res.Code = r
+		}
+		if opts.Context != "" {
+			chain, err := s.TranscriptChain(cp)
+			if err != nil {
+				return nil, err
+			}
+			t := cp.Transcript
+			ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
+			if res.Cut, err = s.planCut(ctx, t.OriginalPath, t.Agent, ck, chain, opts.Context); err != nil {
+				return nil, err
+			}
+			if cp.Trigger.Event == hookd.EventPrompt {
+				res.Cut.Before = cp.Trigger.Prompt
+			}
+			res.Cut.After = t.LastPrompt
 		}
 		return res, nil
 	}
@@ -151,7 +189,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	case "fork":
 		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, SourceTitle: s.forkTitle(path)})
 		if err != nil {
-			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err))
+			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err), how)
 		}
 		res.Fork = &f
 		res.Warnings = append(res.Warnings, f.Warnings...)
@@ -161,7 +199,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	case "in-place":
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
-			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err))
+			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err), how)
 		}
 		res.Truncate = &tr
 		res.Warnings = append(res.Warnings, tr.Warnings...)
@@ -170,6 +208,26 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		return fmt.Errorf("unknown context restore %q", how)
 	}
 	return nil
+}
+
+// planCut checks what a cut of path at ck can check without writing, and
+// says where it would go.
+func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string) (*Cut, error) {
+	c := &Cut{Transcript: path, Agent: agent, How: how, Offset: ck.Offset}
+	if fi, err := os.Stat(path); err == nil {
+		c.Size = fi.Size()
+	}
+	if how == "in-place" {
+		chain = nil // a cut in place needs the live file to hold the bytes
+	}
+	f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, DryRun: true})
+	if err != nil {
+		return nil, hintFrom(err, how)
+	}
+	if how == "fork" {
+		c.Fork, c.Method = f.Path, f.Method
+	}
+	return c, nil
 }
 
 // ResumeHint says how to open a session in its agent (the dialect's resume command).
@@ -208,11 +266,21 @@ type HintError struct {
 func (e *HintError) Error() string { return e.Err.Error() }
 func (e *HintError) Unwrap() error { return e.Err }
 
-func hintFrom(err error) error {
-	if h := fork.Hint(err); h != "" {
-		return &HintError{Err: err, Hint: h}
+// hintFrom gives a fork error its hint, as rewind's commands would say it:
+// the fork package's hints name rewind-fork's flags (--snapshot,
+// --backup-dir, rewind-fork create), which rewind passes itself.
+func hintFrom(err error, how string) error {
+	h := fork.Hint(err)
+	plumbing := strings.Contains(h, "--snapshot") || strings.Contains(h, "--backup-dir") || strings.Contains(h, "rewind-fork")
+	switch {
+	case h == "":
+		return err
+	case plumbing && how == "in-place":
+		h = "fork instead (without --in-place): a fork leaves the live transcript as it is, and can be made from the checkpoint's copy"
+	case plumbing:
+		h = "the transcript changed while it was read; run this again"
 	}
-	return err
+	return &HintError{Err: err, Hint: h}
 }
 
 // Undo restores the code to before the step the agent just took: to the
@@ -398,6 +466,10 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			}
 			res.Code = r
 		}
+		if res.Cut, err = s.planCut(ctx, path, agent, fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}, nil, how); err != nil {
+			return nil, err
+		}
+		res.Cut.Before, res.Cut.N = turn.Text, o.N
 		return res, nil
 	}
 	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
