@@ -125,6 +125,7 @@ type restorePlan struct {
 	spared    []string // not in the snapshot, but ignored under its rules: left alone
 	unchanged int
 	nstaged   int
+	progress  *Progress // counts staged files (WithProgress)
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -149,6 +150,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			p.close()
 		}
 	}()
+	p.progress = progressFrom(ctx)
 	type walked struct {
 		t   *Tree
 		err error
@@ -682,6 +684,7 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 		f.Close()
 		return "", archiveReadErr(e, io.ErrUnexpectedEOF)
 	}
+	p.progress.add(n)
 	if err := f.Chmod(e.Mode); err != nil {
 		f.Close()
 		return "", fmt.Errorf("stage %s: %w", e.Path, err)
