@@ -54,7 +54,9 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	ctx, stop := e.progress(ctx, "going back")
 	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
+	stop()
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json, err != nil)
 	}

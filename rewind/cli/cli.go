@@ -58,6 +58,9 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	colors         bool // stdout is a terminal and NO_COLOR is not set
+	// progressAfter and progressEvery pace the progress line (progress.go);
+	// 0 means the defaults.
+	progressAfter, progressEvery time.Duration
 }
 
 // runner is one command: its flags, what it does, and its help.
@@ -385,15 +388,6 @@ func (e *env) color(code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-// progress says msg on stderr when work takes over a second on a terminal.
-func (e *env) progress(msg string) (stop func()) {
-	if !isTerminal(e.stderr) {
-		return func() {}
-	}
-	t := time.AfterFunc(time.Second, func() { fmt.Fprintf(e.stderr, "%s: %s…\n", name, msg) })
-	return func() { t.Stop() }
 }
 
 func ago(t time.Time) string {

@@ -58,7 +58,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	stop := e.progress("restoring")
+	ctx, stop := e.progress(ctx, "restoring")
 	res, err := s.Restore(ctx, cp, opts)
 	stop()
 	if res != nil && (err == nil || res.Backup != "") {

@@ -32,7 +32,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stop := e.progress("saving a checkpoint")
+	ctx, stop := e.progress(ctx, "saving")
 	cp, err := s.Save(ctx, store.SaveOptions{
 		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: store.TriggerManual}, Pin: c.pin,
 		TranscriptPath: transcript, Agent: c.agent, UseSession: true, Full: c.full,

@@ -33,7 +33,9 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	ctx, stop := e.progress(ctx, "restoring")
 	res, err := s.Undo(ctx, c.dryRun)
+	stop()
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json, err != nil)
 	}

@@ -48,7 +48,9 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		}
 		o.Expect = plan.Reverts
 	}
+	ctx, stop := e.progress(ctx, sub)
 	res, err := s.Revert(ctx, o)
+	stop()
 	if res != nil {
 		e.printRestore(res, c.json, err != nil)
 	}

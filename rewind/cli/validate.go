@@ -18,7 +18,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stop := e.progress("checking every checkpoint")
+	_, stop := e.progress(ctx, "checking every checkpoint")
 	probs, n, err := s.Validate()
 	stop()
 	if err != nil {

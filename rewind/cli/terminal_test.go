@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -136,5 +138,57 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 	}
 	if n := strings.Count(s, "[y/N]"); n != 3 {
 		t.Errorf("asked %d times, want 3 (--yes does not ask):\n%s", n, s)
+	}
+}
+
+// On a terminal a long save shows one progress line, redrawn in place and
+// cleared at the end; off a terminal it shows nothing (the testscripts check
+// '! stderr .').
+func TestProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", i)), bytes.Repeat([]byte{byte(i)}, 64<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: slave, getenv: os.Getenv,
+		progressAfter: time.Nanosecond, progressEvery: time.Millisecond}
+	if err := run(context.Background(), e, []string{"save", "--full", "-C", dir}); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	<-copied
+	s := screen.String()
+	if !strings.Contains(s, "\r\x1b[Krewind: saving") {
+		t.Errorf("no progress line:\n%q", s)
+	}
+	if !regexp.MustCompile(`rewind: saving: [\d,]+ files?, \d+\.\d MiB, \d+\.\d MiB/s`).MatchString(s) {
+		t.Errorf("no counts in the progress line:\n%q", s)
+	}
+	if !strings.HasSuffix(s, "\r\x1b[K") {
+		t.Errorf("the progress line is not cleared at the end:\n%q", s)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	for _, tt := range []struct {
+		files, bytes int64
+		took         time.Duration
+		want         string
+	}{
+		{0, 0, time.Second, "rewind: saving…"},
+		{1, 1 << 20, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
+		{12345, 300 << 20, 2 * time.Second, "rewind: saving: 12,345 files, 300.0 MiB, 150.0 MiB/s"},
+	} {
+		if got := progressLine("saving", tt.files, tt.bytes, tt.took); got != tt.want {
+			t.Errorf("progressLine(%d, %d) = %q, want %q", tt.files, tt.bytes, got, tt.want)
+		}
 	}
 }
