@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"rewind.dev/hookd"
@@ -44,10 +44,8 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.tier != "" {
-		switch c.tier {
-		case "minimal", "balanced", "aggressive":
-		default:
-			return usageError{fmt.Sprintf("unknown tier %q: minimal, balanced or aggressive", c.tier)}
+		if !slices.Contains(hookd.TierNames(), c.tier) {
+			return usageError{fmt.Sprintf("unknown tier %q: %s", c.tier, strings.Join(hookd.TierNames(), ", "))}
 		}
 		l, err := s.Lock(ctx)
 		if err != nil {
@@ -70,9 +68,19 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		return e.json(map[string]any{"type": "config", "config": cfg, "global": store.GlobalConfigPath(), "project": s.ProjectConfigPath()})
 	}
-	b, _ := json.MarshalIndent(cfg, "", "  ")
-	fmt.Fprintf(e.stdout, "%s\n(global %s, project %s)\n", b, store.GlobalConfigPath(), s.ProjectConfigPath())
-	return nil
+	tier := cfg.Tier
+	if pc, err := s.ProjectConfig(); err == nil && pc.Tier != "" {
+		tier += " (set for this project)"
+	}
+	r := cfg.Retention
+	ignore := strings.Join(cfg.Ignore, ", ")
+	tw := e.table()
+	fmt.Fprintf(tw, "Tier\t%s\n", tier)
+	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(r.MaxAge), humanBytes(r.MaxBytes), maxCount(r.MaxCheckpoints))
+	fmt.Fprintf(tw, "Ignore\t%s\n", orNone(ignore))
+	fmt.Fprintf(tw, "Global file\t%s%s\n", store.GlobalConfigPath(), absentNote(store.GlobalConfigPath()))
+	fmt.Fprintf(tw, "Project file\t%s%s\n", s.ProjectConfigPath(), absentNote(s.ProjectConfigPath()))
+	return tw.Flush()
 }
 
 // hooks registers or unregisters through rewind-hook, installed beside
@@ -100,10 +108,22 @@ func (c *configCmd) hooks(ctx context.Context, e *env) error {
 func (c *configCmd) doc() doc {
 	return doc{
 		summary: "show or change the configuration",
+		text: `Prints the configuration in effect (the global file overlaid by the project's),
+as text, or with --json as one object; --tier sets the project's tier;
+--register-hooks and --unregister-hooks change the agents' hook files through
+rewind-hook, which is installed beside rewind.`,
 		examples: []string{
 			"rewind config",
 			"rewind config --tier aggressive",
 			"rewind config --register-hooks --agent claude",
 		},
 	}
+}
+
+// absentNote is " (none)" when no file is at p.
+func absentNote(p string) string {
+	if fileExists(p) {
+		return ""
+	}
+	return " (none)"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 )
 
 type showCmd struct{ common }
@@ -28,7 +29,22 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	tw := e.table()
 	fmt.Fprintf(tw, "Checkpoint\t%s\n", cp.ID)
 	fmt.Fprintf(tw, "Created\t%s (%s)\n", cp.CreatedAt.Local().Format("2006-01-02 15:04:05"), ago(cp.CreatedAt))
-	fmt.Fprintf(tw, "What\t%s\n", cp.Label())
+	trigger := triggerWords(cp)
+	if a := agentOf(cp); a != "" {
+		trigger += " (" + a + ")"
+	}
+	fmt.Fprintf(tw, "Trigger\t%s\n", trigger)
+	if cp.Description != "" {
+		// Each line of a description in the value column, aligned.
+		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(cp.Description, "\t", "    "), "\n"), "\n")
+		for i, l := range lines {
+			label := ""
+			if i == 0 {
+				label = "Description"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", label, strings.TrimRight(l, "\r"))
+		}
+	}
 	if cp.Trigger.Prompt != "" {
 		fmt.Fprintf(tw, "Before prompt\t%s\n", oneLine(cp.Trigger.Prompt, 100))
 	}

@@ -122,28 +122,6 @@ func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, Manifes
 // reached by id.
 func (c *Checkpoint) Backup() bool { return c.Trigger.Kind == TriggerPreRestore }
 
-// Label is how list shows what took the checkpoint.
-func (c *Checkpoint) Label() string {
-	if c.Description != "" {
-		return c.Description
-	}
-	t := c.Trigger
-	parts := []string{}
-	switch {
-	case t.Event != "":
-		parts = append(parts, t.Event)
-	case t.Kind != "":
-		parts = append(parts, string(t.Kind))
-	}
-	if t.Tool != "" {
-		parts = append(parts, t.Tool)
-	}
-	if t.File != "" {
-		parts = append(parts, filepath.Base(t.File))
-	}
-	return strings.Join(parts, " ")
-}
-
 // newID returns an id that sorts by time and after every id the store has
 // used (checkpoints, and layer archives that outlive theirs):
 // 20261122_143052_001. Ids are never reused, so "newest" is always the
