@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,35 @@ func TestScripts(t *testing.T) {
 			e.Setenv("REWIND_HOME", e.WorkDir+"/home/.rewind")
 			e.Setenv("FIXTURES", fixtures)
 			e.Setenv("NO_COLOR", "1")
+			return nil
+		},
+	})
+}
+
+// TestSetup runs the repository's set-up scripts (install.sh, scripts/*) as a
+// person would, in a fresh home: testdata/setup/*.txtar. install.sh builds
+// every binary with the Go running this test, in its build cache.
+func TestSetup(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := map[string]string{}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Skipf("no go to build with: %v", err)
+		}
+		goenv[k] = strings.TrimSpace(string(out))
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/setup",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Setenv("REPO", repo)
+			for k, v := range goenv {
+				e.Setenv(k, v)
+			}
 			return nil
 		},
 	})
