@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestRegisterFile: the file-level rules — backup of the previous bytes,
+// TestRegisterFile: the file-level rules — backup of the previous bytes (the
+// newest only),
 // mode kept, a symlink stays a symlink, a second run writes nothing, and
 // unregister restores the original bytes.
 func TestRegisterFile(t *testing.T) {
@@ -67,10 +68,18 @@ func TestRegisterFile(t *testing.T) {
 	if err != nil || !c3.Changed || c3.Removed != 5 || c3.Added != 7 {
 		t.Errorf("Register aggressive = %+v, %v", c3, err)
 	}
+	aggressive, _ := os.ReadFile(real)
 
 	u, err := Unregister(link, "claude")
 	if err != nil || !u.Changed || u.Removed != 7 {
 		t.Errorf("Unregister = %+v, %v", u, err)
+	}
+	// Backups do not pile up: the newest is kept, the bytes before the last change.
+	if bs, _ := filepath.Glob(real + ".rewind-backup-*"); len(bs) != 1 || bs[0] != u.Backup {
+		t.Errorf("backups beside the file: %v, want only %s", bs, u.Backup)
+	}
+	if b, _ := os.ReadFile(u.Backup); !bytes.Equal(b, aggressive) {
+		t.Errorf("the backup does not hold the bytes before the last change")
 	}
 	if b, _ := os.ReadFile(real); !bytes.Equal(b, orig) {
 		t.Errorf("Unregister did not restore the original bytes:\n%s", b)
