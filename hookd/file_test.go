@@ -229,3 +229,35 @@ func TestSetConfigTier(t *testing.T) {
 		t.Errorf("invalid project config: %+v, %v", c, err)
 	}
 }
+
+// TestUserEmptyHooksSurvive: a user's own empty "hooks": {} is there again,
+// byte for byte, after register, a tier change and unregister; a hooks
+// object Register made goes again.
+func TestUserEmptyHooksSurvive(t *testing.T) {
+	for _, tt := range []struct{ name, src string }{
+		{"user's empty object", "{\n  \"hooks\": {},\n  \"model\": \"opus\"\n}\n"},
+		{"user's empty object, one line", `{"model": "opus", "hooks": {}}` + "\n"},
+		{"no object", "{\n  \"model\": \"opus\"\n}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(p, []byte(tt.src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, tier := range []string{"balanced", "aggressive"} {
+				if _, err := Register(p, "claude", tier, testHook); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := Unregister(p, "claude"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(p); string(b) != tt.src {
+				t.Errorf("after unregister:\n%s\nwant:\n%s", b, tt.src)
+			}
+			if fileExists(p + userHooksMarker) {
+				t.Error("the marker is left behind")
+			}
+		})
+	}
+}
