@@ -7,18 +7,23 @@
 //	rewind show <cp>
 //	rewind diff <cp> [<cp2>] [--stat]
 //	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
-//	rewind undo [--dry-run]
-//	rewind undo-restore
+//	rewind undo [--dry-run] [--yes]
+//	rewind undo-restore | redo [--dry-run] [--yes]
 //	rewind back <n> [--both] [--in-place] [--dry-run]
 //	rewind status | validate | statusline
 //	rewind gc [--keep N] [--max-age D] [--max-bytes B] [--dry-run]
 //	rewind pin <cp> [label] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
+//	rewind help [CMD]
+//	rewind hook < request.json
 //
-// A checkpoint is named by id, unique id prefix, or @N (@0 is the newest).
-// Every command takes --json and -C DIR. Exit status: 0 ok, 1 failure,
-// 2 usage, 130 interrupted.
+// A checkpoint is named by id, unique id prefix, or @N, the Nth row of
+// 'rewind list' (@0 is the newest; restore backups are not counted). Every
+// command takes --json and -C DIR. Exit status: 0 ok, 1 failure, 2 usage,
+// 10 no store, 11 the store's lock held too long, 12 back past the prompts
+// in view, 130 interrupted; under --json a failure is one JSON object on
+// stderr. Each command's flags, Exec and help sit in <command>.go.
 package cli
 
 import (
