@@ -21,7 +21,7 @@ func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
 	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show the boundary and the checkpoint")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; say which prompt it would cut before, the fork it would write, and with --both what it would write and delete")
 	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
 	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
 }

@@ -18,7 +18,7 @@ USAGE
 Rewind checkpoints the project tree and the agent's transcript together and
 rewinds code, chat or both, without destroying anything: a chat rewind writes
 a new forked session, a code restore first takes a backup checkpoint, and
-'rewind undo-restore' reverts a restore.
+'rewind undo-restore' reverts a restore ('rewind redo' puts it back).
 Checkpoints are named by id, a unique id prefix, or @N, the Nth row of
 'rewind list' (@0 is the newest).
 

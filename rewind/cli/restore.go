@@ -270,7 +270,8 @@ func (c *restoreCmd) doc() doc {
 		text: `Restores the tree exactly and the conversation as a fork (a new session
 beside the transcript), or only one of them. A backup checkpoint is taken first
 and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
-asks first.`,
+shows what it would write, delete and fork, and asks first; --dry-run only
+shows it.`,
 		examples: []string{
 			"rewind restore @2 --code-only",
 			"rewind restore @2 --context-only --dry-run",

@@ -131,7 +131,7 @@ func (h *History) referenced() map[string]bool {
 }
 
 // What says what an entry did, in a few words naming checkpoints by id:
-// "restore to 20261122_143052_001", "back 2 prompts", "undo-restore of …".
+// "restore to 20261122_143052_001", "back, code to …", "undo-restore of …".
 func (e *HistoryEntry) What(h *History) string {
 	switch e.Kind {
 	case KindUndoRestore:
