@@ -6,21 +6,23 @@
 #                [--statusline] [--prefix DIR] [--bin-dir DIR] [--uninstall]
 #
 # Binaries go to DIR/bin (default ~/.rewind/system/bin) and are linked into --bin-dir (default
-# ~/.local/bin). The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
+# ~/.local/bin); the man pages go to DIR/share/man/man1 and are linked into the share/man/man1
+# beside --bin-dir (~/.local/share/man/man1), where `man` looks for the commands it finds on
+# PATH. The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
 # Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found, or
 # of those named by --agents (claude, droid, codex, gemini, copilot, pi, opencode): each agent's
 # own hook file, or for pi and OpenCode, which have no shell hooks, a bridge file in their
 # extension folder. On a terminal it asks first; --yes registers without asking; with
 # neither it registers nothing and says how. --statusline sets Claude Code's statusLine to
 # `rewind statusline` when none is configured. Re-running upgrades in place; --uninstall
-# removes the hooks, the status line it set, the binaries and their links.
+# removes the hooks, the status line it set, the binaries, the man pages and their links.
 set -euo pipefail
 
 prefix="$HOME/.rewind/system"
 bindir="$HOME/.local/bin"
 uninstall=0 yes=0 statusline=0 tier="" agents=""
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { printf 'install.sh: error: %s\n' "$1" >&2; [ -n "${2:-}" ] && printf 'install.sh: hint: %s\n' "$2" >&2; exit 1; }
 say() { printf 'install.sh: %s\n' "$*"; }
 
@@ -46,6 +48,8 @@ case "$prefix" in /*) ;; *) prefix=$PWD/$prefix ;; esac
 case "$bindir" in /*) ;; *) bindir=$PWD/$bindir ;; esac
 
 src=$(cd "$(dirname "$0")" && pwd)
+mandir=$prefix/share/man/man1
+manlinks=$(dirname "$bindir")/share/man/man1
 binaries=()
 for main in "$src"/*/cmd/rewind*/main.go; do
   [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
@@ -54,7 +58,7 @@ hook=$prefix/bin/rewind-hook
 
 # report turns rewind-hook's JSON lines into sentences.
 report() {
-  local line type agent path changed backup skipped
+  local line type agent path changed backup skipped error
   while IFS= read -r line; do
     type=$(printf '%s' "$line" | sed -n 's/.*"type":"\([^"]*\)".*/\1/p')
     agent=$(printf '%s' "$line" | sed -n 's/.*"agent":"\([^"]*\)".*/\1/p')
@@ -62,7 +66,9 @@ report() {
     changed=$(printf '%s' "$line" | sed -n 's/.*"changed":\([a-z]*\).*/\1/p')
     backup=$(printf '%s' "$line" | sed -n 's/.*"backup":"\([^"]*\)".*/\1/p')
     skipped=$(printf '%s' "$line" | sed -n 's/.*"skipped":"\([^"]*\)".*/\1/p')
-    if [ -n "$skipped" ]; then say "$type $agent: skipped ($skipped)"
+    error=$(printf '%s' "$line" | sed -n 's/.*"error":"\(.*\)"}$/\1/p')
+    if [ -n "$error" ]; then say "$type $agent: left $path as it was: $error"
+    elif [ -n "$skipped" ]; then say "$type $agent: skipped ($skipped)"
     elif [ "$changed" = true ]; then say "$type $agent: updated $path${backup:+ (previous version in $backup)}"
     else say "$type $agent: $path already up to date"
     fi
@@ -70,15 +76,27 @@ report() {
 }
 
 if [ "$uninstall" = 1 ]; then
+  # An agent whose hook file cannot be read keeps its entries, and says so; every other agent's
+  # hooks, the binaries and the man pages go all the same.
+  hooks_left=0
   if [ -x "$hook" ]; then
-    "$hook" unregister --agents all | report || die "could not remove Rewind's hooks" "fix the settings file named above, then rerun ./install.sh --uninstall"
+    "$hook" unregister --agents all | report || hooks_left=1
   fi
   for b in "${binaries[@]}"; do
     if [ -L "$bindir/$b" ] && [ "$(readlink "$bindir/$b")" = "$prefix/bin/$b" ]; then rm -f "$bindir/$b"; fi
     rm -f "$prefix/bin/$b"
   done
-  say "removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir"
+  for page in "$src"/man/*.1; do
+    p=$(basename "$page")
+    if [ -L "$manlinks/$p" ] && [ "$(readlink "$manlinks/$p")" = "$mandir/$p" ]; then rm -f "$manlinks/$p"; fi
+    rm -f "$mandir/$p"
+  done
+  say "removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir, and the man pages"
   say "checkpoint stores (.agent/rewind in your projects) and ~/.rewind/config.json are left in place"
+  if [ "$hooks_left" = 1 ]; then
+    die "Rewind's hooks are left in the file named above: it could not be read" \
+      "fix it by hand, then take out the entries that run $hook (or run ./install.sh --yes, then ./install.sh --uninstall again)"
+  fi
   exit 0
 fi
 
@@ -110,6 +128,25 @@ for main in "$src"/*/cmd/rewind*/main.go; do
 done
 say "installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
 
+# Man pages where man finds them: man looks in the share/man beside each folder on PATH, so
+# the pages are linked into the one beside --bin-dir (without them 'man rewind' opens the C
+# library's rewind(3)).
+mkdir -p "$mandir" "$manlinks"
+for page in "$src"/man/*.1; do
+  p=$(basename "$page")
+  cp "$page" "$mandir/.$p.tmp"
+  mv -f "$mandir/.$p.tmp" "$mandir/$p"
+  ln -sfn "$mandir/$p" "$manlinks/$p"
+done
+say "installed the man pages into $mandir, linked from $manlinks"
+if command -v man >/dev/null; then
+  page=$(PATH="$bindir:$PATH" man -w rewind 2>/dev/null | head -n 1 || true)
+  case "$page" in
+    "$manlinks"/*|"$mandir"/*) ;;
+    *) say "note: 'man rewind' finds ${page:-no page} here, not Rewind's (MANPATH=${MANPATH:-unset}); add $(dirname "$manlinks") to MANPATH, or read man $mandir/rewind.1" ;;
+  esac
+fi
+
 # Hooks: which agents, and may we? "all" is every agent rewind-hook finds installed.
 [ -x "$hook" ] || die "rewind-hook was not built" "the checkout must have hookd/cmd/rewind-hook"
 found_none=0
@@ -140,7 +177,8 @@ if [ "$agents" != none ] || [ "$statusline" = 1 ]; then
 fi
 [ "$statusline" = 1 ] && register+=(--statusline)
 "$hook" register --agents "$agents" "${register[@]}" | report \
-  || die "could not register Rewind's hooks" "fix the settings file named above (nothing was changed), then rerun ./install.sh"
+  || die "Rewind's hooks are not registered for the agent named above: its file could not be read (the other agents' were done)" \
+    "fix the file named above by hand (it was left as it was), then run ./install.sh again"
 say "tier $tier recorded in $HOME/.rewind/config.json"
 
 case ":$PATH:" in

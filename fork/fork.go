@@ -51,6 +51,14 @@ type CreateOptions struct {
 	Out       string // the fork's path; "" for <session id>.jsonl beside From
 	SessionID string // the fork's session id; "" for Out's name when it is a UUID, else a new UUID
 	NoTitle   bool   // do not mark the fork's title
+	// DryRun checks what can be checked without writing (the cut, whether the live transcript
+	// still holds the bytes, the dialect) and returns where the fork would go (its Path,
+	// SessionID and Method; the id of a fork named by a new id is drawn again by the real run).
+	DryRun bool
+	// SourceTitle is the source session's own title where the kept bytes may not hold it: a
+	// fork of a fork whose title line comes after the cut (Claude's is appended at the end).
+	// The fork is titled after it, marked once more, when the kept bytes hold no title.
+	SourceTitle string
 }
 
 // Fork is what Create wrote; it is printed as JSON.
@@ -127,6 +135,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		return Fork{}, err
 	}
 	if d != nil && d.Fork.Method == "opencode_import" {
+		if o.DryRun {
+			return Fork{Type: "fork", Method: method}, nil // a session OpenCode imports, named by it
+		}
 		return createByImport(ctx, o, d, src, method)
 	}
 	var head []byte
@@ -152,6 +163,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		}
 		return Fork{}, err
 	}
+	if o.DryRun {
+		return Fork{Type: "fork", Path: out, SessionID: id, Method: method}, nil
+	}
 
 	// A fork that is a folder of its own is built under a hidden name beside it and appears
 	// by one rename, sidecars and all.
@@ -173,7 +187,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	defer p.abort()
 	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
-	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle}
 	if method == MethodPrefixCopy {
 		err = w.fromFile(src, cp.Offset)
 	} else {

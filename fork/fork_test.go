@@ -160,7 +160,8 @@ func TestCreateClaude(t *testing.T) {
 }
 
 // TestClaudeTitle: the title comes from the newest custom-title kept (stacking the prefix on a
-// fork of a fork), else the newest prompt kept; --no-title writes the bare prefix.
+// fork of a fork), else the source's title when given (a fork of a fork cut before its title
+// line), else the newest prompt kept; --no-title writes the bare prefix.
 func TestClaudeTitle(t *testing.T) {
 	const (
 		prompt = `{"type":"user","message":{"role":"user","content":"fix   the\nbug"},"uuid":"u1","sessionId":"s"}` + "\n"
@@ -169,14 +170,16 @@ func TestClaudeTitle(t *testing.T) {
 		ai     = `{"type":"ai-title","aiTitle":"Fixing a bug","sessionId":"s"}` + "\n"
 	)
 	tests := []struct {
-		name, data string
-		noTitle    bool
-		want       string
+		name, data, source string
+		noTitle            bool
+		want               string
 	}{
-		{"newest prompt", prompt + answer, false, "[Fork] fix the bug"},
-		{"ai-title", prompt + ai + answer, false, "[Fork] Fixing a bug"},
-		{"custom-title beats ai-title and stacks", prompt + titled + ai + answer, false, "[Fork] [Fork] earlier"},
-		{"no title", prompt + answer, true, ""},
+		{"newest prompt", prompt + answer, "", false, "[Fork] fix the bug"},
+		{"ai-title", prompt + ai + answer, "", false, "[Fork] Fixing a bug"},
+		{"custom-title beats ai-title and stacks", prompt + titled + ai + answer, "", false, "[Fork] [Fork] earlier"},
+		{"the source's title beats the prompt", prompt + answer, "[Fork] earlier", false, "[Fork] [Fork] earlier"},
+		{"a kept title beats the source's", prompt + titled + answer, "[Fork] later", false, "[Fork] [Fork] earlier"},
+		{"no title", prompt + answer, "", true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,7 +187,7 @@ func TestClaudeTitle(t *testing.T) {
 			os.MkdirAll(dir, 0o755)
 			src := filepath.Join(dir, "s.jsonl")
 			os.WriteFile(src, []byte(tt.data), 0o600)
-			f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(tt.data))}, NoTitle: tt.noTitle})
+			f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(tt.data))}, NoTitle: tt.noTitle, SourceTitle: tt.source})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -826,5 +829,28 @@ func TestCreateGemini(t *testing.T) {
 	}
 	if after := dirNames(t, filepath.Dir(src)); len(after) != len(before) {
 		t.Errorf("left behind: %v", after)
+	}
+}
+
+// TestCreateDryRun: a dry run says where the fork would go and writes nothing; it still refuses
+// a transcript that no longer holds the bytes.
+func TestCreateDryRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".claude", "projects", "-p")
+	os.MkdirAll(dir, 0o755)
+	src := filepath.Join(dir, "s.jsonl")
+	data := `{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s"}` + "\n"
+	os.WriteFile(src, []byte(data), 0o600)
+	f, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(data))}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(f.Path) != dir || filepath.Base(f.Path) != f.SessionID+".jsonl" || f.Method != MethodPrefixCopy {
+		t.Errorf("dry run = %+v", f)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("a dry run wrote %d files", len(ents)-1)
+	}
+	if _, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: int64(len(data)) + 10}, DryRun: true}); err == nil {
+		t.Error("a dry run past the end: no error")
 	}
 }

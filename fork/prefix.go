@@ -28,6 +28,8 @@ type prefixWriter struct {
 	oldID   string         // the source's session id
 	newID   string
 	noTitle bool
+	// sourceTitle names the fork when the kept bytes hold no title (CreateOptions.SourceTitle).
+	sourceTitle string
 
 	events       int64
 	warnings     []string
@@ -286,7 +288,7 @@ func (w *prefixWriter) findTitleBase(ra io.ReaderAt, size int64) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return titleBase(w.ctx, t)
+	return titleBase(w.ctx, t, w.sourceTitle)
 }
 
 // rewriteFirst rewrites the header line of a dialect that keeps the session there (Droid's

@@ -14,9 +14,10 @@ import (
 
 // titleBase finds what the fork's title is made from, in the kept bytes: the session's own
 // title (Claude: the newest custom-title, else ai-title; Droid: session_start.title), else the
-// newest user prompt kept (the point where the fork ends; Claude lists a session without a
-// title line by a prompt too). "" when there is neither.
-func titleBase(ctx context.Context, prefix *jsonl.Transcript) (string, error) {
+// source's title when the caller knows it (a fork of a fork cut before its title line), else
+// the newest user prompt kept (the point where the fork ends; Claude lists a session without a
+// title line by a prompt too). "" when there is none of them.
+func titleBase(ctx context.Context, prefix *jsonl.Transcript, source string) (string, error) {
 	if prefix.Dialect == nil {
 		return "", errors.New("the transcript's agent is unknown")
 	}
@@ -36,6 +37,9 @@ func titleBase(ctx context.Context, prefix *jsonl.Transcript) (string, error) {
 	}
 	if ok && strings.TrimSpace(t.Text) != "" {
 		return t.Text, nil
+	}
+	if strings.TrimSpace(source) != "" {
+		return source, nil
 	}
 	turns, err := prefix.Turns(ctx, 1)
 	if err != nil || len(turns) == 0 {

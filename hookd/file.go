@@ -12,8 +12,11 @@ import (
 	"time"
 )
 
-// keepBackups is how many settings backups Rewind keeps per file.
-const keepBackups = 5
+// keepBackups is how many settings backups Rewind keeps per file: the
+// newest, the bytes before Rewind's last change. Rewind changes only its own
+// entries, so the user's part of any older backup is in the file itself;
+// more backups only piled up beside it.
+const keepBackups = 1
 
 // updateSettings applies edit to the settings file at path and writes the
 // result when it differs: backup first, then an atomic replace of the

@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestRegisterFile: the file-level rules — backup of the previous bytes,
+// TestRegisterFile: the file-level rules — backup of the previous bytes (the
+// newest only),
 // mode kept, a symlink stays a symlink, a second run writes nothing, and
 // unregister restores the original bytes.
 func TestRegisterFile(t *testing.T) {
@@ -67,10 +68,18 @@ func TestRegisterFile(t *testing.T) {
 	if err != nil || !c3.Changed || c3.Removed != 5 || c3.Added != 7 {
 		t.Errorf("Register aggressive = %+v, %v", c3, err)
 	}
+	aggressive, _ := os.ReadFile(real)
 
 	u, err := Unregister(link, "claude")
 	if err != nil || !u.Changed || u.Removed != 7 {
 		t.Errorf("Unregister = %+v, %v", u, err)
+	}
+	// Backups do not pile up: the newest is kept, the bytes before the last change.
+	if bs, _ := filepath.Glob(real + ".rewind-backup-*"); len(bs) != 1 || bs[0] != u.Backup {
+		t.Errorf("backups beside the file: %v, want only %s", bs, u.Backup)
+	}
+	if b, _ := os.ReadFile(u.Backup); !bytes.Equal(b, aggressive) {
+		t.Errorf("the backup does not hold the bytes before the last change")
 	}
 	if b, _ := os.ReadFile(real); !bytes.Equal(b, orig) {
 		t.Errorf("Unregister did not restore the original bytes:\n%s", b)
@@ -218,5 +227,37 @@ func TestSetConfigTier(t *testing.T) {
 	c, err = LoadConfig(home, proj)
 	if err == nil || !strings.Contains(err.Error(), "config.json:1:19: trailing comma") || c.Tier != "balanced" {
 		t.Errorf("invalid project config: %+v, %v", c, err)
+	}
+}
+
+// TestUserEmptyHooksSurvive: a user's own empty "hooks": {} is there again,
+// byte for byte, after register, a tier change and unregister; a hooks
+// object Register made goes again.
+func TestUserEmptyHooksSurvive(t *testing.T) {
+	for _, tt := range []struct{ name, src string }{
+		{"user's empty object", "{\n  \"hooks\": {},\n  \"model\": \"opus\"\n}\n"},
+		{"user's empty object, one line", `{"model": "opus", "hooks": {}}` + "\n"},
+		{"no object", "{\n  \"model\": \"opus\"\n}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "settings.json")
+			if err := os.WriteFile(p, []byte(tt.src), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, tier := range []string{"balanced", "aggressive"} {
+				if _, err := Register(p, "claude", tier, testHook); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := Unregister(p, "claude"); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(p); string(b) != tt.src {
+				t.Errorf("after unregister:\n%s\nwant:\n%s", b, tt.src)
+			}
+			if fileExists(p + userHooksMarker) {
+				t.Error("the marker is left behind")
+			}
+		})
 	}
 }

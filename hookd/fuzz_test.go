@@ -54,7 +54,7 @@ func FuzzMerge(f *testing.F) {
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("second merge changed the output (%v)", err)
 		}
-		un, _, err := removeHooks(out, "s.json", sh)
+		un, _, err := removeHooks(out, "s.json", sh, emptyHooksObject(src, "s.json", hooksKey))
 		if err != nil {
 			t.Fatalf("unregister failed on merge output: %v", err)
 		}

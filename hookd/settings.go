@@ -71,10 +71,18 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 		return Change{}, err
 	}
 	sh := a.shape(settingsPath)
+	target, err := resolveLink(settingsPath)
+	if err != nil {
+		return Change{}, err
+	}
+	merge := func(src []byte) ([]byte, int, int, error) {
+		if err := markUserHooks(src, settingsPath, sh, target); err != nil {
+			return nil, 0, 0, err
+		}
+		return mergeHooks(src, settingsPath, sh, want)
+	}
 	if a.Trust == nil {
-		return updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
-			return mergeHooks(src, settingsPath, sh, want)
-		})
+		return updateSettings(settingsPath, sh.Template, false, merge)
 	}
 	// The trust records name the entries' places in the merged file; whether they can be
 	// written is known before the hook file changes.
@@ -84,7 +92,7 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 	}
 	var have, records []trustRecord
 	c, err := updateSettings(settingsPath, sh.Template, false, func(src []byte) ([]byte, int, int, error) {
-		out, added, removed, err := mergeHooks(src, settingsPath, sh, want)
+		out, added, removed, err := merge(src)
 		if err == nil {
 			have, err = a.Trust.records(src, settingsPath, sh)
 		}
@@ -106,10 +114,11 @@ func Register(settingsPath, agent, tier, hookPath string) (Change, error) {
 
 // Unregister takes every Rewind (and smart-checkpoint) hook entry out of the
 // settings file at settingsPath, and the event lists, groups and "hooks"
-// object that held only them. When nothing else changed since Register, the
-// file is byte for byte what it was before (unless Register had to fill a
-// pre-existing empty list or object, which then goes too); a file Register
-// created is removed again. A missing file is left missing.
+// object that held only them — but a "hooks" object that was there, empty,
+// before Register (userHooksMarker) is left, empty. When nothing else changed
+// since Register, the file is byte for byte what it was before (unless
+// Register had to fill a pre-existing empty event list, which then goes too);
+// a file Register created is removed again. A missing file is left missing.
 func Unregister(settingsPath, agent string) (Change, error) {
 	a, err := LookupAgent(agent)
 	if err != nil {
@@ -126,12 +135,39 @@ func Unregister(settingsPath, agent string) (Change, error) {
 			return Change{Path: settingsPath, Trust: trust}, err
 		}
 	}
+	target, err := resolveLink(settingsPath)
+	if err != nil {
+		return Change{Path: settingsPath, Trust: trust}, err
+	}
+	userHooks := fileExists(target + userHooksMarker)
 	c, err := updateSettings(settingsPath, sh.Template, true, func(src []byte) ([]byte, int, int, error) {
-		out, removed, err := removeHooks(src, settingsPath, sh)
+		out, removed, err := removeHooks(src, settingsPath, sh, userHooks)
 		return out, 0, removed, err
 	})
+	if err == nil && userHooks {
+		os.Remove(target + userHooksMarker) // the object is as it was; the next Register marks it again
+	}
 	c.Trust = trust
 	return c, err
+}
+
+// userHooksMarker is the suffix of the file beside a settings file that says
+// its hooks object was there, empty, before Register filled it: it is the
+// user's, and Unregister leaves it as it was ("hooks": {}), where it takes
+// out a hooks object Register made.
+const userHooksMarker = ".rewind-user-hooks"
+
+// markUserHooks writes the userHooksMarker beside target when src holds an
+// empty hooks object, before Register fills it.
+func markUserHooks(src []byte, path string, sh shape, target string) error {
+	if sh.hooksKey == "" {
+		return nil // the events are the top level: there is no object to take out
+	}
+	d, err := parseSettings(src, path, sh.hooksKey)
+	if err != nil || d.hooks == nil || len(d.hooks.elems) > 0 || fileExists(target+userHooksMarker) {
+		return nil // (a parse error is mergeHooks' to report)
+	}
+	return writeAtomic(target+userHooksMarker, []byte("the empty \""+sh.hooksKey+"\" object of the file beside is the user's: unregistering Rewind leaves it\n"), 0o600)
 }
 
 // untrust takes the trust records of Rewind's entries in the hook file at settingsPath out of
@@ -443,7 +479,7 @@ func mergeHooks(src []byte, path string, sh shape, want []Entry) (out []byte, ad
 	if sameRegistrations(have, want) {
 		return src, 0, 0, nil
 	}
-	src, removed, err = removeHooks(src, path, sh)
+	src, removed, err = removeHooks(src, path, sh, true) // the object stays where it is, to be filled again
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -525,9 +561,10 @@ func (e Entry) group(sh shape) jv {
 	return g
 }
 
-// removeHooks takes every Rewind hook command out of src, with the groups,
-// event lists and hooks object left empty by that.
-func removeHooks(src []byte, path string, sh shape) ([]byte, int, error) {
+// removeHooks takes every Rewind hook command out of src, with the groups
+// and event lists left empty by that, and the hooks object too unless
+// keepHooks (then it is left empty, as "hooks": {} was before Register).
+func removeHooks(src []byte, path string, sh shape, keepHooks bool) ([]byte, int, error) {
 	removed := 0
 	for {
 		d, err := parseSettings(src, path, sh.hooksKey)
@@ -550,7 +587,7 @@ func removeHooks(src []byte, path string, sh shape) ([]byte, int, error) {
 			src = removeElem(src, arr, f.hookIdx)
 		case len(ev.elems) > 1:
 			src = removeElem(src, ev, f.groupIdx)
-		case len(d.hooks.elems) > 1 || d.hooksIdx < 0:
+		case len(d.hooks.elems) > 1 || d.hooksIdx < 0 || keepHooks:
 			src = removeElem(src, d.hooks, f.eventIdx)
 		default:
 			src = removeElem(src, d.root, d.hooksIdx)

@@ -96,7 +96,7 @@ func TestMergeGolden(t *testing.T) {
 				if !sameRegistrations(d.rewindHooks(reg, sh), want) {
 					t.Errorf("registered entries = %+v, want %+v", got, want)
 				}
-				un, _, err := removeHooks(reg, in, sh)
+				un, _, err := removeHooks(reg, in, sh, emptyHooksObject(src, in, c.hooksKey))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -110,8 +110,9 @@ func TestMergeGolden(t *testing.T) {
 	}
 }
 
-// hasEmptyHookContainer: an empty "hooks" object or event list, which
-// Register fills and Unregister then removes.
+// hasEmptyHookContainer: an empty root or event list, which Register fills
+// and Unregister then removes. (An empty "hooks" object is the user's, and
+// Unregister leaves it: see emptyHooksObject.)
 func hasEmptyHookContainer(src []byte, path, hooksKey string) bool {
 	d, err := parseSettings(src, path, hooksKey)
 	if err != nil {
@@ -125,15 +126,19 @@ func hasEmptyHookContainer(src []byte, path, hooksKey string) bool {
 	if d.hooks == nil {
 		return false
 	}
-	if hooksKey != "" && len(d.hooks.elems) == 0 {
-		return true
-	}
 	for _, e := range d.hooks.elems {
 		if e.val.kind == '[' && len(e.val.elems) == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// emptyHooksObject reports whether src has an empty hooks object: Register
+// marks it the user's (userHooksMarker), and Unregister keeps it.
+func emptyHooksObject(src []byte, path, hooksKey string) bool {
+	d, err := parseSettings(src, path, hooksKey)
+	return err == nil && hooksKey != "" && d.hooks != nil && len(d.hooks.elems) == 0
 }
 
 // TestInvalidSettings: files that are not strict JSON objects are refused

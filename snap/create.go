@@ -288,6 +288,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		}
 	}
 	pre := startPrefetch(ctx, root, entries, read)
+	progress := progressFrom(ctx)
 	tw := tar.NewWriter(mw)
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
@@ -342,6 +343,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 				e.Src, e.Skip = out, skip
 				kept = append(kept, e)
 				members = append(members, member)
+				progress.add(e.Size)
 			}
 			continue
 		}

@@ -125,6 +125,7 @@ type restorePlan struct {
 	spared    []string // not in the snapshot, but ignored under its rules: left alone
 	unchanged int
 	nstaged   int
+	progress  *Progress // counts staged files (WithProgress)
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -149,6 +150,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			p.close()
 		}
 	}()
+	p.progress = progressFrom(ctx)
 	type walked struct {
 		t   *Tree
 		err error
@@ -682,6 +684,7 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 		f.Close()
 		return "", archiveReadErr(e, io.ErrUnexpectedEOF)
 	}
+	p.progress.add(n)
 	if err := f.Chmod(e.Mode); err != nil {
 		f.Close()
 		return "", fmt.Errorf("stage %s: %w", e.Path, err)
@@ -726,14 +729,14 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 		}
 	}
 	res.Deleted = len(p.deletes)
-	if dry {
-		for _, d := range p.deletes {
-			name := d.Path
-			if d.Kind == KindDir {
-				name += "/"
-			}
-			res.DeletedList = append(res.DeletedList, name)
+	// Deletions are listed after a restore too: they are what a person
+	// needs named, and there are few.
+	for _, d := range p.deletes {
+		name := d.Path
+		if d.Kind == KindDir {
+			name += "/"
 		}
+		res.DeletedList = append(res.DeletedList, name)
 	}
 	return res
 }

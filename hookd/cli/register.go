@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -20,6 +21,24 @@ type registration struct {
 	Tier  string `json:"tier,omitempty"`
 	hookd.Change
 	Skipped string `json:"skipped,omitempty"` // why nothing was done, e.g. "not installed"
+	Error   string `json:"error,omitempty"`   // why the file could not be changed (it was left as it was)
+}
+
+// failed collects the agents whose hook files could not be changed: each
+// is left as it was, and the others are changed all the same (one invalid
+// settings file must not keep Rewind out of, or in, every other agent).
+type failed []string
+
+func (f *failed) add(r *registration, err error) {
+	r.Error = err.Error()
+	*f = append(*f, r.Agent+": "+r.Error)
+}
+
+func (f failed) err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return withHint(errors.New(strings.Join(f, "; ")), "fix the file by hand (it was left as it was), then run this again")
 }
 
 type registerCmd struct {
@@ -95,12 +114,13 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	} else if !filepath.IsAbs(hook) {
 		return usageError{fmt.Sprintf("--hook %q is not an absolute path", hook)}
 	}
+	var bad failed
 	for _, a := range names {
 		r := registration{Type: "register", Agent: a.name, Tier: tier}
 		if a.skip != "" {
 			r.Skipped = a.skip
 		} else if r.Change, err = hookd.Register(a.path, a.name, tier, hook); err != nil {
-			return withHint(fmt.Errorf("%s: %w", a.name, err), "fix the file by hand (nothing was changed), then run this again")
+			bad.add(&r, err)
 		}
 		if err := e.out.Encode(r); err != nil {
 			return err
@@ -119,9 +139,11 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		if !r.Changed {
 			r.Skipped = "a statusLine is configured already"
 		}
-		return e.out.Encode(r)
+		if err := e.out.Encode(r); err != nil {
+			return err
+		}
 	}
-	return nil
+	return bad.err()
 }
 
 type unregisterCmd struct {
@@ -143,10 +165,15 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
+	var bad failed
 	for _, a := range names {
 		r := registration{Type: "unregister", Agent: a.name}
 		if r.Change, err = hookd.Unregister(a.path, a.name); err != nil {
-			return withHint(fmt.Errorf("%s: %w", a.name, err), "fix the file by hand (nothing was changed), then run this again")
+			bad.add(&r, err)
+			if err := e.out.Encode(r); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := e.out.Encode(r); err != nil {
 			return err
@@ -167,7 +194,7 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			}
 		}
 	}
-	return nil
+	return bad.err()
 }
 
 // encodeTrust prints, for an agent with a hook trust gate (Codex), a line of type "trust"

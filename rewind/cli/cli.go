@@ -7,18 +7,23 @@
 //	rewind show <cp>
 //	rewind diff <cp> [<cp2>] [--stat]
 //	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
-//	rewind undo [--dry-run]
-//	rewind undo-restore
+//	rewind undo [--dry-run] [--yes]
+//	rewind undo-restore | redo [--dry-run] [--yes]
 //	rewind back <n> [--both] [--in-place] [--dry-run]
 //	rewind status | validate | statusline
 //	rewind gc [--keep N] [--max-age D] [--max-bytes B] [--dry-run]
 //	rewind pin <cp> [label] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
+//	rewind help [CMD]
+//	rewind hook < request.json
 //
-// A checkpoint is named by id, unique id prefix, or @N (@0 is the newest).
-// Every command takes --json and -C DIR. Exit status: 0 ok, 1 failure,
-// 2 usage, 130 interrupted.
+// A checkpoint is named by id, unique id prefix, or @N, the Nth row of
+// 'rewind list' (@0 is the newest; restore backups are not counted). Every
+// command takes --json and -C DIR. Exit status: 0 ok, 1 failure, 2 usage,
+// 10 no store, 11 the store's lock held too long, 12 back past the prompts
+// in view, 130 interrupted; under --json a failure is one JSON object on
+// stderr. Each command's flags, Exec and help sit in <command>.go.
 package cli
 
 import (
@@ -35,8 +40,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/peterbourgon/ff/v3/ffcli"
-
+	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 )
 
@@ -49,150 +53,222 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e hintError) Error() string { return e.err.Error() }
-func (e hintError) Unwrap() error { return e.err }
-
-func withHint(err error, hint string) error { return hintError{err, hint} }
+// withHint attaches a hint of what to do; store.HintError is the one type
+// that carries a hint, from the store or from here.
+func withHint(err error, hint string) error { return &store.HintError{Err: err, Hint: hint} }
 
 // env is what every command writes to.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	colors         bool // stdout is a terminal and NO_COLOR is not set
+	// progressAfter and progressEvery pace the progress line (progress.go);
+	// 0 means the defaults.
+	progressAfter, progressEvery time.Duration
 }
 
-// runner is one subcommand.
+// runner is one command: its flags, what it does, and its help.
 type runner interface {
 	RegisterFlags(fs *flag.FlagSet)
 	Exec(ctx context.Context, e *env, args []string) error
+	doc() doc
 }
 
-type subcommand struct {
-	name, usage, help string
-	r                 runner
-	hidden            bool
+// doc is a command's help: 'rewind help CMD' and 'rewind CMD --help' print
+// it, the command list shows its summary.
+type doc struct {
+	args     string   // what follows the command, e.g. "<cp> [<cp2>]"
+	summary  string   // one line, lowercase, no period
+	text     string   // paragraphs after the summary; "" for none
+	examples []string // command lines, each optionally followed by "  # comment"
 }
 
-func subcommands() []subcommand {
-	return []subcommand{
-		{"init", "[--mode project|global]", "create the checkpoint store", &initCmd{}, false},
-		{"save", "[description] [--transcript PATH] [--agent A] [--pin LABEL] [--full]", "take a checkpoint of the tree and the transcript", &saveCmd{}, false},
-		{"list", "[--all] [-n N]", "list checkpoints, newest first", &listCmd{}, false},
-		{"show", "<cp>", "show a checkpoint's metadata", &showCmd{}, false},
-		{"diff", "<cp> [<cp2>] [--stat]", "changes between a checkpoint and the tree (or two checkpoints)", &diffCmd{}, false},
-		{"restore", "<cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]", "restore code and/or chat from a checkpoint", &restoreCmd{}, false},
-		{"undo", "[--dry-run]", "undo the step the agent just took (code)", &undoCmd{}, false},
-		{"undo-restore", "", "revert the last restore, tree and transcript", &undoRestoreCmd{}, false},
-		{"back", "<n> [--both] [--in-place] [--dry-run]", "rewind the chat to before the nth-most-recent prompt", &backCmd{}, false},
-		{"status", "", "installation, store, session and hooks", &statusCmd{}, false},
-		{"validate", "", "check the store end to end", &validateCmd{}, false},
-		{"gc", "[--keep N] [--max-age D] [--max-bytes B] [--dry-run]", "delete old checkpoints", &gcCmd{}, false},
-		{"pin", "<cp> [label]", "keep a checkpoint through gc", &pinCmd{}, false},
-		{"unpin", "<cp>", "let gc delete a checkpoint again", &pinCmd{unpin: true}, false},
-		{"config", "[--tier T] [--register-hooks|--unregister-hooks] [--agent A]", "show or change the configuration", &configCmd{}, false},
-		{"forks", "list | show <id>", "forks Rewind created", &forksCmd{}, false},
-		{"statusline", "", "one line for an agent's status bar (reads session JSON on stdin)", &statuslineCmd{}, false},
-		{"hook", "", "apply a rewind-hook request (JSON on stdin); used by rewind-hook", &hookCmd{}, true},
+// command is one entry of the command table.
+type command struct {
+	name     string
+	r        runner
+	plumbing bool // for other programs (rewind-hook), listed apart
+}
+
+func commands() []command {
+	return []command{
+		{name: "init", r: &initCmd{}},
+		{name: "save", r: &saveCmd{}},
+		{name: "list", r: &listCmd{}},
+		{name: "show", r: &showCmd{}},
+		{name: "diff", r: &diffCmd{}},
+		{name: "restore", r: &restoreCmd{}},
+		{name: "undo", r: &undoCmd{}},
+		{name: "undo-restore", r: &undoRestoreCmd{}},
+		{name: "redo", r: &undoRestoreCmd{redo: true}},
+		{name: "back", r: &backCmd{}},
+		{name: "status", r: &statusCmd{}},
+		{name: "validate", r: &validateCmd{}},
+		{name: "gc", r: &gcCmd{}},
+		{name: "pin", r: &pinCmd{}},
+		{name: "unpin", r: &pinCmd{unpin: true}},
+		{name: "config", r: &configCmd{}},
+		{name: "forks", r: &forksCmd{}},
+		{name: "statusline", r: &statuslineCmd{}},
+		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}
+}
+
+func lookup(cmdName string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == cmdName {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // Main runs rewind with args (without the program name) and returns the
 // exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
-	rootFS := flag.NewFlagSet(name, flag.ContinueOnError)
-	rootFS.SetOutput(stderr)
-	version := rootFS.Bool("version", false, "print the version and exit")
-	var subs []*ffcli.Command
-	byName := map[string]*flag.FlagSet{}
-	for _, sc := range subcommands() {
-		sc := sc
-		fs := flag.NewFlagSet(name+" "+sc.name, flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		sc.r.RegisterFlags(fs)
-		byName[sc.name] = fs
-		cmd := &ffcli.Command{
-			Name: sc.name, ShortUsage: name + " " + sc.name + " " + sc.usage, ShortHelp: sc.help, FlagSet: fs,
-			Exec: func(ctx context.Context, args []string) error { return sc.r.Exec(ctx, e, args) },
-		}
-		if sc.hidden {
-			cmd.ShortHelp = ""
-		}
-		subs = append(subs, cmd)
-	}
-	root := &ffcli.Command{
-		Name:       name,
-		ShortUsage: name + " <command> [flags]",
-		ShortHelp:  "checkpoints of code and chat for AI coding agents",
-		LongHelp: strings.TrimSpace(`
-Rewind checkpoints the project tree and the agent's transcript together and
-rewinds code, chat or both, without destroying anything: a chat rewind writes a
-new forked session, a code restore first takes a backup, and 'rewind
-undo-restore' reverts any restore. Checkpoints are named by id, a unique id
-prefix, or @N (@0 is the newest). See rewind(1).`),
-		FlagSet:     rootFS,
-		Subcommands: subs,
-		Exec: func(ctx context.Context, args []string) error {
-			if *version {
-				fmt.Fprintf(stdout, "%s %s\n", name, versionString())
-				return nil
-			}
-			if len(args) > 0 {
-				return usageError{fmt.Sprintf("unknown command %q; run '%s --help'", args[0], name)}
-			}
-			return flag.ErrHelp
-		},
-	}
-	args = hoistCommon(args)
-	if len(args) > 0 {
-		if fs := byName[args[0]]; fs != nil {
-			args = append([]string{args[0]}, permute(fs, args[1:])...)
-		}
-	}
-	if err := root.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-		return 2
-	}
-	err := root.Run(ctx)
-	switch {
-	case err == nil:
+	e.colors = os.Getenv("NO_COLOR") == "" && isTerminal(stdout)
+	err := run(ctx, e, hoistCommon(args))
+	if err == nil {
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 2
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return 130
 	}
-	return report(stderr, err)
+	return report(stderr, err, wantsJSON(args))
 }
 
-func report(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-	var h hintError
-	var sh *store.HintError
+// run picks the command and runs it. Help is printed on stdout when asked
+// for ('rewind', 'rewind help [CMD]', '--help' anywhere before "--").
+func run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return rootHelp(e.stdout)
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			return rootHelp(e.stdout)
+		}
+		if len(args) > 2 {
+			return usageError{"help takes one command; run 'rewind help'"}
+		}
+		c, ok := lookup(args[1])
+		if !ok {
+			return unknownCommand(args[1])
+		}
+		return commandHelp(e.stdout, c)
+	case "-version", "--version":
+		if len(args) > 1 {
+			return usageError{"--version takes no arguments"}
+		}
+		_, err := fmt.Fprintf(e.stdout, "%s %s\n", name, versionString())
+		return err
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		if strings.HasPrefix(args[0], "-") {
+			return withHint(usageError{fmt.Sprintf("unknown flag %s before the command", args[0])}, "flags other than -C and --json follow the command; run 'rewind help'")
+		}
+		return unknownCommand(args[0])
+	}
+	fs := flag.NewFlagSet(name+" "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	c.r.RegisterFlags(fs)
+	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return commandHelp(e.stdout, c)
+		}
+		return flagError(fs, c, err)
+	}
+	return c.r.Exec(ctx, e, fs.Args())
+}
+
+// Exit statuses that scripts may branch on (rewind(1), EXIT STATUS).
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitNoStore     = 10
+	exitBusy        = 11
+	exitFewer       = 12
+	exitInterrupted = 130
+)
+
+// exitCode is err's exit status.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, store.ErrNoStore):
+		return exitNoStore
+	case errors.Is(err, store.ErrBusy):
+		return exitBusy
+	case errors.Is(err, jsonl.ErrFewerPrompts):
+		return exitFewer
+	}
+	return exitFailure
+}
+
+// hintOf is what to do about err: its own hint, else the usual one for its
+// kind, else "".
+func hintOf(err error) string {
+	var h *store.HintError
 	switch {
 	case errors.As(err, &h):
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.hint)
-	case errors.As(err, &sh):
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, sh.Hint)
+		return h.Hint
 	case errors.Is(err, store.ErrNoStore):
-		fmt.Fprintf(stderr, "%s: hint: run 'rewind init' in the project first\n", name)
+		return "run 'rewind init' in the project first"
 	case errors.Is(err, store.ErrNoCheckpoints):
-		fmt.Fprintf(stderr, "%s: hint: run 'rewind save' or install the hooks ('rewind config --register-hooks')\n", name)
+		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
+	case errors.Is(err, store.ErrBusy):
+		return "let the other rewind finish and run this again (REWIND_LOCK_WAIT waits longer)"
 	}
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
+	return ""
+}
+
+// errorJSON is the one object a failed run prints on stderr under --json.
+type errorJSON struct {
+	Type     string `json:"type"` // "error"
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// report prints err for a person ("rewind: error: …", "rewind: hint: …")
+// or, under --json, for a script (one errorJSON line), on stderr, and
+// returns the exit status.
+func report(stderr io.Writer, err error, asJSON bool) int {
+	code := exitCode(err)
+	msg, hint := err.Error(), hintOf(err)
+	if code == exitInterrupted {
+		msg, hint = "interrupted", ""
 	}
-	return 1
+	if asJSON {
+		enc := json.NewEncoder(stderr)
+		enc.SetEscapeHTML(false)
+		enc.Encode(errorJSON{Type: "error", Message: msg, Hint: hint, ExitCode: code})
+		return code
+	}
+	fmt.Fprintf(stderr, "%s: error: %s\n", name, msg)
+	if hint != "" {
+		fmt.Fprintf(stderr, "%s: hint: %s\n", name, hint)
+	}
+	return code
+}
+
+// wantsJSON reports whether args ask for JSON (--json before any "--"),
+// looked at before parsing so that a usage error is JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-json", "--json", "-json=true", "--json=true", "-json=1", "--json=1":
+			return true
+		}
+	}
+	return false
 }
 
 // hoistCommon lets the flags every command takes come before the command,
@@ -222,7 +298,7 @@ func hoistCommon(args []string) []string {
 
 // permute moves flags that follow positional arguments in front of them, so
 // 'rewind restore @0 --code-only' works like 'rewind restore --code-only @0'.
-// A "--" ends flags.
+// A "--" ends flags: what follows it is positional, whatever it looks like.
 func permute(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
@@ -250,7 +326,12 @@ func permute(fs *flag.FlagSet, args []string) []string {
 			}
 		}
 	}
-	return append(flags, pos...)
+	if len(pos) == 0 {
+		return flags
+	}
+	// "--" keeps a positional argument that starts with "-" (rewind save --
+	// -x) from being read as a flag.
+	return append(append(flags, "--"), pos...)
 }
 
 // common holds the flags every command takes.
@@ -277,12 +358,25 @@ func (c *common) projectDir() (string, error) {
 	return store.FindProject(dir)
 }
 
+// open opens the project's store; $REWIND_LOCK_WAIT (a duration, e.g.
+// 10s) bounds the wait for its lock instead of store.DefaultLockWait.
 func (c *common) open() (*store.Store, error) {
 	p, err := c.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(p)
+	s, err := store.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	if v := os.Getenv("REWIND_LOCK_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, usageError{fmt.Sprintf("REWIND_LOCK_WAIT=%q is not a duration such as 30s", v)}
+		}
+		s.LockWait = d
+	}
+	return s, nil
 }
 
 func (e *env) json(v any) error {
@@ -293,30 +387,12 @@ func (e *env) json(v any) error {
 
 func (e *env) table() *tabwriter.Writer { return tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0) }
 
-// color wraps s in an ANSI colour on a terminal, never with NO_COLOR.
+// color wraps s in an ANSI colour (an SGR code such as "33") when e.colors.
 func (e *env) color(code, s string) string {
-	if os.Getenv("NO_COLOR") != "" || !isTerminal(e.stdout) {
+	if code == "" || !e.colors {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progress says msg on stderr when work takes over a second on a terminal.
-func (e *env) progress(msg string) (stop func()) {
-	if !isTerminal(e.stderr) {
-		return func() {}
-	}
-	t := time.AfterFunc(time.Second, func() { fmt.Fprintf(e.stderr, "%s: %s…\n", name, msg) })
-	return func() { t.Stop() }
 }
 
 func ago(t time.Time) string {
@@ -375,10 +451,15 @@ func oneLine(s string, n int) string {
 }
 
 func needArgs(args []string, lo, hi int, sub string) error {
-	if len(args) < lo || len(args) > hi {
-		return usageError{fmt.Sprintf("wrong number of arguments; run '%s %s --help'", name, sub)}
+	if len(args) >= lo && len(args) <= hi {
+		return nil
 	}
-	return nil
+	usage := name + " " + sub
+	if c, ok := lookup(sub); ok && c.r.doc().args != "" {
+		usage += " " + c.r.doc().args
+	}
+	return withHint(usageError{fmt.Sprintf("wrong number of arguments for '%s %s' (%d)", name, sub, len(args))},
+		fmt.Sprintf("usage: %s; 'rewind help %s' says more", usage, sub))
 }
 
 func versionString() string {

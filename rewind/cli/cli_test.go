@@ -3,10 +3,14 @@ package cli
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"rewind.dev/rewind/store"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +32,61 @@ func TestScripts(t *testing.T) {
 			e.Setenv("REWIND_HOME", e.WorkDir+"/home/.rewind")
 			e.Setenv("FIXTURES", fixtures)
 			e.Setenv("NO_COLOR", "1")
+			// Under -race every process sleeps a second at exit by default (to let
+			// other goroutines report); the scripts start hundreds of them. Races
+			// found while they run are reported all the same.
+			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
 	})
+}
+
+// TestSetup runs the repository's set-up scripts (install.sh, scripts/*) as a
+// person would, in a fresh home: testdata/setup/*.txtar. install.sh builds
+// every binary with the Go running this test, in its build cache.
+func TestSetup(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goenv := map[string]string{}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GONOSUMDB", "GOSUMDB", "GOTOOLCHAIN"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Skipf("no go to build with: %v", err)
+		}
+		goenv[k] = strings.TrimSpace(string(out))
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/setup",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("HOME", e.WorkDir+"/home")
+			e.Setenv("REPO", repo)
+			for k, v := range goenv {
+				e.Setenv(k, v)
+			}
+			return nil
+		},
+	})
+}
+
+// An interrupted command exits 130 and says so, once.
+func TestInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{{"-C", dir, "save"}, {"-C", dir, "save", "--json"}} {
+		var stdout, stderr strings.Builder
+		code := Main(ctx, args, strings.NewReader(""), &stdout, &stderr)
+		want := "rewind: error: interrupted\n"
+		if args[len(args)-1] == "--json" {
+			want = `{"type":"error","message":"interrupted","exit_code":130}` + "\n"
+		}
+		if code != 130 || stderr.String() != want {
+			t.Errorf("%q: exit %d, stderr %q; want 130, %q", args, code, stderr.String(), want)
+		}
+	}
 }

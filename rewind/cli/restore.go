@@ -2,21 +2,20 @@ package cli
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"strconv"
 	"strings"
 
-	"rewind.dev/hookd"
 	"rewind.dev/rewind/store"
 )
 
 type restoreCmd struct {
 	common
-	codeOnly, contextOnly, inPlace, dryRun, yes bool
+	confirmation
+	codeOnly, contextOnly, inPlace bool
 }
 
 func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
@@ -24,8 +23,7 @@ func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.codeOnly, "code-only", false, "restore the tree only")
 	fs.BoolVar(&c.contextOnly, "context-only", false, "restore the conversation only (a fork)")
 	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show what would be written and deleted")
-	fs.BoolVar(&c.yes, "yes", false, "do not ask for confirmation on a terminal")
+	c.registerConfirm(fs)
 }
 
 func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -51,179 +49,232 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 			opts.Context = "in-place"
 		}
 	}
-	if !c.dryRun && !c.yes && !c.json {
-		what := []string{}
-		if opts.Code {
-			what = append(what, "the tree")
+	if c.asks() && canAsk(e) {
+		plan, err := s.Restore(ctx, cp, withDryRun(opts))
+		if err != nil {
+			return err
 		}
-		switch opts.Context {
-		case "fork":
-			what = append(what, "the chat (as a new forked session)")
-		case "in-place":
-			what = append(what, "the chat (cutting the live transcript, behind a backup)")
-		}
-		if !confirm(e, fmt.Sprintf("Restore %s to %s (%s)? A backup checkpoint is taken first.", strings.Join(what, " and "), cp.ID, ago(cp.CreatedAt))) {
-			return fmt.Errorf("restore cancelled")
+		if err := confirmPlan(e, plan, fmt.Sprintf("Restore to %s (%s)?", cp.ID, ago(cp.CreatedAt))); err != nil {
+			return err
 		}
 	}
-	stop := e.progress("restoring")
+	ctx, stop := e.progress(ctx, "restoring")
 	res, err := s.Restore(ctx, cp, opts)
 	stop()
 	if res != nil && (err == nil || res.Backup != "") {
-		e.printRestore(res, c.json)
+		e.printRestore(res, c.json, err != nil)
 	}
 	return err
 }
 
-// confirm asks on a terminal; without one (scripts, agents) it proceeds.
-func confirm(e *env, question string) bool {
-	f, ok := e.stdin.(*os.File)
-	if !ok || !isTerminal(f) || !isTerminal(e.stderr) {
-		return true
-	}
-	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	line = strings.ToLower(strings.TrimSpace(line))
-	return line == "y" || line == "yes"
+// confirmation is the flags of a command that changes the tree: it shows
+// what it would change and asks first on a terminal.
+type confirmation struct {
+	dryRun, yes bool
 }
 
-func (e *env) printRestore(r *store.RestoreResult, asJSON bool) {
+func (c *confirmation) registerConfirm(fs *flag.FlagSet) {
+	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show what would be written, deleted and moved")
+	fs.BoolVar(&c.yes, "yes", false, "do not ask first on a terminal")
+}
+
+// asks reports whether the command is to show its plan and ask: not in a
+// dry run, nor with --yes (--json never asks: a script reads it).
+func (c *confirmation) asks() bool { return !c.dryRun && !c.yes }
+
+// canAsk reports whether there is a person to ask: stdin and stderr are a
+// terminal. Without one (scripts, an agent's shell) commands do not ask.
+func canAsk(e *env) bool {
+	f, ok := e.stdin.(*os.File)
+	return ok && isTerminal(f) && isTerminal(e.stderr)
+}
+
+// confirmPlan shows on stderr what plan (a dry run's result) would change,
+// and asks question; a "no" is an error. Without a terminal it does not
+// ask.
+func confirmPlan(e *env, plan *store.RestoreResult, question string) error {
+	if !canAsk(e) {
+		return nil
+	}
+	writeRestore(e.stderr, plan, false)
+	fmt.Fprintf(e.stderr, "%s A backup checkpoint is taken first. [y/N] ", question)
+	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return fmt.Errorf("%s cancelled; nothing was changed", plan.Kind)
+	}
+	return nil
+}
+
+func withDryRun(o store.RestoreOptions) store.RestoreOptions {
+	o.DryRun = true
+	return o
+}
+
+// listCap bounds the paths a restore lists in text (--json lists all); a
+// dry run lists every one: that is what it is for.
+const listCap = 20
+
+// printRestore prints what a restore, undo, back, undo-restore or redo did:
+// its JSON, or text on stdout (warnings on stderr). failed says the command
+// stopped part way.
+func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
 	if asJSON {
 		e.json(r)
 		return
 	}
-	if r.DryRun {
-		fmt.Fprintf(e.stdout, "Dry run: nothing was changed.\n")
-	}
-	if r.Code != nil {
-		verb := "Restored"
-		if r.DryRun {
-			verb = "Would restore"
-		}
-		fmt.Fprintf(e.stdout, "%s the tree to %s: %d written, %d deleted, %d mode changes, %d unchanged\n",
-			verb, r.Checkpoint, r.Code.Written, r.Code.Deleted, r.Code.ModeChanged, r.Code.Unchanged)
-		for _, p := range r.Code.WrittenList {
-			fmt.Fprintf(e.stdout, "  write  %s\n", p)
-		}
-		for _, p := range r.Code.DeletedList {
-			fmt.Fprintf(e.stdout, "  delete %s\n", p)
-		}
-		for _, p := range r.Code.ModeList {
-			fmt.Fprintf(e.stdout, "  chmod  %s\n", p)
-		}
-		for _, p := range r.Code.Spared {
-			fmt.Fprintf(e.stdout, "  kept   %s (ignored by the checkpoint's rules)\n", p)
-		}
-	}
-	if r.Fork != nil {
-		fmt.Fprintf(e.stdout, "Forked the conversation: new session %s (%d events kept)\n", r.Fork.SessionID, r.Fork.EventsKept)
-		fmt.Fprintf(e.stdout, "  file   %s\n", r.Fork.Path)
-		if r.Fork.Title != "" {
-			fmt.Fprintf(e.stdout, "  title  %s\n", r.Fork.Title)
-		}
-		fmt.Fprintf(e.stdout, "  open   %s\n", r.Resume)
-	}
-	if r.Truncate != nil {
-		fmt.Fprintf(e.stdout, "Cut %s back: %d events removed, %d kept; backup at %s\n", r.Truncate.Path, r.Truncate.EventsRemoved, r.Truncate.EventsKept, r.Truncate.Backup)
-	}
+	writeRestore(e.stdout, r, failed)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
 	}
-	if r.Backup != "" {
-		fmt.Fprintf(e.stdout, "Backup checkpoint %s; 'rewind undo-restore' reverts this.\n", r.Backup)
-	}
 }
 
-type undoCmd struct {
-	common
-	dryRun bool
-}
-
-func (c *undoCmd) RegisterFlags(fs *flag.FlagSet) {
-	c.register(fs)
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show what would be written and deleted")
-}
-
-func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 0, 0, "undo"); err != nil {
-		return err
+func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
+	would := func(done, plan string) string {
+		if r.DryRun {
+			return plan
+		}
+		return done
 	}
-	s, err := c.open()
-	if err != nil {
-		return err
+	if r.DryRun {
+		fmt.Fprintf(w, "Dry run: nothing was changed.\n")
 	}
-	res, err := s.Undo(ctx, c.dryRun)
-	if res != nil {
-		e.printRestore(res, c.json)
+	if r.Reverts != "" {
+		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), r.RevertsWhat)
 	}
-	return err
-}
-
-type undoRestoreCmd struct{ common }
-
-func (c *undoRestoreCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
-
-func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 0, 0, "undo-restore"); err != nil {
-		return err
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	res, err := s.UndoRestore(ctx)
-	if res != nil {
-		e.printRestore(res, c.json)
-	}
-	return err
-}
-
-type backCmd struct {
-	common
-	both, inPlace, dryRun bool
-	transcript, agent     string
-}
-
-func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
-	c.register(fs)
-	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
-	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show the boundary and the checkpoint")
-	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
-	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
-}
-
-func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 1, 1, "back"); err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
-	}
-	s, err := c.open()
-	if err != nil {
-		return err
-	}
-	transcript, err := absPath(c.transcript)
-	if err != nil {
-		return err
-	}
-	agent, inAgent := c.agent, false
-	if transcript == "" {
-		// Run by the agent itself: its session, not the newest one the hooks saw.
-		if a, id := hookd.SessionFromEnv(e.getenv); id != "" {
-			if p, ag, ok := s.SessionTranscript(id); ok {
-				transcript, inAgent = p, true
-				if agent == "" {
-					agent = cmp.Or(ag, a)
+	if r.Code != nil {
+		fmt.Fprintf(w, "%s the tree to %s: %d written, %d deleted, %d mode changes, %d unchanged\n",
+			would("Restored", "Would restore"), r.Checkpoint, r.Code.Written, r.Code.Deleted, r.Code.ModeChanged, r.Code.Unchanged)
+		paths := func(verb string, ps []string) {
+			for i, p := range ps {
+				if !r.DryRun && i == listCap {
+					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, len(ps)-listCap)
+					break
 				}
+				fmt.Fprintf(w, "  %-6s %s\n", verb, p)
 			}
 		}
+		paths("write", r.Code.WrittenList)
+		paths("delete", r.Code.DeletedList)
+		paths("chmod", r.Code.ModeList)
+		for _, p := range r.Code.Spared {
+			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
+		}
 	}
-	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
-	if res != nil && (err == nil || res.Backup != "") {
-		e.printRestore(res, c.json)
+	if c := r.Cut; c != nil {
+		writeCut(w, c)
 	}
-	return err
+	for _, m := range r.Moved {
+		fmt.Fprintf(w, "%s the fork %s to %s\n", would("Moved", "Would move"), m.From, m.To)
+	}
+	if t := r.Transcript; t != nil {
+		fmt.Fprintf(w, "%s %s its bytes from %s", would("Gave", "Would give"), t.Path, t.From)
+		if t.Saved != "" {
+			fmt.Fprintf(w, "; the bytes it had are kept in %s", t.Saved)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Fork != nil {
+		fmt.Fprintf(w, "Forked the conversation: new session %s (%d events kept)\n", r.Fork.SessionID, r.Fork.EventsKept)
+		fmt.Fprintf(w, "  file   %s\n", r.Fork.Path)
+		if r.Fork.Title != "" {
+			fmt.Fprintf(w, "  title  %s\n", r.Fork.Title)
+		}
+		fmt.Fprintf(w, "  open   %s\n", r.Resume)
+	} else if r.Resume != "" && !r.DryRun {
+		fmt.Fprintf(w, "Open the fork with: %s\n", r.Resume)
+	}
+	if r.Truncate != nil {
+		fmt.Fprintf(w, "Cut %s back: %d events removed, %d kept; backup at %s\n", r.Truncate.Path, r.Truncate.EventsRemoved, r.Truncate.EventsKept, r.Truncate.Backup)
+	}
+	if r.Backup != "" {
+		fmt.Fprintf(w, "Backup checkpoint %s%s\n", r.Backup, undoHint(r, failed))
+	}
+}
+
+// writeCut says where a dry run would cut the conversation, and what it
+// would write.
+func writeCut(w io.Writer, c *store.Cut) {
+	where := ""
+	switch {
+	case c.Before != "":
+		where = fmt.Sprintf(" before the prompt «%s»", oneLine(c.Before, 60))
+		if c.N > 0 {
+			where += fmt.Sprintf(" (the %s most recent)", ordinal(c.N))
+		}
+	case c.After != "":
+		where = fmt.Sprintf(" after the prompt «%s»", oneLine(c.After, 60))
+	}
+	if c.How == "in-place" {
+		fmt.Fprintf(w, "Would cut the conversation%s: %s back to byte %d of %d (%d bytes removed), behind a backup in transcript-backup/\n",
+			where, c.Transcript, c.Offset, c.Size, max(c.Size-c.Offset, 0))
+		return
+	}
+	fmt.Fprintf(w, "Would fork the conversation%s: bytes 0 to %d of %d of %s\n", where, c.Offset, c.Size, c.Transcript)
+	if c.Fork != "" {
+		fmt.Fprintf(w, "  fork   %s (a new session; its id is drawn when it is written)\n", c.Fork)
+	} else {
+		fmt.Fprintf(w, "  fork   a new %s session, imported\n", orNone(c.Agent))
+	}
+	if c.Method == "snapshot" {
+		fmt.Fprintf(w, "  bytes  from the checkpoint's copy: the transcript no longer holds them\n")
+	}
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, …
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// undoHint names the command that reverts r, when there is one for sure:
+// undo-restore reverts a restore, undo, back or redo that was recorded (a
+// restore that failed too: it is recorded before it changes anything); redo
+// puts back an undo-restore. An undo-restore or redo is recorded when it
+// finishes: one that failed names no command.
+func undoHint(r *store.RestoreResult, failed bool) string {
+	revert := r.Kind == store.KindUndoRestore || r.Kind == store.KindRedo
+	switch {
+	case revert && failed:
+		return " holds the tree as it was before."
+	case r.Kind == store.KindUndoRestore:
+		return "; 'rewind redo' puts it back."
+	}
+	return "; 'rewind undo-restore' reverts this."
+}
+
+func revertVerb(k store.RestoreKind, plan bool) string {
+	switch {
+	case k == store.KindRedo && plan:
+		return "Would redo"
+	case k == store.KindRedo:
+		return "Redid"
+	case plan:
+		return "Would undo"
+	}
+	return "Undid"
+}
+
+func (c *restoreCmd) doc() doc {
+	return doc{
+		args:    "<cp>",
+		summary: "restore code and/or chat from a checkpoint",
+		text: `Restores the tree exactly and the conversation as a fork (a new session
+beside the transcript), or only one of them. A backup checkpoint is taken first
+and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
+shows what it would write, delete and fork, and asks first; --dry-run only
+shows it.`,
+		examples: []string{
+			"rewind restore @2 --code-only",
+			"rewind restore @2 --context-only --dry-run",
+		},
+	}
 }

@@ -38,13 +38,22 @@ type Metadata struct {
 	Transcript    *Transcript `json:"transcript,omitempty"`
 }
 
+// TriggerKind is what took a checkpoint.
+type TriggerKind string
+
+const (
+	TriggerManual     TriggerKind = "manual"      // rewind save
+	TriggerHook       TriggerKind = "hook"        // an agent's hook event (Event says which)
+	TriggerPreRestore TriggerKind = "pre-restore" // the backup a restore takes first
+)
+
 // Trigger is what took the checkpoint.
 type Trigger struct {
-	Kind  string `json:"kind"`            // manual, hook, pre-restore
-	Event string `json:"event,omitempty"` // hook event, e.g. UserPromptSubmit
-	Tool  string `json:"tool,omitempty"`
-	File  string `json:"file,omitempty"`
-	Agent string `json:"agent,omitempty"`
+	Kind  TriggerKind `json:"kind"`
+	Event string      `json:"event,omitempty"` // canonical hook event, e.g. UserPromptSubmit
+	Tool  string      `json:"tool,omitempty"`
+	File  string      `json:"file,omitempty"`
+	Agent string      `json:"agent,omitempty"`
 	// Prompt is the start of the prompt about to run (UserPromptSubmit).
 	Prompt string `json:"prompt,omitempty"`
 }
@@ -108,27 +117,10 @@ func (c *Checkpoint) SnapshotPath() string { return filepath.Join(c.Dir, Snapsho
 // ManifestPath is the checkpoint's manifest.
 func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, ManifestFile) }
 
-// Label is how list shows what took the checkpoint.
-func (c *Checkpoint) Label() string {
-	if c.Description != "" {
-		return c.Description
-	}
-	t := c.Trigger
-	parts := []string{}
-	switch {
-	case t.Event != "":
-		parts = append(parts, t.Event)
-	case t.Kind != "":
-		parts = append(parts, t.Kind)
-	}
-	if t.Tool != "" {
-		parts = append(parts, t.Tool)
-	}
-	if t.File != "" {
-		parts = append(parts, filepath.Base(t.File))
-	}
-	return strings.Join(parts, " ")
-}
+// Backup reports whether c is the backup a restore took first. Backups are
+// not counted by @N and list shows them only when asked (--all): they are
+// reached by id.
+func (c *Checkpoint) Backup() bool { return c.Trigger.Kind == TriggerPreRestore }
 
 // newID returns an id that sorts by time and after every id the store has
 // used (checkpoints, and layer archives that outlive theirs):
@@ -240,8 +232,8 @@ func (s *Store) Newest() (*Checkpoint, error) {
 // ErrNoCheckpoints means the store is empty.
 var ErrNoCheckpoints = errors.New("no checkpoints yet")
 
-// Resolve finds a checkpoint by id, unique id prefix, or @N (the Nth
-// newest, @0 being the newest).
+// Resolve finds a checkpoint by id, unique id prefix, or @N: the Nth newest
+// that is not a restore's backup (@0 is the newest), as list numbers them.
 func (s *Store) Resolve(name string) (*Checkpoint, error) {
 	ids, err := s.IDs()
 	if err != nil {
@@ -259,10 +251,20 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n >= len(cps) {
-			return nil, fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(cps), len(cps)-1)
+		visible := slices.DeleteFunc(cps, (*Checkpoint).Backup)
+		if n >= len(visible) {
+			var err error
+			switch len(visible) {
+			case 0:
+				err = fmt.Errorf("no checkpoint %s: there are none but restore backups", name)
+			case 1:
+				err = fmt.Errorf("no checkpoint %s: there is one (@0)", name)
+			default:
+				err = fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(visible), len(visible)-1)
+			}
+			return nil, &HintError{Err: err, Hint: "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"}
 		}
-		return cps[n], nil
+		return visible[n], nil
 	}
 	var match []string
 	for _, id := range ids {

@@ -11,19 +11,38 @@ type History struct {
 	Entries []HistoryEntry `json:"entries"`
 }
 
-// HistoryEntry is one restore (or undo of one).
+// RestoreKind is what a restore-history entry did.
+type RestoreKind string
+
+const (
+	KindRestore     RestoreKind = "restore"      // rewind restore
+	KindUndo        RestoreKind = "undo"         // rewind undo
+	KindBack        RestoreKind = "back"         // rewind back
+	KindUndoRestore RestoreKind = "undo-restore" // reverted the newest entry not undone
+	KindRedo        RestoreKind = "redo"         // reverted the newest undo-restore not redone
+)
+
+// HistoryEntry is one restore (or undo or redo of one). Its ID is its
+// backup checkpoint's id (older entries have ids of their own).
 type HistoryEntry struct {
-	ID               string          `json:"id"`
-	At               time.Time       `json:"at"`
-	Kind             string          `json:"kind"`                 // restore, undo, back, undo-restore
-	Checkpoint       string          `json:"checkpoint,omitempty"` // restored to (code)
-	BackupCheckpoint string          `json:"backup_checkpoint"`    // the tree and transcript as they were before
-	Code             bool            `json:"code"`
-	Context          string          `json:"context,omitempty"` // fork, in-place
-	Fork             *ForkRecord     `json:"fork,omitempty"`
-	Truncate         *TruncateRecord `json:"truncate,omitempty"`
-	UndoOf           string          `json:"undo_of,omitempty"`
-	UndoneBy         string          `json:"undone_by,omitempty"`
+	ID               string      `json:"id"`
+	At               time.Time   `json:"at"`
+	Kind             RestoreKind `json:"kind"`
+	Checkpoint       string      `json:"checkpoint,omitempty"` // restored to (code)
+	BackupCheckpoint string      `json:"backup_checkpoint"`    // the tree and transcript as they were before
+	Code             bool        `json:"code"`
+	Context          string      `json:"context,omitempty"` // fork, in-place
+	// Fork is what the entry did to a fork: wrote it (or brought it back) at
+	// Fork.Path when Fork.Removed is "", moved it from there to Fork.Removed
+	// otherwise.
+	Fork *ForkRecord `json:"fork,omitempty"`
+	// Truncate is the transcript the entry replaced: Truncate.Backup holds
+	// the bytes it had before.
+	Truncate *TruncateRecord `json:"truncate,omitempty"`
+	// UndoOf is the entry an undo-restore or redo reverted; UndoneBy the
+	// entry that reverted this one.
+	UndoOf   string `json:"undo_of,omitempty"`
+	UndoneBy string `json:"undone_by,omitempty"`
 	// Done is false from the moment a restore is recorded (before it changes
 	// anything) until it has finished: an entry left not done was
 	// interrupted, and undo-restore brings back what it may have changed.
@@ -111,4 +130,92 @@ func (h *History) referenced() map[string]bool {
 	return m
 }
 
-func historyID(now time.Time) string { return now.UTC().Format("20060102_150405.000000") }
+// What says what an entry did, in a few words naming checkpoints by id:
+// "restore to 20261122_143052_001", "back, code to …", "undo-restore of …".
+func (e *HistoryEntry) What(h *History) string {
+	switch e.Kind {
+	case KindUndoRestore:
+		if u := h.Entry(e.UndoOf); u != nil {
+			return "undo-restore of " + u.What(h)
+		}
+		return "undo-restore"
+	case KindRedo:
+		// A redo does again what the undo-restore it reverts had undone.
+		if u := h.Entry(e.UndoOf); u != nil {
+			if a := h.Entry(u.UndoOf); a != nil {
+				return a.What(h)
+			}
+		}
+		return "redo"
+	case KindBack:
+		if e.Code {
+			return "back, code to " + e.Checkpoint
+		}
+		return "back"
+	}
+	return string(e.Kind) + " to " + e.Checkpoint
+}
+
+// Entry is the entry with that id, or nil.
+func (h *History) Entry(id string) *HistoryEntry {
+	for i := range h.Entries {
+		if h.Entries[i].ID == id {
+			return &h.Entries[i]
+		}
+	}
+	return nil
+}
+
+// Forks lists every fork the history records, newest first, once each: the
+// newest record of a fork says where it is (written, moved aside, brought
+// back), and entry is the entry that wrote it.
+func (h *History) Forks() []ForkState {
+	var out []ForkState
+	seen := map[string]int{}
+	for i := len(h.Entries) - 1; i >= 0; i-- {
+		e := &h.Entries[i]
+		f := e.Fork
+		if f == nil {
+			continue
+		}
+		if j, ok := seen[f.Path]; ok {
+			if e.Kind != KindUndoRestore && e.Kind != KindRedo {
+				out[j].Entry = e
+			}
+			continue
+		}
+		seen[f.Path] = len(out)
+		out = append(out, ForkState{ForkRecord: *f, Entry: e, Last: e})
+	}
+	return out
+}
+
+// ForkState is a fork as the history knows it.
+type ForkState struct {
+	ForkRecord
+	Entry *HistoryEntry // the entry that wrote it
+	Last  *HistoryEntry // the newest entry that moved it (or wrote it)
+}
+
+// forkTitle is the title Rewind gave the fork at path, "" when path is not a
+// fork Rewind wrote: a fork of it is titled after it.
+func (s *Store) forkTitle(path string) string {
+	h, err := s.History()
+	if err != nil {
+		return ""
+	}
+	for _, f := range h.Forks() {
+		if f.Path == path {
+			return f.Title
+		}
+	}
+	return ""
+}
+
+// Redoable is the undo-restore a redo would revert, or nil.
+func (h *History) Redoable() *HistoryEntry {
+	if i := h.redoTarget(); i >= 0 {
+		return &h.Entries[i]
+	}
+	return nil
+}

@@ -71,7 +71,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		prompt = prompt[:200]
 	}
 	c, err := s.SaveLocked(ctx, SaveOptions{
-		Trigger:        Trigger{Kind: "hook", Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
+		Trigger:        Trigger{Kind: TriggerHook, Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
 		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true,
 		SkipUnchanged: req.Checkpoint == hookd.CheckpointThrottled && req.MinChangedFiles > 0,
 	})

@@ -12,10 +12,25 @@ import (
 // Lock is a held store lock.
 type Lock struct{ f *os.File }
 
-// Lock takes the store's exclusive lock, waiting until ctx is done. The
-// lock file is never renamed or deleted, so every process locks the same
-// inode.
+// ErrBusy means another process held the store's lock for all the time a
+// command could wait for it.
+var ErrBusy = errors.New("the store is busy")
+
+// DefaultLockWait bounds how long a command waits for the store's lock
+// when Store.LockWait is not set.
+const DefaultLockWait = time.Minute
+
+// Lock takes the store's exclusive lock, waiting until ctx is done or
+// s.LockWait (DefaultLockWait when 0) has passed. The lock file is never
+// renamed or deleted, so every process locks the same inode.
 func (s *Store) Lock(ctx context.Context) (*Lock, error) {
+	wait := s.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open store lock %s: %w", s.lockPath(), err)
@@ -33,7 +48,10 @@ func (s *Store) Lock(ctx context.Context) (*Lock, error) {
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("store %s is busy (another rewind holds its lock): %w", s.Dir, ctx.Err())
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: another rewind held the lock of %s for %s", ErrBusy, s.Dir, time.Since(start).Round(time.Millisecond))
+			}
+			return nil, fmt.Errorf("waiting for the lock of %s: %w", s.Dir, ctx.Err())
 		case <-time.After(delay):
 		}
 		if delay < 50*time.Millisecond {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rewind.dev/fork"
+	"rewind.dev/hookd"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
@@ -21,13 +22,13 @@ type RestoreOptions struct {
 	Code    bool
 	Context string // "" (none), "fork", "in-place"
 	DryRun  bool
-	Kind    string // recorded in the history: restore (default), undo
+	Kind    RestoreKind // recorded in the history: KindRestore (default), KindUndo
 }
 
 // RestoreResult is what a restore did.
 type RestoreResult struct {
 	Type       string              `json:"type"` // "restore"
-	Kind       string              `json:"kind"`
+	Kind       RestoreKind         `json:"kind"`
 	Checkpoint string              `json:"checkpoint"`
 	Backup     string              `json:"backup_checkpoint,omitempty"`
 	DryRun     bool                `json:"dry_run"`
@@ -35,8 +36,54 @@ type RestoreResult struct {
 	Fork       *fork.Fork          `json:"fork,omitempty"`
 	Truncate   *fork.Truncation    `json:"truncate,omitempty"`
 	// Resume tells how to open the fork in its agent.
-	Resume   string   `json:"resume,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Resume string `json:"resume,omitempty"`
+	// Cut is, in a dry run, where the conversation would be cut.
+	Cut *Cut `json:"cut,omitempty"`
+	// Reverts is the history entry an undo-restore or redo reverts (its id);
+	// RevertsWhat what an undo-restore undoes or a redo puts back, in words.
+	Reverts     string `json:"reverts,omitempty"`
+	RevertsWhat string `json:"reverts_what,omitempty"`
+	// Moved are the files of a fork that an undo-restore moved aside or a
+	// redo moved back (in a dry run, To is the folder they would go to).
+	Moved []Move `json:"moved,omitempty"`
+	// Transcript is a transcript an undo-restore or redo gave its earlier
+	// bytes back.
+	Transcript *Swap    `json:"transcript,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Cut is where a dry run would cut a conversation, and what it would write.
+type Cut struct {
+	Transcript string `json:"transcript"`
+	Agent      string `json:"agent,omitempty"`
+	How        string `json:"how"`    // fork, in-place
+	Offset     int64  `json:"offset"` // the bytes kept: [0, Offset)
+	Size       int64  `json:"size"`   // the transcript's size now
+	// Before is the prompt the cut comes before (N: back's count, that
+	// prompt being the Nth most recent); After the last prompt it keeps.
+	Before string `json:"before_prompt,omitempty"`
+	N      int    `json:"n,omitempty"`
+	After  string `json:"after_prompt,omitempty"`
+	// Fork is where the fork would be written (its id is drawn anew by the
+	// run), "" for an agent that names an imported session itself; Method
+	// says whether its bytes would come from the live transcript or from the
+	// checkpoint's copy.
+	Fork   string `json:"fork,omitempty"`
+	Method string `json:"method,omitempty"`
+}
+
+// Move is a file moved from one path to another.
+type Move struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Swap is a transcript whose bytes were replaced by an earlier copy: Path
+// now holds From's bytes, and the bytes it had are kept in Saved.
+type Swap struct {
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Saved string `json:"saved,omitempty"`
 }
 
 // Restore brings back cp's tree and/or transcript. It first takes a backup
@@ -53,7 +100,7 @@ func (s *Store) Restore(ctx context.Context, cp *Checkpoint, opts RestoreOptions
 
 func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreOptions) (*RestoreResult, error) {
 	if opts.Kind == "" {
-		opts.Kind = "restore"
+		opts.Kind = KindRestore
 	}
 	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun}
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
@@ -68,15 +115,30 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 			}
 			res.Code = r
 		}
+		if opts.Context != "" {
+			chain, err := s.TranscriptChain(cp)
+			if err != nil {
+				return nil, err
+			}
+			t := cp.Transcript
+			ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
+			if res.Cut, err = s.planCut(ctx, t.OriginalPath, t.Agent, ck, chain, opts.Context); err != nil {
+				return nil, err
+			}
+			if cp.Trigger.Event == hookd.EventPrompt {
+				res.Cut.Before = cp.Trigger.Prompt
+			}
+			res.Cut.After = t.LastPrompt
+		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
 		TranscriptPath: transcriptOf(cp)})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
 	}
 	res.Backup = backup.ID
-	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
+	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
 	// Recorded before anything changes: killed half way, the restore can
 	// still be undone from its backup.
 	if err := s.appendHistory(entry); err != nil {
@@ -125,9 +187,9 @@ func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, 
 func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string, res *RestoreResult, entry *HistoryEntry) error {
 	switch how {
 	case "fork":
-		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent})
+		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, SourceTitle: s.forkTitle(path)})
 		if err != nil {
-			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err))
+			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err), how)
 		}
 		res.Fork = &f
 		res.Warnings = append(res.Warnings, f.Warnings...)
@@ -137,7 +199,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	case "in-place":
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
-			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err))
+			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err), how)
 		}
 		res.Truncate = &tr
 		res.Warnings = append(res.Warnings, tr.Warnings...)
@@ -146,6 +208,26 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		return fmt.Errorf("unknown context restore %q", how)
 	}
 	return nil
+}
+
+// planCut checks what a cut of path at ck can check without writing, and
+// says where it would go.
+func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string) (*Cut, error) {
+	c := &Cut{Transcript: path, Agent: agent, How: how, Offset: ck.Offset}
+	if fi, err := os.Stat(path); err == nil {
+		c.Size = fi.Size()
+	}
+	if how == "in-place" {
+		chain = nil // a cut in place needs the live file to hold the bytes
+	}
+	f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, DryRun: true})
+	if err != nil {
+		return nil, hintFrom(err, how)
+	}
+	if how == "fork" {
+		c.Fork, c.Method = f.Path, f.Method
+	}
+	return c, nil
 }
 
 // ResumeHint says how to open a session in its agent (the dialect's resume command).
@@ -184,11 +266,21 @@ type HintError struct {
 func (e *HintError) Error() string { return e.Err.Error() }
 func (e *HintError) Unwrap() error { return e.Err }
 
-func hintFrom(err error) error {
-	if h := fork.Hint(err); h != "" {
-		return &HintError{Err: err, Hint: h}
+// hintFrom gives a fork error its hint, as rewind's commands would say it:
+// the fork package's hints name rewind-fork's flags (--snapshot,
+// --backup-dir, rewind-fork create), which rewind passes itself.
+func hintFrom(err error, how string) error {
+	h := fork.Hint(err)
+	plumbing := strings.Contains(h, "--snapshot") || strings.Contains(h, "--backup-dir") || strings.Contains(h, "rewind-fork")
+	switch {
+	case h == "":
+		return err
+	case plumbing && how == "in-place":
+		h = "fork instead (without --in-place): a fork leaves the live transcript as it is, and can be made from the checkpoint's copy"
+	case plumbing:
+		h = "the transcript changed while it was read; run this again"
 	}
-	return err
+	return &HintError{Err: err, Hint: h}
 }
 
 // Undo restores the code to before the step the agent just took: to the
@@ -215,7 +307,7 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 		}
 		target = cps[1]
 	}
-	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: "undo"})
+	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: KindUndo})
 }
 
 func mustManifest(c *Checkpoint) *snap.Manifest {
@@ -224,85 +316,6 @@ func mustManifest(c *Checkpoint) *snap.Manifest {
 		return &snap.Manifest{}
 	}
 	return m
-}
-
-// UndoRestore reverts the newest restore that is not undone yet: the tree
-// comes back from its backup checkpoint, a fork it wrote is moved into
-// transcript-backup/, a truncated transcript gets its bytes back. The
-// current state is saved first, so the undo can itself be undone.
-func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
-	l, err := s.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Unlock()
-	h, err := s.History()
-	if err != nil {
-		return nil, err
-	}
-	idx := -1
-	for i := len(h.Entries) - 1; i >= 0; i-- {
-		if h.Entries[i].UndoneBy == "" && h.Entries[i].Kind != "undo-restore" {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		return nil, &HintError{Err: errors.New("no restore to undo"), Hint: "'rewind forks list' and 'rewind list' show what exists"}
-	}
-	e := h.Entries[idx]
-	backup, err := s.Load(e.BackupCheckpoint)
-	if err != nil {
-		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
-	}
-	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
-	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
-		TranscriptPath: transcriptOf(backup)})
-	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
-	}
-	res.Backup = now.ID
-	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
-	if e.Code {
-		r, err := s.restoreTree(ctx, backup, false)
-		res.Code = r
-		if err != nil {
-			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
-		}
-	}
-	if e.Fork != nil {
-		moved, err := s.moveAside(e.Fork.Path)
-		if err != nil {
-			return res, err
-		}
-		if d, err := jsonl.LookupDialect(e.Fork.Agent); err == nil && d.Fork.Method == "opencode_import" {
-			// The fork is a session in OpenCode's database, loaded from the export file that
-			// moves aside: the session itself is the user's now, and stays.
-			res.Warnings = append(res.Warnings, "OpenCode keeps the forked session "+e.Fork.SessionID+"; delete it in OpenCode if you do not want it")
-		}
-		if moved != "" {
-			e.Fork.Removed = moved
-			res.Warnings = append(res.Warnings, "moved the fork "+e.Fork.Path+" to "+moved)
-			if side := strings.TrimSuffix(e.Fork.Path, ".jsonl") + ".settings.json"; fileExists(side) {
-				s.moveAside(side)
-			}
-		}
-	}
-	if e.Truncate != nil {
-		if err := s.untruncate(e.Truncate); err != nil {
-			return res, err
-		}
-	}
-	h.Entries[idx].UndoneBy = undo.ID
-	if e.Fork != nil {
-		h.Entries[idx].Fork = e.Fork
-	}
-	h.Entries = append(h.Entries, undo)
-	h.Version = Version
-	if err := writeJSON(s.historyPath(), h); err != nil {
-		return res, err
-	}
-	return res, nil
 }
 
 // moveAside moves a file Rewind made into transcript-backup/ (never
@@ -324,23 +337,25 @@ func (s *Store) moveAside(p string) (string, error) {
 
 // untruncate gives a truncated transcript its bytes back: the current file
 // (which may hold newer turns) is saved aside first, then the backup taken
-// before the truncation replaces it atomically.
-func (s *Store) untruncate(t *TruncateRecord) error {
+// before the truncation replaces it atomically. saved is where the current
+// bytes went ("" when there was no file).
+func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
 	if fileExists(t.Path) {
-		if err := copyFile(t.Path, filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))); err != nil {
-			return fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
+		saved = filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))
+		if err := copyFile(t.Path, saved); err != nil {
+			return "", fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
 		}
 	}
 	tmp := t.Path + ".rewind-undo"
 	if err := copyFile(t.Backup, tmp); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
+		return saved, fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
 	}
 	if err := os.Rename(tmp, t.Path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("bring back %s: %w", t.Path, err)
+		return saved, fmt.Errorf("bring back %s: %w", t.Path, err)
 	}
-	return syncPath(filepath.Dir(t.Path))
+	return saved, syncPath(filepath.Dir(t.Path))
 }
 
 func copyFile(src, dst string) error {
@@ -426,7 +441,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	res := &RestoreResult{Type: "restore", Kind: "back", DryRun: o.DryRun}
+	res := &RestoreResult{Type: "restore", Kind: KindBack, DryRun: o.DryRun}
 	var target *Checkpoint
 	if o.Both {
 		target, err = s.checkpointBefore(ctx, t, path, turn)
@@ -451,14 +466,18 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			}
 			res.Code = r
 		}
+		if res.Cut, err = s.planCut(ctx, path, agent, fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}, nil, how); err != nil {
+			return nil, err
+		}
+		res.Cut.Before, res.Cut.N = turn.Text, o.N
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
 	}
 	res.Backup = backup.ID
-	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}
+	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: KindBack, BackupCheckpoint: backup.ID, Context: how}
 	if target != nil {
 		entry.Checkpoint, entry.Code = target.ID, true
 	}
@@ -557,6 +576,22 @@ func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 	return "", "", false
 }
 
+// FewerPromptsError is back asked to go further than the prompts in view.
+type FewerPromptsError struct {
+	Have, Want int
+	Compacted  bool // compaction hid the older prompts
+}
+
+func (e *FewerPromptsError) Error() string {
+	if e.Compacted {
+		return fmt.Sprintf("only %d prompts are in view: the transcript was compacted past prompt %d", e.Have, e.Want)
+	}
+	return fmt.Sprintf("the conversation has %d prompts, fewer than %d", e.Have, e.Want)
+}
+
+// Is makes errors.Is(err, jsonl.ErrFewerPrompts) hold.
+func (e *FewerPromptsError) Is(target error) bool { return target == jsonl.ErrFewerPrompts }
+
 // fewerPrompts explains why back cannot go that far: the conversation is
 // short, or compaction hid the older prompts.
 func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
@@ -569,11 +604,12 @@ func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 		}
 		return true
 	})
+	err := &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
 	if compacted {
-		return &HintError{Err: fmt.Errorf("only %d prompts are in view: the transcript was compacted past prompt %d", len(turns), n),
+		return &HintError{Err: err,
 			Hint: "go back at most " + fmt.Sprint(len(turns)) + ", or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)"}
 	}
-	return &HintError{Err: fmt.Errorf("the conversation has %d prompts, fewer than %d", len(turns), n), Hint: "'rewind-jsonl turns' lists them"}
+	return &HintError{Err: err, Hint: "'rewind-jsonl turns' lists them"}
 }
 
 // checkpointBefore finds the newest checkpoint of this conversation whose
@@ -597,7 +633,7 @@ func (s *Store) checkpointBefore(ctx context.Context, t *jsonl.Transcript, path 
 		return nil, err
 	}
 	for _, c := range cps { // newest first
-		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" {
+		if c.Transcript == nil || c.Backup() {
 			continue
 		}
 		a, ok := lineage[c.Transcript.OriginalPath]
@@ -654,7 +690,7 @@ func (s *Store) checkpointInParentSessions(ctx context.Context, t *jsonl.Transcr
 		return nil, err
 	}
 	for _, c := range cps { // newest first
-		if c.Transcript == nil || c.Trigger.Kind == "pre-restore" || !parents[c.Transcript.OriginalPath] {
+		if c.Transcript == nil || c.Backup() || !parents[c.Transcript.OriginalPath] {
 			continue
 		}
 		if id := c.Transcript.Cursor.LastEventID; id != "" && onPath[id] {

@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Mode is where a project's store lives.
@@ -51,6 +52,8 @@ type Store struct {
 	Dir     string // the store folder
 	Project string // the project root (absolute)
 	Mode    Mode
+	// LockWait bounds the wait for the store's lock (DefaultLockWait when 0).
+	LockWait time.Duration
 }
 
 // ProjectDir is the project folder a store sits in, relative to it.

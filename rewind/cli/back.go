@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+
+	"rewind.dev/hookd"
+	"rewind.dev/rewind/store"
+)
+
+type backCmd struct {
+	common
+	both, inPlace, dryRun bool
+	transcript, agent     string
+}
+
+func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
+	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; say which prompt it would cut before, the fork it would write, and with --both what it would write and delete")
+	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
+	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
+}
+
+func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 1, 1, "back"); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < 1 {
+		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	transcript, err := absPath(c.transcript)
+	if err != nil {
+		return err
+	}
+	agent, inAgent := c.agent, false
+	if transcript == "" {
+		// Run by the agent itself: its session, not the newest one the hooks saw.
+		if a, id := hookd.SessionFromEnv(e.getenv); id != "" {
+			if p, ag, ok := s.SessionTranscript(id); ok {
+				transcript, inAgent = p, true
+				if agent == "" {
+					agent = cmp.Or(ag, a)
+				}
+			}
+		}
+	}
+	ctx, stop := e.progress(ctx, "going back")
+	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
+	stop()
+	if res != nil && (err == nil || res.Backup != "") {
+		e.printRestore(res, c.json, err != nil)
+	}
+	return err
+}
+
+func (c *backCmd) doc() doc {
+	return doc{
+		args:    "<n>",
+		summary: "rewind the chat to before the nth-most-recent prompt",
+		text: `Writes a fork of the conversation that ends before the nth-most-recent
+prompt (or cuts the transcript in place), and with --both also restores the
+code to the newest checkpoint taken before that prompt.`,
+		examples: []string{
+			"rewind back 1   # drop the last prompt from the chat",
+			"rewind back 2 --both --dry-run",
+		},
+	}
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
+)
+
+type diffCmd struct {
+	common
+	stat bool
+}
+
+func (c *diffCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.BoolVar(&c.stat, "stat", false, "list the changed paths only, no content")
+}
+
+// diffLimit bounds the files diff shows content of.
+const diffLimit = 1 << 20
+
+func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 1, 2, "diff"); err != nil {
+		return err
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	from, err := s.Resolve(args[0])
+	if err != nil {
+		return err
+	}
+	old, err := snap.ReadManifest(from.ManifestPath())
+	if err != nil {
+		return err
+	}
+	cfg, err := s.Config()
+	if err != nil {
+		return err
+	}
+	var to *store.Checkpoint
+	var changes []snap.Change
+	if len(args) == 2 {
+		if to, err = s.Resolve(args[1]); err != nil {
+			return err
+		}
+		cur, err := snap.ReadManifest(to.ManifestPath())
+		if err != nil {
+			return err
+		}
+		changes = snap.DiffManifests(old, cur)
+	} else if changes, err = snap.DiffManifest(ctx, s.Project, old, snap.WalkOptions{Ignore: cfg.Ignore}); err != nil {
+		return err
+	}
+	if c.json {
+		for i := range changes {
+			if err := e.json(changes[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(e.stdout, "No changes.")
+		return nil
+	}
+	if c.stat {
+		for _, ch := range changes {
+			fmt.Fprintf(e.stdout, "%s %s\n", opLetter(ch.Op), ch.Path)
+		}
+		return nil
+	}
+	return c.unified(e, s, from, to, changes)
+}
+
+func opLetter(op string) string {
+	switch op {
+	case "added":
+		return "A"
+	case "deleted":
+		return "D"
+	case "modified":
+		return "M"
+	}
+	return "m" // mode
+}
+
+// unified prints each changed text file as a unified diff.
+func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, changes []snap.Change) error {
+	want := map[string]bool{}
+	for _, ch := range changes {
+		if ch.Kind == "file" && ch.Op != "added" {
+			want[ch.Path] = true
+		}
+	}
+	oldData, err := readSnapshot(from, want)
+	if err != nil {
+		return err
+	}
+	var newData map[string][]byte
+	if to != nil {
+		want = map[string]bool{}
+		for _, ch := range changes {
+			if ch.Kind == "file" && ch.Op != "deleted" {
+				want[ch.Path] = true
+			}
+		}
+		if newData, err = readSnapshot(to, want); err != nil {
+			return err
+		}
+	}
+	toLabel := "now"
+	if to != nil {
+		toLabel = to.ID
+	}
+	for _, ch := range changes {
+		if ch.Kind != "file" || ch.Op == "mode" {
+			fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), ch.Path, ch.Kind)
+			continue
+		}
+		var a, b []byte
+		if ch.Op != "added" {
+			a = oldData[ch.Path]
+		}
+		if ch.Op != "deleted" {
+			if to != nil {
+				b = newData[ch.Path]
+			} else {
+				b, _ = os.ReadFile(filepath.Join(s.Project, filepath.FromSlash(ch.Path)))
+			}
+		}
+		if !isText(a) || !isText(b) {
+			fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", ch.Path)
+			continue
+		}
+		d := udiff.Unified("a/"+ch.Path+" ("+from.ID+")", "b/"+ch.Path+" ("+toLabel+")", string(a), string(b))
+		fmt.Fprint(e.stdout, colorDiff(e, d))
+	}
+	return nil
+}
+
+func readSnapshot(c *store.Checkpoint, want map[string]bool) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	err = snap.ReadFiles(m, want, diffLimit, func(p string, data []byte) error {
+		out[p] = data
+		return nil
+	})
+	return out, err
+}
+
+func isText(b []byte) bool {
+	return len(b) <= diffLimit && bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
+}
+
+func colorDiff(e *env, d string) string {
+	if !e.colors {
+		return d
+	}
+	lines := strings.SplitAfter(d, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
+			lines[i] = e.color("1", l)
+		case strings.HasPrefix(l, "+"):
+			lines[i] = e.color("32", l)
+		case strings.HasPrefix(l, "-"):
+			lines[i] = e.color("31", l)
+		case strings.HasPrefix(l, "@@"):
+			lines[i] = e.color("36", l)
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+func (c *diffCmd) doc() doc {
+	return doc{
+		args:     "<cp> [<cp2>]",
+		summary:  "changes between a checkpoint and the tree (or two checkpoints)",
+		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat"},
+	}
+}

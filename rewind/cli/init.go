@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"rewind.dev/rewind/store"
+)
+
+type initCmd struct {
+	common
+	mode string
+}
+
+func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.StringVar(&c.mode, "mode", "project", "where the store lives: project (.agent/rewind/) or global (~/.rewind/storage/)")
+}
+
+func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 0, 0, "init"); err != nil {
+		return err
+	}
+	mode := store.Mode(c.mode)
+	if mode != store.ModeProject && mode != store.ModeGlobal {
+		return usageError{"--mode is project or global"}
+	}
+	dir := c.project
+	if dir == "" {
+		dir = "."
+	}
+	project, err := store.FindProject(dir)
+	if err != nil {
+		return err
+	}
+	s, created, err := store.Init(project, mode)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return e.json(map[string]any{"type": "init", "store": s.Dir, "project": s.Project, "mode": s.Mode, "created": created})
+	}
+	if created {
+		fmt.Fprintf(e.stdout, "Created the %s store for %s at %s\n", s.Mode, s.Project, s.Dir)
+		fmt.Fprintf(e.stdout, "Next: 'rewind save' takes a checkpoint; the hooks take them automatically ('rewind config --register-hooks').\n")
+	} else {
+		fmt.Fprintf(e.stdout, "%s already has a %s store at %s\n", s.Project, s.Mode, s.Dir)
+	}
+	return nil
+}
+
+func (c *initCmd) doc() doc {
+	return doc{
+		summary: "create the checkpoint store",
+		text: `In project mode (the default) the store is <project>/.agent/rewind/,
+added to .git/info/exclude in a git repository; in global mode it is
+~/.rewind/storage/<hash>/ and nothing is added to the project. The project is
+the git work tree holding the current folder, else the folder itself.
+Running it again changes nothing.`,
+		examples: []string{
+			"rewind init",
+			"rewind init --mode global   # keep the project folder clean",
+		},
+	}
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"rewind.dev/hookd"
+	"rewind.dev/rewind/store"
+)
+
+type listCmd struct {
+	common
+	all bool
+	n   int
+}
+
+// listDefault is how many rows list shows when -n is not given (text only:
+// --json lists every checkpoint unless -n says otherwise).
+const listDefault = 20
+
+func (c *listCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.BoolVar(&c.all, "all", false, "also list the backups restores took (they have no @N: name them by id)")
+	fs.IntVar(&c.n, "n", -1, fmt.Sprintf("list at most `N` checkpoints; 0 lists all (default %d, all with --json)", listDefault))
+}
+
+// listRow is one line of list --json.
+type listRow struct {
+	Type       string          `json:"type"` // "checkpoint"
+	N          *int            `json:"n,omitempty"`
+	Checkpoint *store.Metadata `json:"checkpoint"`
+}
+
+func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 0, 0, "list"); err != nil {
+		return err
+	}
+	if c.n < -1 {
+		return usageError{fmt.Sprintf("-n %d: want 0 (all) or more", c.n)}
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	cps, _, err := s.List()
+	if err != nil {
+		return err
+	}
+	limit := c.n
+	if limit < 0 {
+		limit = listDefault
+		if c.json {
+			limit = 0
+		}
+	}
+	t := &table{header: []string{"", "ID", "AGE", "AGENT", "TRIGGER", "CHANGES", "PROMPT"}, colors: []string{"", "33"}, flex: 6, optional: []int{1}}
+	n, shown, more, hidden := 0, 0, 0, 0
+	for _, cp := range cps {
+		pos := ""
+		var np *int
+		if cp.Backup() {
+			if !c.all {
+				hidden++
+				continue
+			}
+		} else {
+			np = new(int)
+			*np = n
+			pos = fmt.Sprintf("@%d", n)
+			n++
+		}
+		if limit > 0 && shown >= limit {
+			more++
+			continue
+		}
+		shown++
+		if c.json {
+			if err := e.json(listRow{Type: "checkpoint", N: np, Checkpoint: &cp.Metadata}); err != nil {
+				return err
+			}
+			continue
+		}
+		t.rows = append(t.rows, []string{pos, cp.ID, strings.TrimSuffix(ago(cp.CreatedAt), " ago"), agentOf(cp), triggerWords(cp), changesText(cp), promptText(cp)})
+	}
+	if c.json {
+		return nil
+	}
+	if shown == 0 {
+		if hidden > 0 {
+			return withHint(fmt.Errorf("no checkpoints but %d restore backup%s", hidden, plural(hidden)), "'rewind list --all' shows them")
+		}
+		return store.ErrNoCheckpoints
+	}
+	if err := t.write(e, e.width()); err != nil {
+		return err
+	}
+	var notes []string
+	if more > 0 {
+		notes = append(notes, fmt.Sprintf("%d more (-n 0 lists all)", more))
+	}
+	if hidden > 0 {
+		notes = append(notes, fmt.Sprintf("%d restore backup%s not shown (--all)", hidden, plural(hidden)))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(e.stdout, "… %s\n", strings.Join(notes, "; "))
+	}
+	return nil
+}
+
+// agentOf names the agent whose hook or transcript the checkpoint holds.
+func agentOf(cp *store.Checkpoint) string {
+	if cp.Trigger.Agent != "" {
+		return cp.Trigger.Agent
+	}
+	if cp.Transcript != nil {
+		return cp.Transcript.Agent
+	}
+	return ""
+}
+
+// triggerWords says in plain words what took cp: "prompt", "before edit
+// main.go", "manual", "session start", "restore backup".
+func triggerWords(cp *store.Checkpoint) string {
+	t := cp.Trigger
+	switch t.Kind {
+	case store.TriggerManual:
+		return "manual"
+	case store.TriggerPreRestore:
+		return "restore backup"
+	}
+	var w string
+	switch t.Event {
+	case hookd.EventSessionStart:
+		w = "session start"
+	case hookd.EventPrompt:
+		return "prompt"
+	case hookd.EventPreTool:
+		w = "before " + toolWords(t.Agent, t.Tool)
+	case hookd.EventPostTool:
+		w = "after " + toolWords(t.Agent, t.Tool)
+	case hookd.EventStop:
+		w = "reply done"
+	case hookd.EventPreCompact:
+		w = "before compaction"
+	case hookd.EventSessionEnd:
+		w = "session end"
+	case "":
+		w = string(t.Kind)
+	default:
+		w = t.Event
+	}
+	if t.File != "" {
+		w += " " + filepath.Base(t.File)
+	}
+	return w
+}
+
+// toolWords names a tool by its class in the agent's profile: "edit",
+// "shell", else "tool".
+func toolWords(agent, tool string) string {
+	if a, err := hookd.LookupAgent(agent); err == nil {
+		switch a.ToolClass(tool) {
+		case hookd.ToolsEdit:
+			return "edit"
+		case hookd.ToolsShell:
+			return "shell"
+		}
+	}
+	return "tool"
+}
+
+func changesText(cp *store.Checkpoint) string {
+	if cp.Snapshot.ReusedFrom != "" {
+		return "="
+	}
+	ch := cp.Changes
+	return fmt.Sprintf("+%d ~%d -%d", ch.Added, ch.Modified, ch.Deleted)
+}
+
+// promptText is list's last column: for a checkpoint taken at a prompt, that
+// prompt (the tree is as it was before it ran); for a manual one, its
+// description; otherwise the newest prompt of the transcript when it was
+// taken. A pin label comes first.
+func promptText(cp *store.Checkpoint) string {
+	var s string
+	switch {
+	case cp.Trigger.Event == hookd.EventPrompt && cp.Trigger.Prompt != "":
+		s = cp.Trigger.Prompt
+	case cp.Description != "":
+		s = `"` + cp.Description + `"`
+	case cp.Transcript != nil:
+		s = cp.Transcript.LastPrompt
+	}
+	s = oneLine(s, 200)
+	if cp.Pinned != "" {
+		s = strings.TrimSpace("[pinned: " + cp.Pinned + "] " + s)
+	}
+	return s
+}
+
+func (c *listCmd) doc() doc {
+	return doc{
+		summary: "list checkpoints, newest first",
+		text: `Columns: @N (what restore, diff and show take), id, age, agent, what took
+it in plain words (prompt, before edit FILE, manual, session start, …), the
+changes since the previous checkpoint (+added ~modified -deleted, = unchanged),
+and the prompt: for a prompt's checkpoint that prompt (the tree before it),
+for a manual one its description, else the newest prompt when it was taken.
+The prompt column is cut to fit the terminal ($COLUMNS, else its width), and
+the id column is left out when the prompt would get fewer than 30 columns.`,
+		examples: []string{
+			"rewind list",
+			"rewind list -n 0 --all   # every checkpoint, restore backups too",
+			"rewind list --json | jq -r .checkpoint.id",
+		},
+	}
+}

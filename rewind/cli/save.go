@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"rewind.dev/rewind/store"
+)
+
+type saveCmd struct {
+	common
+	transcript, agent, pin string
+	full                   bool
+}
+
+func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.StringVar(&c.transcript, "transcript", "", "capture this transcript `PATH` (default: the session the hooks recorded)")
+	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (claude, droid, …; default: detected)")
+	fs.StringVar(&c.pin, "pin", "", "pin the checkpoint with this `LABEL` (gc keeps it)")
+	fs.BoolVar(&c.full, "full", false, "write a full snapshot, not a layer over the newest checkpoint")
+}
+
+func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	transcript, err := absPath(c.transcript)
+	if err != nil {
+		return err
+	}
+	ctx, stop := e.progress(ctx, "saving")
+	cp, err := s.Save(ctx, store.SaveOptions{
+		Description: strings.Join(args, " "), Trigger: store.Trigger{Kind: store.TriggerManual}, Pin: c.pin,
+		TranscriptPath: transcript, Agent: c.agent, UseSession: true, Full: c.full,
+	})
+	stop()
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return e.json(checkpointJSON(cp))
+	}
+	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
+	switch {
+	case cp.Snapshot.ReusedFrom != "":
+		how = "tree unchanged since " + cp.Snapshot.ReusedFrom
+	case cp.Snapshot.Layer:
+		how = fmt.Sprintf("%d changed files stored, %s compressed", cp.Snapshot.LayerFiles, humanBytes(cp.Snapshot.CompressedBytes))
+	}
+	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s (%s)\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), how)
+	if cp.Transcript != nil {
+		if cp.HasTranscript {
+			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cp.Transcript.OriginalPath, cp.Transcript.Cursor.ByteOffsetEnd)
+		} else {
+			fmt.Fprintf(e.stdout, "Transcript: %s (not written yet)\n", cp.Transcript.OriginalPath)
+		}
+	}
+	return nil
+}
+
+// checkpointJSON is a checkpoint as commands print it.
+func checkpointJSON(c *store.Checkpoint) map[string]any {
+	return map[string]any{"type": "checkpoint", "checkpoint": c.Metadata, "path": c.Dir}
+}
+
+func (c *saveCmd) doc() doc {
+	return doc{
+		args:    "[description]",
+		summary: "take a checkpoint of the tree and the transcript",
+		text: `The snapshot holds what git would not ignore, as a layer over the newest
+checkpoint; the transcript is the one named, else the session the hooks
+recorded.`,
+		examples: []string{
+			`rewind save "before the refactor"`,
+			"rewind save --pin release-1   # gc keeps it",
+			"rewind save --transcript ~/.claude/projects/-home-me-proj/5c1e….jsonl",
+		},
+	}
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+)
+
+type showCmd struct{ common }
+
+func (c *showCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
+
+func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 1, 1, "show"); err != nil {
+		return err
+	}
+	s, err := c.open()
+	if err != nil {
+		return err
+	}
+	cp, err := s.Resolve(args[0])
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return e.json(checkpointJSON(cp))
+	}
+	tw := e.table()
+	fmt.Fprintf(tw, "Checkpoint\t%s\n", cp.ID)
+	fmt.Fprintf(tw, "Created\t%s (%s)\n", cp.CreatedAt.Local().Format("2006-01-02 15:04:05"), ago(cp.CreatedAt))
+	trigger := triggerWords(cp)
+	if a := agentOf(cp); a != "" {
+		trigger += " (" + a + ")"
+	}
+	fmt.Fprintf(tw, "Trigger\t%s\n", trigger)
+	if cp.Description != "" {
+		// Each line of a description in the value column, aligned.
+		lines := strings.Split(strings.TrimRight(strings.ReplaceAll(cp.Description, "\t", "    "), "\n"), "\n")
+		for i, l := range lines {
+			label := ""
+			if i == 0 {
+				label = "Description"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", label, strings.TrimRight(l, "\r"))
+		}
+	}
+	if cp.Trigger.Prompt != "" {
+		fmt.Fprintf(tw, "Before prompt\t%s\n", oneLine(cp.Trigger.Prompt, 100))
+	}
+	if cp.Pinned != "" {
+		fmt.Fprintf(tw, "Pinned\t%s\n", cp.Pinned)
+	}
+	fmt.Fprintf(tw, "Tree\t%d files, %d folders, %d symlinks, %s (%s compressed)\n", cp.Snapshot.Files, cp.Snapshot.Dirs, cp.Snapshot.Symlinks,
+		humanBytes(cp.Snapshot.Bytes), humanBytes(cp.Snapshot.CompressedBytes))
+	fmt.Fprintf(tw, "Tree hash\t%s\n", cp.Snapshot.TreeHash)
+	if cp.Snapshot.ReusedFrom != "" {
+		fmt.Fprintf(tw, "Snapshot\tshared with %s (tree unchanged)\n", cp.Snapshot.ReusedFrom)
+	}
+	fmt.Fprintf(tw, "Changes\t+%d ~%d -%d since %s\n", cp.Changes.Added, cp.Changes.Modified, cp.Changes.Deleted, orNone(cp.Changes.Since))
+	if t := cp.Transcript; t != nil {
+		fmt.Fprintf(tw, "Transcript\t%s (%s)\n", t.OriginalPath, orNone(t.Agent))
+		fmt.Fprintf(tw, "Session\t%s\n", orNone(t.SessionID))
+		fmt.Fprintf(tw, "Cursor\tbyte %d, last event %s\n", t.Cursor.ByteOffsetEnd, orNone(t.Cursor.LastEventID))
+		if t.LastPrompt != "" {
+			fmt.Fprintf(tw, "After prompt\t%s\n", oneLine(t.LastPrompt, 100))
+		}
+	}
+	fmt.Fprintf(tw, "Folder\t%s\n", cp.Dir)
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (c *showCmd) doc() doc {
+	return doc{
+		args:     "<cp>",
+		summary:  "show a checkpoint's metadata",
+		examples: []string{"rewind show @0", "rewind show 20261122_1430   # a unique id prefix"},
+	}
+}

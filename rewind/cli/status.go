@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"rewind.dev/hookd"
+	"rewind.dev/rewind/store"
+)
+
+type statusCmd struct{ common }
+
+func (c *statusCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
+
+// Status is what 'rewind status' reports.
+type Status struct {
+	Type       string          `json:"type"` // "status"
+	Version    string          `json:"version"`
+	Binary     string          `json:"binary"`
+	Project    string          `json:"project"`
+	Store      string          `json:"store,omitempty"`
+	Mode       string          `json:"mode,omitempty"`
+	Tier       string          `json:"tier"`
+	Retention  store.Retention `json:"retention"`
+	Session    *store.Session  `json:"session,omitempty"`
+	Count      int             `json:"checkpoints"`
+	DiskBytes  int64           `json:"disk_bytes"`
+	Last       string          `json:"last_checkpoint,omitempty"`
+	LastAt     *time.Time      `json:"last_checkpoint_at,omitempty"`
+	LastGC     *time.Time      `json:"last_retention_at,omitempty"`
+	LastGCFree int64           `json:"last_retention_freed_bytes,omitempty"`
+	LastGCN    int             `json:"last_retention_removed,omitempty"`
+	Hooks      map[string]bool `json:"hooks"`
+}
+
+func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 0, 0, "status"); err != nil {
+		return err
+	}
+	project, err := c.projectDir()
+	if err != nil {
+		return err
+	}
+	exe, _ := os.Executable()
+	st := Status{Type: "status", Version: versionString(), Binary: exe, Project: project, Tier: store.DefaultTier, Retention: store.DefaultRetention, Hooks: hooksRegistered()}
+	s, err := store.Open(project)
+	if err == nil {
+		st.Store, st.Mode = s.Dir, string(s.Mode)
+		if cfg, err := s.Config(); err == nil {
+			st.Tier, st.Retention = cfg.Tier, cfg.Retention
+		}
+		if sess, err := s.Session(); err == nil && sess.SessionID != "" {
+			st.Session = &sess
+		}
+		ids, _ := s.IDs()
+		st.Count = len(ids)
+		st.DiskBytes = s.DiskUse()
+		if len(ids) > 0 {
+			st.Last = ids[len(ids)-1]
+			if t, ok := store.TimeOfID(st.Last); ok {
+				st.LastAt = &t
+			}
+		}
+		if hs := s.HookState(); !hs.LastRetentionAt.IsZero() {
+			st.LastGC, st.LastGCFree, st.LastGCN = &hs.LastRetentionAt, hs.LastRetentionFreed, hs.LastRetentionCount
+		}
+	}
+	if c.json {
+		return e.json(st)
+	}
+	tw := e.table()
+	fmt.Fprintf(tw, "rewind\t%s (%s)\n", st.Version, st.Binary)
+	fmt.Fprintf(tw, "Project\t%s\n", st.Project)
+	if st.Store == "" {
+		fmt.Fprintf(tw, "Store\tnone — run 'rewind init'\n")
+	} else {
+		fmt.Fprintf(tw, "Store\t%s (%s mode)\n", st.Store, st.Mode)
+		fmt.Fprintf(tw, "Checkpoints\t%d, %s on disk\n", st.Count, humanBytes(st.DiskBytes))
+		if st.LastAt != nil {
+			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", st.Last, ago(*st.LastAt))
+		}
+	}
+	fmt.Fprintf(tw, "Tier\t%s\n", st.Tier)
+	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(st.Retention.MaxAge), humanBytes(st.Retention.MaxBytes), maxCount(st.Retention.MaxCheckpoints))
+	if st.LastGC != nil {
+		fmt.Fprintf(tw, "Last retention\t%s: removed %d, freed %s\n", ago(*st.LastGC), st.LastGCN, humanBytes(st.LastGCFree))
+	}
+	if st.Session != nil {
+		fmt.Fprintf(tw, "Session\t%s %s (updated %s)\n", st.Session.Agent, st.Session.SessionID, ago(st.Session.UpdatedAt))
+		fmt.Fprintf(tw, "Transcript\t%s\n", st.Session.TranscriptPath)
+	}
+	var hooks []string
+	for agent, ok := range st.Hooks {
+		if ok {
+			hooks = append(hooks, agent)
+		}
+	}
+	if len(hooks) == 0 {
+		fmt.Fprintf(tw, "Hooks\tnone registered — 'rewind config --register-hooks'\n")
+	} else {
+		fmt.Fprintf(tw, "Hooks\tregistered for %s\n", strings.Join(hooks, ", "))
+	}
+	return tw.Flush()
+}
+
+func maxCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d checkpoints", n)
+}
+
+// hooksRegistered tells, per agent, whether the settings file that agent
+// reads holds Rewind's hook entries.
+func hooksRegistered() map[string]bool {
+	home, _ := os.UserHomeDir()
+	out := map[string]bool{}
+	for _, agent := range hookd.AgentNames() {
+		p, err := hookd.SettingsPath(home, agent)
+		if err != nil {
+			out[agent] = false
+			continue
+		}
+		entries, err := hookd.Registered(p, agent)
+		out[agent] = err == nil && len(entries) > 0
+	}
+	return out
+}
+
+func (c *statusCmd) doc() doc {
+	return doc{
+		summary:  "installation, store, session and hooks",
+		examples: []string{"rewind status", "rewind -C ~/proj status --json"},
+	}
+}

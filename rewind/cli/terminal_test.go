@@ -1,0 +1,194 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"rewind.dev/rewind/store"
+)
+
+// openPTY opens a pseudo-terminal: what is written to master is read from
+// slave, a terminal, and the other way round.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("pty number: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pty: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// On a terminal, undo-restore and redo show what they would change and ask;
+// "n" changes nothing, "y" goes ahead.
+func TestRevertAsksOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(stdin io.Reader, stderr io.Writer, args ...string) (int, string) {
+		var out strings.Builder
+		code := Main(context.Background(), append([]string{"-C", dir}, args...), stdin, &out, stderr)
+		return code, out.String()
+	}
+	write("a.txt", "one\n")
+	write("c.txt", "extra\n")
+	if code, out := run(strings.NewReader(""), io.Discard, "save"); code != 0 {
+		t.Fatal(out)
+	}
+	os.Remove(filepath.Join(dir, "c.txt"))
+	write("a.txt", "two\n")
+	if code, out := run(strings.NewReader(""), io.Discard, "save"); code != 0 {
+		t.Fatal(out)
+	}
+	// Without a terminal restore does not ask.
+	if code, out := run(strings.NewReader("n\n"), io.Discard, "restore", "@1", "--code-only"); code != 0 {
+		t.Fatalf("restore: exit %d: %s", code, out)
+	}
+
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+
+	master.Write([]byte("n\n"))
+	code, out := run(slave, slave, "undo-restore")
+	if code != 1 || out != "" {
+		t.Errorf("undo-restore answered n: exit %d, stdout %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err != nil {
+		t.Errorf("undo-restore answered n changed the tree: %v", err)
+	}
+	master.Write([]byte("y\n"))
+	if code, out = run(slave, slave, "undo-restore"); code != 0 || !strings.Contains(out, "  delete c.txt\n") {
+		t.Errorf("undo-restore answered y: exit %d, stdout %q", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
+		t.Error("undo-restore answered y left c.txt")
+	}
+	master.Write([]byte("y\n"))
+	if code, out = run(slave, slave, "redo"); code != 0 || !strings.Contains(out, "Redid restore to ") {
+		t.Errorf("redo answered y: exit %d, stdout %q", code, out)
+	}
+	// --yes does not ask.
+	if code, out = run(slave, slave, "undo-restore", "--yes"); code != 0 {
+		t.Errorf("undo-restore --yes: exit %d, stdout %q", code, out)
+	}
+	slave.Close() // the master then reads EIO, after the rest
+	<-copied
+	s := screen.String()
+	for _, want := range []string{
+		"Would undo restore to ",
+		"  delete c.txt",
+		"Undo restore to ",
+		"? A backup checkpoint is taken first. [y/N] ",
+		"rewind: error: undo-restore cancelled; nothing was changed",
+		"Would redo restore to ",
+		"Redo restore to ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the terminal did not show %q:\n%s", want, s)
+		}
+	}
+	if n := strings.Count(s, "[y/N]"); n != 3 {
+		t.Errorf("asked %d times, want 3 (--yes does not ask):\n%s", n, s)
+	}
+}
+
+// On a terminal a long save shows one progress line, redrawn in place and
+// cleared at the end; off a terminal it shows nothing (the testscripts check
+// '! stderr .').
+func TestProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", i)), bytes.Repeat([]byte{byte(i)}, 64<<10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: slave, getenv: os.Getenv,
+		progressAfter: time.Nanosecond, progressEvery: time.Millisecond}
+	if err := run(context.Background(), e, []string{"save", "--full", "-C", dir}); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	<-copied
+	s := screen.String()
+	if !strings.Contains(s, "\r\x1b[Krewind: saving") {
+		t.Errorf("no progress line:\n%q", s)
+	}
+	if !regexp.MustCompile(`rewind: saving: [\d,]+ files?, \d+\.\d MiB, \d+\.\d MiB/s`).MatchString(s) {
+		t.Errorf("no counts in the progress line:\n%q", s)
+	}
+	if !strings.HasSuffix(s, "\r\x1b[K") {
+		t.Errorf("the progress line is not cleared at the end:\n%q", s)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	for _, tt := range []struct {
+		files, bytes int64
+		took         time.Duration
+		want         string
+	}{
+		{0, 0, time.Second, "rewind: saving…"},
+		{1, 1 << 20, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
+		{12345, 300 << 20, 2 * time.Second, "rewind: saving: 12,345 files, 300.0 MiB, 150.0 MiB/s"},
+	} {
+		if got := progressLine("saving", tt.files, tt.bytes, tt.took); got != tt.want {
+			t.Errorf("progressLine(%d, %d) = %q, want %q", tt.files, tt.bytes, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"rewind.dev/jsonl"
+)
+
+// Undo-restore and redo are one operation: revert a history entry. An
+// undo-restore reverts the newest entry not undone yet (a restore, undo,
+// back or redo); a redo reverts the newest undo-restore, as long as nothing
+// but redos came after it. Each records what it did to the tree (restored
+// from the reverted entry's backup, after a backup of its own), to a fork
+// (moved aside, or back) and to a cut transcript (its earlier bytes put
+// back, the current ones saved), so that it can be reverted in turn.
+
+// ErrNothingToRedo means no undo-restore is there to redo.
+var ErrNothingToRedo = errors.New("nothing to redo")
+
+// UndoRestore reverts the newest restore that is not undone yet: the tree
+// comes back from its backup checkpoint, a fork it wrote is moved into
+// transcript-backup/, a truncated transcript gets its bytes back. The
+// current state is saved first, so Redo can put the restore back.
+func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
+	return s.Revert(ctx, RevertOptions{})
+}
+
+// RevertOptions say which revert to make.
+type RevertOptions struct {
+	Redo   bool // revert the newest undo-restore instead of the newest restore
+	DryRun bool // change nothing; say what would change
+	// Expect, when set, is the entry a dry run found to revert: when the
+	// history has moved on since, nothing is done.
+	Expect string
+}
+
+// Revert makes an undo-restore, or with Redo a redo.
+func (s *Store) Revert(ctx context.Context, o RevertOptions) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	h, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	kind, idx := KindUndoRestore, h.undoTarget()
+	if o.Redo {
+		kind, idx = KindRedo, h.redoTarget()
+	}
+	if idx < 0 {
+		if o.Redo {
+			return nil, h.nothingToRedo()
+		}
+		return nil, &HintError{Err: errors.New("no restore to undo"), Hint: "'rewind forks list' and 'rewind list' show what exists"}
+	}
+	e := h.Entries[idx]
+	if o.Expect != "" && o.Expect != e.ID {
+		return nil, fmt.Errorf("the restore history changed while you were asked (now %s would be reverted); nothing was done", e.What(&h))
+	}
+	backup, err := s.Load(e.BackupCheckpoint)
+	if err != nil {
+		return nil, fmt.Errorf("the backup checkpoint of %s is gone: %w", e.What(&h), err)
+	}
+	res := &RestoreResult{Type: "restore", Kind: kind, Checkpoint: backup.ID, DryRun: o.DryRun, Reverts: e.ID, RevertsWhat: e.What(&h)}
+	if u := h.Entry(e.UndoOf); o.Redo && u != nil {
+		res.RevertsWhat = u.What(&h) // a redo puts back what the undo-restore undid
+	}
+	fk := e.Fork
+	if fk == nil && e.Kind == KindUndoRestore {
+		// Made before undo entries recorded the fork they moved: the reverted entry's record says.
+		if u := h.Entry(e.UndoOf); u != nil && u.Fork != nil && u.Fork.Removed != "" {
+			fk = u.Fork
+		}
+	}
+	if o.DryRun {
+		return res, s.planRevert(ctx, e, fk, backup, res)
+	}
+	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(kind) + " of " + e.What(&h), UseSession: true,
+		TranscriptPath: transcriptOf(backup)})
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before %s: %w", kind, err)
+	}
+	res.Backup = now.ID
+	rev := HistoryEntry{ID: now.ID, At: time.Now().UTC(), Kind: kind, UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
+	if e.Code {
+		r, err := s.restoreTree(ctx, backup, false)
+		res.Code = r
+		if err != nil {
+			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
+		}
+	}
+	if fk != nil {
+		if rev.Fork, err = s.revertFork(fk, res); err != nil {
+			return res, err
+		}
+	}
+	if e.Truncate != nil {
+		saved, err := s.untruncate(e.Truncate)
+		if err != nil {
+			return res, err
+		}
+		res.Transcript = &Swap{Path: e.Truncate.Path, From: e.Truncate.Backup, Saved: saved}
+		if saved != "" {
+			rev.Truncate = &TruncateRecord{Path: e.Truncate.Path, Backup: saved}
+		}
+	}
+	h.Entries[idx].UndoneBy = rev.ID
+	h.Entries = append(h.Entries, rev)
+	h.Version = Version
+	return res, writeJSON(s.historyPath(), h)
+}
+
+// undoTarget is the index of the entry undo-restore reverts: the newest not
+// undone yet that is not itself an undo-restore; -1 when there is none.
+func (h *History) undoTarget() int {
+	for i := len(h.Entries) - 1; i >= 0; i-- {
+		if e := h.Entries[i]; e.UndoneBy == "" && e.Kind != KindUndoRestore {
+			return i
+		}
+	}
+	return -1
+}
+
+// redoTarget is the index of the undo-restore a redo reverts: the newest
+// one not redone, when only redos and undone entries came after it; -1
+// otherwise (a new restore since the undo ends what can be redone, as in jj
+// or an editor).
+func (h *History) redoTarget() int {
+	for i := len(h.Entries) - 1; i >= 0; i-- {
+		e := h.Entries[i]
+		switch {
+		case e.Kind == KindUndoRestore && e.UndoneBy == "":
+			return i
+		case e.Kind == KindUndoRestore, e.Kind == KindRedo, e.UndoneBy != "":
+			continue
+		}
+		return -1
+	}
+	return -1
+}
+
+// nothingToRedo says why there is nothing to redo.
+func (h *History) nothingToRedo() error {
+	for i := len(h.Entries) - 1; i >= 0; i-- {
+		e := h.Entries[i]
+		if e.Kind == KindUndoRestore || e.Kind == KindRedo || e.UndoneBy != "" {
+			continue
+		}
+		if h.hasUndoBefore(i) {
+			return &HintError{Err: fmt.Errorf("%w: %s (%s) came after the last undo-restore", ErrNothingToRedo, e.What(h), e.ID),
+				Hint: "'rewind undo-restore' reverts it; a redo only follows undo-restores"}
+		}
+		break
+	}
+	return &HintError{Err: fmt.Errorf("%w: no undo-restore to put back", ErrNothingToRedo), Hint: "'rewind redo' follows 'rewind undo-restore'"}
+}
+
+func (h *History) hasUndoBefore(i int) bool {
+	for ; i >= 0; i-- {
+		if h.Entries[i].Kind == KindUndoRestore && h.Entries[i].UndoneBy == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// revertFork undoes what an entry did to a fork: moves it aside into
+// transcript-backup/ when the entry wrote it, back to its place when the
+// entry moved it aside. It returns the record of what it did.
+func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, error) {
+	rec := *f
+	if f.Removed == "" {
+		moved, err := s.moveAside(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if d, err := jsonl.LookupDialect(f.Agent); err == nil && d.Fork.Method == "opencode_import" {
+			// The fork is a session in OpenCode's database, loaded from the export file that
+			// moves aside: the session itself is the user's now, and stays.
+			res.Warnings = append(res.Warnings, "OpenCode keeps the forked session "+f.SessionID+"; delete it in OpenCode if you do not want it")
+		}
+		if moved == "" {
+			res.Warnings = append(res.Warnings, "the fork "+f.Path+" was gone already")
+			return nil, nil
+		}
+		rec.Removed = moved
+		res.Moved = append(res.Moved, Move{From: f.Path, To: moved})
+		if side := sidecarOf(f.Path); fileExists(side) {
+			if err := moveFile(side, sidecarOf(moved)); err == nil {
+				res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(moved)})
+			}
+		}
+		return &rec, nil
+	}
+	if !fileExists(f.Removed) {
+		res.Warnings = append(res.Warnings, "the fork moved aside to "+f.Removed+" is gone; it was not brought back")
+		return nil, nil
+	}
+	if err := moveFile(f.Removed, f.Path); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: %w", f.Path, err), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+	}
+	res.Moved = append(res.Moved, Move{From: f.Removed, To: f.Path})
+	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path)) == nil {
+		res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(f.Path)})
+	}
+	res.Resume = ResumeHint(f.Agent, f.SessionID)
+	rec.Removed = ""
+	return &rec, nil
+}
+
+// sidecarOf is the settings file Droid keeps beside a session file.
+func sidecarOf(p string) string { return strings.TrimSuffix(p, ".jsonl") + ".settings.json" }
+
+// moveFile moves src to dst, never replacing a file at dst.
+func moveFile(src, dst string) error {
+	err := os.Link(src, dst)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists", dst)
+	}
+	if err != nil {
+		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+			return err
+		}
+		if fileExists(dst) {
+			return fmt.Errorf("%s exists", dst)
+		}
+		if err := copyFile(src, dst); err != nil {
+			return err
+		}
+	}
+	syncPath(filepath.Dir(dst))
+	return os.Remove(src)
+}
+
+// planRevert fills res with what reverting e would change, changing nothing.
+func (s *Store) planRevert(ctx context.Context, e HistoryEntry, fk *ForkRecord, backup *Checkpoint, res *RestoreResult) error {
+	if e.Code {
+		r, err := s.restoreTree(ctx, backup, true)
+		if err != nil {
+			return err
+		}
+		res.Code = r
+	}
+	switch {
+	case fk != nil && fk.Removed == "" && fileExists(fk.Path):
+		res.Moved = append(res.Moved, Move{From: fk.Path, To: s.backupDir() + string(filepath.Separator)})
+	case fk != nil && fk.Removed != "" && fileExists(fk.Removed):
+		res.Moved = append(res.Moved, Move{From: fk.Removed, To: fk.Path})
+	}
+	if e.Truncate != nil {
+		res.Transcript = &Swap{Path: e.Truncate.Path, From: e.Truncate.Backup}
+	}
+	return nil
+}
