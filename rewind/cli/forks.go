@@ -100,7 +100,11 @@ func describeFork(h *store.History, f store.ForkState) forkJSON {
 		if r := h.Redoable(); r != nil && r.ID == f.Last.ID {
 			out.BringBack = "rewind redo"
 		} else {
-			out.BringBack = "mv " + shellQuote(f.Removed) + " " + shellQuote(f.Path)
+			to := f.Path
+			if dir := filepath.Dir(f.Path); filepath.Base(dir) == f.SessionID {
+				to = dir // a fork that is a folder of its own (Copilot) moved whole
+			}
+			out.BringBack = "mv " + shellQuote(f.Removed) + " " + shellQuote(to)
 		}
 	case !fileExists(f.Path):
 		out.State = forkGone

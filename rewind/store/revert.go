@@ -179,6 +179,9 @@ func (h *History) hasUndoBefore(i int) bool {
 // entry moved it aside. It returns the record of what it did.
 func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, error) {
 	rec := *f
+	if dir := filepath.Dir(f.Path); filepath.Base(dir) == f.SessionID {
+		return s.revertForkFolder(f, dir, res)
+	}
 	if f.Removed == "" {
 		moved, err := s.moveAside(f.Path)
 		if err != nil {
@@ -213,6 +216,39 @@ func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, erro
 	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path)) == nil {
 		res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(f.Path)})
 	}
+	res.Resume = ResumeHint(f.Agent, f.SessionID)
+	rec.Removed = ""
+	return &rec, nil
+}
+
+// revertForkFolder is revertFork for a fork that is a folder of its own (Copilot's
+// session-state/<id>/, with its workspace.yaml): the folder moves, whole.
+func (s *Store) revertForkFolder(f *ForkRecord, dir string, res *RestoreResult) (*ForkRecord, error) {
+	rec := *f
+	if f.Removed == "" {
+		if !fileExists(dir) {
+			res.Warnings = append(res.Warnings, "the fork "+dir+" was gone already")
+			return nil, nil
+		}
+		moved := filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-"+filepath.Base(dir))
+		if err := os.Rename(dir, moved); err != nil {
+			return nil, fmt.Errorf("move the fork %s aside: %w", dir, err)
+		}
+		rec.Removed = moved
+		res.Moved = append(res.Moved, Move{From: dir, To: moved})
+		return &rec, nil
+	}
+	if !fileExists(f.Removed) {
+		res.Warnings = append(res.Warnings, "the fork moved aside to "+f.Removed+" is gone; it was not brought back")
+		return nil, nil
+	}
+	if fileExists(dir) {
+		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: it exists", dir), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+	}
+	if err := os.Rename(f.Removed, dir); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: %w", dir, err), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+	}
+	res.Moved = append(res.Moved, Move{From: f.Removed, To: dir})
 	res.Resume = ResumeHint(f.Agent, f.SessionID)
 	rec.Removed = ""
 	return &rec, nil

@@ -997,3 +997,41 @@ func TestSwappedID(t *testing.T) {
 		}
 	}
 }
+
+// TestCopilotForkFolderMovesWhole: a Copilot fork is a session folder of its own (events.jsonl
+// and workspace.yaml); undo-restore moves the folder aside whole — a folder left with only
+// workspace.yaml would list as an empty session — and redo brings it back.
+func TestCopilotForkFolderMovesWhole(t *testing.T) {
+	s := project(t)
+	data, err := os.ReadFile("../testdata/fixtures/copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := filepath.Join(t.TempDir(), "session-state")
+	src := filepath.Join(states, "b163310b-74e2-4813-a2c7-b847535f1a4b", "events.jsonl")
+	os.MkdirAll(filepath.Dir(src), 0o700)
+	os.WriteFile(src, data, 0o600)
+	os.WriteFile(filepath.Join(filepath.Dir(src), "workspace.yaml"), []byte("id: b163310b-74e2-4813-a2c7-b847535f1a4b\nname: x\n"), 0o600)
+	res, err := s.Back(ctx, BackOptions{N: 1, TranscriptPath: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Dir(res.Fork.Path)
+	if _, err := os.Stat(filepath.Join(folder, "workspace.yaml")); err != nil {
+		t.Fatalf("the fork's folder has no workspace.yaml: %v", err)
+	}
+	if _, err := s.UndoRestore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(folder); err == nil {
+		t.Errorf("undo-restore left the fork's folder %s", folder)
+	}
+	if _, err := s.Revert(ctx, RevertOptions{Redo: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"events.jsonl", "workspace.yaml"} {
+		if _, err := os.Stat(filepath.Join(folder, name)); err != nil {
+			t.Errorf("redo did not bring back %s: %v", name, err)
+		}
+	}
+}
