@@ -21,17 +21,7 @@ func titleBase(ctx context.Context, prefix *jsonl.Transcript, source string) (st
 	if prefix.Dialect == nil {
 		return "", errors.New("the transcript's agent is unknown")
 	}
-	// jsonl's Title reads every line; on a large transcript only the few lines that can be
-	// title lines are handed to it.
-	titles := prefix
-	if cand, ok, err := titleCandidates(ctx, prefix.ReaderAt(), prefix.Size(), prefix.Dialect); err != nil {
-		return "", err
-	} else if ok {
-		if titles, err = jsonl.New(prefix.Path, bytes.NewReader(cand), int64(len(cand)), prefix.Dialect); err != nil {
-			return "", err
-		}
-	}
-	t, ok, err := titles.Title(ctx)
+	t, ok, err := prefix.Title(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -279,3 +279,33 @@ func TestLocateAfterFirstLineRewrite(t *testing.T) {
 		t.Error("Locate found a cursor whose bytes after the first line changed")
 	}
 }
+
+// TestTitleScanAgrees: the block scan for title literals finds the same title as judging every
+// line, on every fixture.
+func TestTitleScanAgrees(t *testing.T) {
+	for _, f := range fixtures(t) {
+		tr, err := Open(f, nil)
+		if err != nil || tr.Dialect == nil || len(tr.Dialect.Title.Sources) == 0 {
+			continue
+		}
+		got, gotOK, err := tr.Title(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Title
+		wantOK, best := false, -1
+		tr.Lines(0, func(l Line) bool {
+			o := parseObject(Clean(l.Data))
+			for _, s := range tr.Dialect.Title.Sources {
+				if o != nil && s.Rank >= best && s.Match.holds(o, nil) && o.str(s.Field) != "" {
+					want, wantOK, best = Title{Text: o.str(s.Field), Offset: l.Offset, Field: s.Field}, true, s.Rank
+				}
+			}
+			return true
+		})
+		if got != want || gotOK != wantOK {
+			t.Errorf("%s: Title = %+v %v, every line judged: %+v %v", filepath.Base(f), got, gotOK, want, wantOK)
+		}
+		tr.Close()
+	}
+}

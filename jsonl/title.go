@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 )
 
@@ -16,19 +19,17 @@ type Title struct {
 }
 
 // Title finds the session's title: the newest line of the highest-ranked title source (Claude:
-// the newest custom-title beats any ai-title; Droid: session_start.title). It reads the whole
-// file, since titles can be written anywhere. ok is false when there is none.
+// the newest custom-title beats any ai-title; Droid: session_start.title). Titles can be written
+// anywhere, so the whole file is looked at — by a block scan for the literal each source's match
+// requires, which runs at memory speed, parsing only the lines holding one (all lines when a
+// source has no such literal). ok is false when there is none.
 func (t *Transcript) Title(ctx context.Context) (title Title, ok bool, err error) {
 	if t.Dialect == nil || len(t.Dialect.Title.Sources) == 0 {
 		return Title{}, false, nil
 	}
 	bestRank := -1
-	i := 0
-	err = t.Lines(0, func(l Line) bool {
-		if i++; i%256 == 0 && ctx.Err() != nil {
-			return false
-		}
-		c := Clean(l.Data)
+	judge := func(line []byte, offset int64) {
+		c := Clean(line)
 		for _, s := range t.Dialect.Title.Sources {
 			if s.Rank < bestRank || !mayMatch(c, s.Match) {
 				continue
@@ -38,15 +39,122 @@ func (t *Transcript) Title(ctx context.Context) (title Title, ok bool, err error
 				continue
 			}
 			if v := o.str(s.Field); v != "" {
-				title, ok, bestRank = Title{Text: v, Offset: l.Offset, Field: s.Field}, true, s.Rank
+				title, ok, bestRank = Title{Text: v, Offset: offset, Field: s.Field}, true, s.Rank
 			}
 		}
+	}
+	starts, scanned, err := t.titleCandidates(ctx)
+	if err != nil {
+		return Title{}, false, err
+	}
+	if scanned {
+		for _, start := range starts { // ascending: a newer line of a rank wins
+			line, err := t.lineAt(start)
+			if err != nil {
+				return Title{}, false, err
+			}
+			judge(line, start)
+		}
+		return title, ok, nil
+	}
+	i := 0
+	err = t.Lines(0, func(l Line) bool {
+		if i++; i%256 == 0 && ctx.Err() != nil {
+			return false
+		}
+		judge(l.Data, l.Offset)
 		return true
 	})
 	if err == nil {
 		err = ctx.Err()
 	}
 	return title, ok, err
+}
+
+// titleCandidates returns the starts of the complete lines that may be title lines, ascending:
+// the lines holding the JSON literal each title source's match requires (Claude:
+// "custom-title", "ai-title"). scanned is false when a source has no literal of at least four
+// bytes to look for (every line must be judged).
+func (t *Transcript) titleCandidates(ctx context.Context) (starts []int64, scanned bool, err error) {
+	var needles [][]byte
+	for _, s := range t.Dialect.Title.Sources {
+		var lit []byte
+		for _, c := range s.Match {
+			if len(c.Equals) > 0 && len(c.Equals) > len(lit) {
+				lit = c.Equals
+			}
+		}
+		if len(lit) < 4 {
+			return nil, false, nil
+		}
+		needles = append(needles, lit)
+	}
+	longest := 0
+	for _, n := range needles {
+		longest = max(longest, len(n))
+	}
+	const block = 4 << 20
+	size := t.end
+	buf := make([]byte, min(block+int64(longest), size))
+	for off := int64(0); off < size; off += block {
+		if err := ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		b := buf[:min(int64(len(buf)), size-off)]
+		if _, err := t.ra.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		for _, n := range needles {
+			for i := 0; ; {
+				j := bytes.Index(b[i:], n)
+				if j < 0 || i+j >= block { // a hit in the overlap belongs to the next block
+					break
+				}
+				start, err := t.lineStart(off + int64(i+j))
+				if err != nil {
+					return nil, false, err
+				}
+				starts = append(starts, start)
+				i += j + len(n)
+			}
+		}
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts), true, nil
+}
+
+// lineStart finds the start of the line holding byte at.
+func (t *Transcript) lineStart(at int64) (int64, error) {
+	buf := make([]byte, 4096)
+	for pos := at; pos > 0; {
+		n := min(int64(len(buf)), pos)
+		if _, err := t.ra.ReadAt(buf[:n], pos-n); err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, nil
+		}
+		pos -= n
+	}
+	return 0, nil
+}
+
+// lineAt returns the complete line starting at start, without its newline.
+func (t *Transcript) lineAt(start int64) ([]byte, error) {
+	var line []byte
+	buf := make([]byte, 4096)
+	for pos := start; pos < t.end; {
+		n := min(int64(len(buf)), t.end-pos)
+		if _, err := t.ra.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
+		}
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append(line, buf[:i]...), nil
+		}
+		line = append(line, buf[:n]...)
+		pos += n
+	}
+	return line, nil
 }
 
 // ForkTitle returns title marked as a fork's (the dialect's prefix, "[Fork] "), without
