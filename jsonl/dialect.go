@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -42,6 +43,9 @@ type Dialect struct {
 	Preamble       PreambleRule `json:"preamble"`
 	Title          TitleRule    `json:"title"`
 	Fork           ForkRule     `json:"fork"`
+	// Compaction lists the kinds of line that mark a compaction: prompts before one may no
+	// longer be in the conversation the agent shows (Claude's compact_boundary).
+	Compaction []Conds `json:"compaction,omitempty"`
 	// FirstLineRewritten: the agent rewrites its first line after writing it (Droid's
 	// session_start gains a field once the SessionStart hook has run), so cursors also
 	// remember what follows that line (see Transcript.Locate).
@@ -73,7 +77,8 @@ type Cond struct {
 	Present   bool              `json:"present,omitempty"`    // the key is there
 	HasPrefix string            `json:"has_prefix,omitempty"` // a string starting with this
 	NotPrefix string            `json:"not_prefix,omitempty"` // absent, not a string, or not starting with this
-	// ContainsAny: an array holding an element equal to one of these values.
+	// ContainsAny: an array holding an element equal to one of these values, or, for an object
+	// value, an object element with at least its fields, equal.
 	ContainsAny []json.RawMessage `json:"contains_any,omitempty"`
 	// EqualsPromptField (preamble rules only): the value is the string Prefix followed by the
 	// prompt line's value at this path.
@@ -423,7 +428,7 @@ func (c Cond) holds(o, prompt *object) bool {
 		}
 		for _, e := range elems {
 			for _, v := range c.ContainsAny {
-				if rawEqual(e, v) {
+				if rawEqual(e, v) || hasFields(e, v) {
 					return true
 				}
 			}
@@ -431,6 +436,24 @@ func (c Cond) holds(o, prompt *object) bool {
 		return false
 	}
 	return present
+}
+
+// hasFields reports whether e and v are JSON objects and e has every field of v, equal.
+func hasFields(e, v json.RawMessage) bool {
+	var want map[string]json.RawMessage
+	if json.Unmarshal(v, &want) != nil || len(want) == 0 {
+		return false
+	}
+	eo := parseObject(bytes.TrimSpace(e))
+	if eo == nil {
+		return false
+	}
+	for k, wv := range want {
+		if got, ok := eo.get(k); !ok || !rawEqual(got, wv) {
+			return false
+		}
+	}
+	return true
 }
 
 // holds reports whether o is a prompt line by the rule's conditions (not yet its content).

@@ -524,3 +524,16 @@ func (w *rewinds) dropped(data []byte) bool {
 	delete(w.pending, id)
 	return true
 }
+
+// Compacted reports whether a line of t marks a compaction (the dialect's compaction rules).
+func (t *Transcript) Compacted(ctx context.Context) (bool, error) {
+	if t.Dialect == nil {
+		return false, nil
+	}
+	for _, cs := range t.Dialect.Compaction {
+		if ok, err := t.HasLine(ctx, cs); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}

@@ -596,14 +596,7 @@ func (e *FewerPromptsError) Is(target error) bool { return target == jsonl.ErrFe
 // short, or compaction hid the older prompts.
 func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 	turns, _ := t.Turns(ctx, 0)
-	compacted := false
-	t.Lines(0, func(l jsonl.Line) bool {
-		if strings.Contains(string(l.Data), `"compact_boundary"`) || strings.Contains(string(l.Data), `"isCompactSummary":true`) || strings.Contains(string(l.Data), `"compaction`) {
-			compacted = true
-			return false
-		}
-		return true
-	})
+	compacted, _ := t.Compacted(ctx)
 	err := &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
 	if compacted {
 		return &HintError{Err: err,
