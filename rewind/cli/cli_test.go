@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../../../shared/fixtures")
+	fixtures, err := filepath.Abs("../testdata/fixtures")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"rewind.dev/jsonl"
 )
 
-const fixture = "../../../shared/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"
+const fixture = "../testdata/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"
 
 var ctx = context.Background()
 
@@ -400,7 +400,7 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 // and event ids.
 func droidTranscript(t *testing.T, n int) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../../../shared/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
+	data, err := os.ReadFile("../testdata/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +428,7 @@ func TestBackSaysWhyItCannot(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "has 4 prompts, fewer than 9") {
 		t.Errorf("err = %v", err)
 	}
-	compacted := "../../../shared/fixtures/claude/entire-a6e4c2-compaction-v2.0.76.jsonl"
+	compacted := "../testdata/fixtures/claude/entire-a6e4c2-compaction-v2.0.76.jsonl"
 	_, err = s.Back(ctx, BackOptions{N: 5, TranscriptPath: compacted})
 	if err == nil || !strings.Contains(err.Error(), "compacted") {
 		t.Errorf("compacted: err = %v", err)
