@@ -10,5 +10,6 @@ const (
 	concFiles         = 300
 	concRounds        = 2
 	appendRounds      = 10
+	stateRounds       = 2
 	long              = false
 )

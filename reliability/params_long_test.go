@@ -11,5 +11,6 @@ const (
 	concFiles         = 1500
 	concRounds        = 12
 	appendRounds      = 100
+	stateRounds       = 25
 	long              = true
 )

@@ -19,6 +19,7 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 	}
 	cur, old := tree.Entries, m.Entries
+	state := stateExcludes(root)
 	i, j := 0, 0
 	for i < len(cur) || j < len(old) {
 		if err := ctx.Err(); err != nil {
@@ -38,7 +39,9 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 			add("added", &cur[i])
 			i++
 		case c > 0:
-			add("deleted", &old[j])
+			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
+				add("deleted", &old[j])
+			}
 			j++
 		default:
 			e, o := &cur[i], &old[j]

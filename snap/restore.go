@@ -117,6 +117,7 @@ type restorePlan struct {
 	stage     string // staging folder name at the root, "" when not staging
 	stageLock *os.File
 	snapshot  map[string]Kind
+	state     map[string]bool // state folders inside the root: never compared or written
 	current   []Entry
 	cur       map[string]*Entry
 	special   map[string]bool
@@ -143,7 +144,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if m != nil {
 		n = len(m.Entries)
 	}
-	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n)}
+	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -292,6 +293,9 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 			return &ArchiveError{Archive: as.name, Entry: e.Path,
 				Reason: "a whiteout: this archive is a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
 		}
+		if underAny(e.Path, p.state) {
+			continue // a snapshot taken before state folders were left out
+		}
 		c, err := p.enter(e)
 		if err != nil {
 			return err
@@ -357,6 +361,9 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		e := &m.Entries[i]
 		if err := chk.checkEntry(e); err != nil {
 			return err
+		}
+		if underAny(e.Path, p.state) {
+			continue // a snapshot taken before state folders were left out
 		}
 		c, err := p.enter(e)
 		if err != nil {

@@ -4,8 +4,9 @@
 //
 // The scope of a snapshot is what git would not ignore: .gitignore files at
 // every level, .git/info/exclude, the global excludes file, tracked files,
-// plus .rewindignore files and the built-in excludes (.git, .agent/rewind).
-// The same rules apply outside a git repository. Regular files (with their
+// plus .rewindignore files and the built-in excludes (.git, .agent/rewind,
+// and the state folders of Rewind and the agents wherever the tree holds
+// them, see StateFolders). The same rules apply outside a git repository. Regular files (with their
 // permission bits), folders (empty ones too) and symlinks (as links) are
 // captured; sockets, FIFOs and devices are skipped and counted.
 package snap

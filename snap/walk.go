@@ -51,7 +51,7 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	for _, l := range gc.parents {
 		st = st.push(l)
 	}
-	w := &walker{ctx: ctx, root: abs, gc: &gc, extra: parsePatterns([]byte(joinLines(opts.Ignore)))}
+	w := &walker{ctx: ctx, root: abs, gc: &gc, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
 	w.sem = make(chan struct{}, walkWorkers)
 	top := &dirResult{}
 	w.wg.Add(1)
@@ -74,6 +74,7 @@ type walker struct {
 	root  string
 	gc    *gitContext
 	extra []pattern
+	state map[string]bool // Rewind's and the agents' state folders inside the root
 	sem   chan struct{}
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -171,7 +172,7 @@ func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool
 		if rel != "" {
 			crel = rel + "/" + name
 		}
-		if builtinExcluded(crel, name) {
+		if builtinExcluded(crel, name) || w.state[crel] {
 			continue
 		}
 		var sys unix.Stat_t

@@ -18,12 +18,14 @@ import (
 
 type initCmd struct {
 	common
-	mode string
+	mode  string
+	force bool
 }
 
 func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.mode, "mode", "project", "where the store lives: project (.agent/rewind/) or global (~/.rewind/storage/)")
+	fs.BoolVar(&c.force, "force", false, "create the store even in / or in your home folder")
 }
 
 func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -41,6 +43,12 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	project, err := store.FindProject(dir)
 	if err != nil {
 		return err
+	}
+	if why := store.TooBroad(project); why != "" && !c.force {
+		if _, err := store.Open(project); err != nil {
+			return withHint(fmt.Errorf("will not create a store for %s: %s, and every checkpoint would hold everything under it", project, why),
+				"run 'rewind init' in a project folder, or add --force to checkpoint this folder all the same (Rewind's and the agents' own folders are left out)")
+		}
 	}
 	s, created, err := store.Init(project, mode)
 	if err != nil {

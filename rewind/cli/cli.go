@@ -1,7 +1,7 @@
 // Package cli is the rewind command, importable so tests run it
 // in-process.
 //
-//	rewind init [--mode project|global]
+//	rewind init [--mode project|global] [--force]
 //	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL] [--full]
 //	rewind list [--all] [-n N]
 //	rewind show <cp>
@@ -79,7 +79,7 @@ type subcommand struct {
 
 func subcommands() []subcommand {
 	return []subcommand{
-		{"init", "[--mode project|global]", "create the checkpoint store", &initCmd{}, false},
+		{"init", "[--mode project|global] [--force]", "create the checkpoint store", &initCmd{}, false},
 		{"save", "[description] [--transcript PATH] [--agent A] [--pin LABEL] [--full]", "take a checkpoint of the tree and the transcript", &saveCmd{}, false},
 		{"list", "[--all] [-n N]", "list checkpoints, newest first", &listCmd{}, false},
 		{"show", "<cp>", "show a checkpoint's metadata", &showCmd{}, false},

@@ -61,7 +61,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		ShortHelp:  "snapshot, diff and restore a project tree",
 		LongHelp: strings.TrimSpace(`
 Snapshots capture what git would not ignore (plus .rewindignore and the
-built-in excludes .git and .agent/rewind) as a standard tar.gz, with an
+built-in excludes .git, .agent/rewind and the state folders of Rewind and
+the agents) as a standard tar.gz, with an
 optional manifest that makes diffs and "nothing changed" checks cheap.
 Output is JSON on stdout. See rewind-snap(1).`),
 		FlagSet: rootFS,
