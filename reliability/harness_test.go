@@ -293,7 +293,7 @@ func treeDigest(t testing.TB, root string) digest {
 		if rel == "." {
 			return nil
 		}
-		if rel == ".agent/rewind" || rel == ".git" || strings.HasPrefix(rel, ".rewind-restore-") {
+		if rel == ".agent/rewind" || rel == ".git" || stagingFolder(p) {
 			return filepath.SkipDir
 		}
 		fi, err := de.Info()
@@ -454,7 +454,7 @@ func leftovers(dirs ...string) []string {
 			}
 			b := de.Name()
 			switch {
-			case strings.HasPrefix(b, ".rewind-restore-"),
+			case stagingFolder(p),
 				strings.Contains(b, ".tmp-"), strings.Contains(b, ".rewind-tmp-"),
 				strings.HasSuffix(b, ".rewind-undo"), strings.HasSuffix(b, ".grown"):
 				out = append(out, p)
@@ -471,6 +471,24 @@ func leftovers(dirs ...string) []string {
 		})
 	}
 	return out
+}
+
+// stagingFolder reports whether p is a restore's staging folder, by the
+// proof rewind-snap itself uses: named .rewind-restore-<24 hex digits><their
+// checksum>, holding a lock file that says what it is and the token, or
+// nothing but an empty lock file (a user's folder may have the prefix).
+func stagingFolder(p string) bool {
+	const magic = "rewind-snap restore staging folder"
+	token, ok := strings.CutPrefix(filepath.Base(p), ".rewind-restore-")
+	if !ok || len(token) != 32 {
+		return false
+	}
+	if sum := sha256.Sum256([]byte(magic + token[:24])); hex.EncodeToString(sum[:4]) != token[24:] {
+		return false
+	}
+	des, _ := os.ReadDir(p)
+	b, err := os.ReadFile(filepath.Join(p, "lock"))
+	return len(des) == 0 || err == nil && (len(b) == 0 && len(des) == 1 || string(b) == magic+"\n"+token+"\n")
 }
 
 // copyTree copies src to dst (cp -a: links, modes and times kept).

@@ -11,5 +11,6 @@ const (
 	concRounds        = 2
 	appendRounds      = 10
 	stateRounds       = 2
+	namesRounds       = 2
 	long              = false
 )

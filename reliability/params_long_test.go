@@ -12,5 +12,6 @@ const (
 	concRounds        = 12
 	appendRounds      = 100
 	stateRounds       = 25
+	namesRounds       = 40
 	long              = true
 )

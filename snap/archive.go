@@ -266,7 +266,7 @@ func (s *archiveScanner) checkName(raw, name string) error {
 	}
 	first, _, _ := strings.Cut(name, "/")
 	if builtinExcluded(first, first) || name == ".agent/rewind" || strings.HasPrefix(name, ".agent/rewind/") {
-		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind, staging)")
+		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind)")
 	}
 	return nil
 }

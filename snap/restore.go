@@ -3,9 +3,7 @@ package snap
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -215,6 +213,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 // that nothing out of scope stands in its way. It returns the tree's entry
 // at the same path, if any.
 func (p *restorePlan) enter(e *Entry) (*Entry, error) {
+	if first, _, _ := strings.Cut(e.Path, "/"); p.stage != "" && first == p.stage {
+		return nil, fmt.Errorf("cannot restore %s: it is the name this restore picked for its staging folder; run the restore again", e.Path)
+	}
 	if p.special[e.Path] {
 		return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
 	}
@@ -625,43 +626,54 @@ func archiveReadErr(e *Entry, err error) error {
 	return fmt.Errorf("archive corrupt inside %s (%v); nothing was changed", e.Path, err)
 }
 
+// openStage creates the staging folder with its marker (see isStaging),
+// flock-held while the restore runs.
 func (p *restorePlan) openStage() error {
 	p.cleanStaleStages()
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	p.stage = stagingPrefix + hex.EncodeToString(rnd[:])
-	if err := p.r.Mkdir(p.stage, 0o700); err != nil {
-		p.stage = ""
+	name, marker := newStagingName()
+	if err := p.r.Mkdir(name, 0o700); err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
-	lf, err := p.r.OpenFile(p.stage+"/lock", os.O_CREATE|os.O_RDWR, 0o600)
+	p.stage = name
+	lf, err := p.r.OpenFile(name+"/"+stagingMarker, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
 	p.stageLock = lf
-	return syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("lock staging folder %s: %w", name, err)
+	}
+	if _, err := lf.Write(marker); err != nil {
+		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
+	}
+	return nil
 }
 
-// cleanStaleStages removes staging folders that a killed restore left
-// behind: those whose lock no process holds.
+// cleanStaleStages removes the staging folders killed restores left behind:
+// those proven to be staging folders (isStaging) whose lock no process
+// holds. Nothing else is removed, whatever its name.
 func (p *restorePlan) cleanStaleStages() {
 	des, err := os.ReadDir(p.root)
 	if err != nil {
 		return
 	}
 	for _, de := range des {
-		if !de.IsDir() || !strings.HasPrefix(de.Name(), stagingPrefix) {
+		if !stagingEntry(p.root, de.Name(), de.Type()) {
 			continue
 		}
-		lf, err := p.r.OpenFile(de.Name()+"/lock", os.O_RDWR, 0)
-		if err == nil {
-			if syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-				lf.Close()
-				continue // a live restore holds it
-			}
-			lf.Close()
+		lf, err := p.r.OpenFile(de.Name()+"/"+stagingMarker, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			p.r.Remove(de.Name()) // empty: killed right after creating it
+			continue
 		}
-		p.r.RemoveAll(de.Name())
+		if err != nil {
+			continue
+		}
+		held := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
+		lf.Close()
+		if !held { // else a live restore is using it
+			p.r.RemoveAll(de.Name())
+		}
 	}
 }
 

@@ -508,21 +508,73 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 	}
 }
 
+// TestStaleStagingCleaned: the staging folder a killed restore left is
+// removed by the next restore; the folders of a user that only look like
+// one (the prefix, a lock file, a token without the marker) are captured,
+// restored and never removed.
 func TestStaleStagingCleaned(t *testing.T) {
 	gitEnv(t)
 	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{"a": "a"})
+	mine := map[string]string{
+		stagingPrefix + "notes/todo.txt":                        "mine",
+		stagingPrefix + "lockish/lock":                          "",
+		stagingPrefix + "0123456789abcdef0123456789abcdef/lock": "not the marker",
+		stagingPrefix + "file":                                  "a file",
+	}
+	files := map[string]string{"a": "a"}
+	for k, v := range mine {
+		files[k] = v
+	}
+	writeTree(t, dir, files)
+	lookalike := stagingPrefix + "0123456789abcdef01234567deadbeef"
+	os.Mkdir(filepath.Join(dir, lookalike), 0o755)
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
-	create(t, dir, archive)
-	stale := filepath.Join(dir, stagingPrefix+"dead")
-	os.MkdirAll(stale, 0o700)
-	os.WriteFile(filepath.Join(stale, "lock"), nil, 0o600)
+	res := create(t, dir, archive)
+	if res.Files != len(files) {
+		t.Fatalf("snapshot holds %d files, want %d: folders named like staging were left out", res.Files, len(files))
+	}
+	// A restore killed right after creating its folder, and one killed
+	// after staging: their folders stay, their locks are free. A user's
+	// empty folder with a token-like name is not theirs.
+	justMade, _ := newStagingName()
+	os.Mkdir(filepath.Join(dir, justMade), 0o700)
+	p, err := plan(context.Background(), dir, archive, nil, RestoreOptions{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, p.stage)
+	p.stageLock.Close()
+	p.r.Close()
+	if got := walkFiles(t, dir); len(got) != len(files) {
+		t.Errorf("a walk with a stale staging folder lists %v", got)
+	}
 	os.WriteFile(filepath.Join(dir, "a"), []byte("b"), 0o644)
+	for k := range mine {
+		os.Remove(filepath.Join(dir, k))
+	}
 	if _, err := Restore(context.Background(), dir, archive, RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
-		t.Error("stale staging folder left behind")
+	for _, d := range []string{stale, filepath.Join(dir, justMade)} {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stale staging folder %s left behind", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, lookalike)); err != nil {
+		t.Errorf("the user's empty folder %s was removed: %v", lookalike, err)
+	}
+	for k, v := range mine {
+		if b, err := os.ReadFile(filepath.Join(dir, k)); err != nil || string(b) != v {
+			t.Errorf("%s: %q %v, want it restored", k, b, err)
+		}
+	}
+	if _, err := Restore(context.Background(), dir, archive, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range mine {
+		if _, err := os.Stat(filepath.Join(dir, k)); err != nil {
+			t.Errorf("%s removed by a restore: %v", k, err)
+		}
 	}
 }
 

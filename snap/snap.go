@@ -102,19 +102,14 @@ func comparePaths(a, b string) int {
 }
 
 // builtinExcluded reports whether name (one path element) at rel is never
-// part of a snapshot: git's own folder, Rewind's store, and restore staging.
+// part of a snapshot: git's own folder and Rewind's store. (Restore staging
+// folders are left out too, once proven: see isStaging.)
 func builtinExcluded(rel, name string) bool {
 	switch {
 	case name == ".git":
 		return true
 	case name == "rewind" && (rel == ".agent/rewind" || strings.HasSuffix(rel, "/.agent/rewind")):
 		return true
-	case strings.HasPrefix(name, stagingPrefix) && !strings.Contains(rel, "/"):
-		return true
 	}
 	return false
 }
-
-// stagingPrefix names the folder a restore stages new content in, at the
-// root. It is never part of a snapshot.
-const stagingPrefix = ".rewind-restore-"

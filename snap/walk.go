@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -185,6 +186,9 @@ func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool
 		}
 		e := entryFromStat(crel, &sys)
 		isDir := e.Kind == KindDir
+		if rel == "" && isDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
+			continue // a restore's staging folder (a running one, or a killed one's)
+		}
 		ignored := inIgnored || st.ignored(crel, isDir)
 		if ignored {
 			if w.gc.tracked == nil {

@@ -306,14 +306,42 @@ func (s *Store) moveAside(p string) (string, error) {
 	if !fileExists(p) {
 		return "", nil
 	}
-	dst := filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-"+filepath.Base(p))
-	if err := os.Rename(p, dst); err == nil {
+	return s.keepAside(p, filepath.Base(p), true)
+}
+
+// keepAside puts a copy of p into transcript-backup/ under a new name that
+// starts with the time and ends in base — moved when move is set, copied
+// otherwise — and returns its path. It never replaces a file already there.
+func (s *Store) keepAside(p, base string, move bool) (string, error) {
+	stamp := time.Now().UTC().Format("20060102_150405")
+	for n := 0; ; n++ {
+		dst := filepath.Join(s.backupDir(), stamp+"-"+base)
+		if n > 0 {
+			dst = filepath.Join(s.backupDir(), fmt.Sprintf("%s.%d-%s", stamp, n, base))
+		}
+		if fileExists(dst) {
+			continue
+		}
+		if move {
+			// A hard link cannot replace an existing file: no backup is lost
+			// to a name taken in the same second.
+			err := os.Link(p, dst)
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			if err == nil {
+				syncPath(s.backupDir())
+				return dst, os.Remove(p)
+			}
+		}
+		if err := copyFile(p, dst); err != nil {
+			return "", fmt.Errorf("keep %s aside: %w", p, err)
+		}
+		if move {
+			return dst, os.Remove(p)
+		}
 		return dst, nil
 	}
-	if err := copyFile(p, dst); err != nil {
-		return "", fmt.Errorf("move %s aside: %w", p, err)
-	}
-	return dst, os.Remove(p)
 }
 
 // untruncate gives a truncated transcript its bytes back: the current file
@@ -321,20 +349,16 @@ func (s *Store) moveAside(p string) (string, error) {
 // before the truncation replaces it atomically.
 func (s *Store) untruncate(t *TruncateRecord) error {
 	if fileExists(t.Path) {
-		if err := copyFile(t.Path, filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))); err != nil {
+		if _, err := s.keepAside(t.Path, "before-undo-"+filepath.Base(t.Path), false); err != nil {
 			return fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
 		}
 	}
-	tmp := t.Path + ".rewind-undo"
-	if err := copyFile(t.Backup, tmp); err != nil {
-		os.Remove(tmp)
+	// copyFile writes through a temporary name of its own and renames: no
+	// fixed side name that a file of the user's could hold.
+	if err := copyFile(t.Backup, t.Path); err != nil {
 		return fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
 	}
-	if err := os.Rename(tmp, t.Path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("bring back %s: %w", t.Path, err)
-	}
-	return syncPath(filepath.Dir(t.Path))
+	return nil
 }
 
 func copyFile(src, dst string) error {
