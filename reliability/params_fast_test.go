@@ -12,5 +12,6 @@ const (
 	appendRounds      = 10
 	stateRounds       = 2
 	namesRounds       = 2
+	inputRounds       = 6
 	long              = false
 )

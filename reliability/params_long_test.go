@@ -13,5 +13,6 @@ const (
 	appendRounds      = 100
 	stateRounds       = 25
 	namesRounds       = 40
+	inputRounds       = 60
 	long              = true
 )

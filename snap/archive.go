@@ -55,7 +55,8 @@ func (e *ArchiveError) Error() string {
 type archiveScanner struct {
 	name     string
 	limits   Limits
-	foldCase bool // the target file system ignores case: names that differ only in case collide
+	foldCase bool   // the target file system ignores case: names that differ only in case collide
+	kind     string // the archive's mark: "full", "layer", or "" (none; see archiveKind)
 
 	f      *os.File
 	zr     *pgzip.Reader
@@ -85,7 +86,7 @@ func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, er
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
 	s := &archiveScanner{
-		name: name, limits: limits, foldCase: foldCase, f: f, zr: zr, tr: tar.NewReader(zr), csize: fi.Size(),
+		name: name, limits: limits, foldCase: foldCase, kind: archiveKind(zr.Header.Extra), f: f, zr: zr, tr: tar.NewReader(zr), csize: fi.Size(),
 		seen: map[string]Kind{}, dirs: map[string]bool{}, links: map[string]string{},
 	}
 	if foldCase {

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -246,11 +247,48 @@ func hashFile(name string) (string, error) {
 // Whiteouts mark, in a layer, what is gone since the parent (the scheme of
 // OCI image layers): an empty file .wh.<name> beside the removed name, and
 // .wh..wh..opq inside a folder whose parent-layer contents must not show
-// through.
+// through. A restore reads a layer through its manifest, never through its
+// whiteouts, which are there for other readers; so a file of the user's
+// with a whiteout's name is a file, and a whiteout that would share a name
+// with a file the same layer holds is left out (an archive never holds one
+// name twice). Whether an archive is a layer is not told from its names but
+// from its mark (archiveMark).
 const (
 	whiteoutPrefix = ".wh."
 	opaqueMarker   = ".wh..wh..opq"
 )
+
+// markField is the RFC 1952 extra subfield, in the first gzip member's
+// header of every archive rewind-snap writes, that says whether the archive
+// is a full snapshot or a layer. gzip and tar ignore it.
+var markField = [2]byte{'R', 'w'}
+
+// archiveMark is the gzip header extra field of a full snapshot's archive,
+// or of a layer's.
+func archiveMark(layer bool) []byte {
+	kind := "full"
+	if layer {
+		kind = "layer"
+	}
+	return append([]byte{markField[0], markField[1], byte(len(kind)), 0}, kind...)
+}
+
+// archiveKind reads the mark from a gzip header extra field: "full",
+// "layer", or "" for an archive without one (written by an older
+// rewind-snap, or by another tool).
+func archiveKind(extra []byte) string {
+	for len(extra) >= 4 {
+		n := int(extra[2]) | int(extra[3])<<8
+		if 4+n > len(extra) {
+			return ""
+		}
+		if extra[0] == markField[0] && extra[1] == markField[1] {
+			return string(extra[4 : 4+n])
+		}
+		extra = extra[4+n:]
+	}
+	return ""
+}
 
 // writeArchive writes entries as a tar.gz at out (atomically) and returns
 // them with content hashes, locations and metadata as read, dropping files
@@ -269,7 +307,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	}
 	defer f.Abort()
 	cw := &countingWriter{w: newWritebackWriter(f.File)}
-	mw := newMemberWriter(cw, level)
+	mw := newMemberWriter(cw, level, archiveMark(parent != nil))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var plan []tarItem
@@ -441,7 +479,8 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 			plan = append(plan, tarItem{whiteout: cur.Path + "/" + opaqueMarker})
 		}
 	})
-	return plan
+	// A whiteout never shares its name with an entry of the same layer.
+	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] })
 }
 
 const (

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,31 @@ type Manifest struct {
 	Header  ManifestHeader
 	Entries []Entry // the whole tree, in walk order; Src absolute
 	File    string  // the file it was read from (absolute), "" for a new one
+	chain   []string
+}
+
+// Files lists the files the snapshot is read from: the manifest files of
+// its chain (newest first) and every archive its entries' content is in,
+// absolute.
+func (m *Manifest) Files() []string {
+	out := slices.Clone(m.chain)
+	if len(out) == 0 && m.File != "" {
+		out = append(out, m.File)
+	}
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	add(m.Header.Archive)
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile {
+			add(m.Entries[i].Src)
+		}
+	}
+	return out
 }
 
 // ManifestHeader is the first line of a manifest file.
@@ -337,6 +363,9 @@ func ReadManifest(name string) (*Manifest, error) {
 		file = m.Header.Parent
 	}
 	top := chain[0].m
+	for _, l := range chain {
+		top.chain = append(top.chain, l.m.File)
+	}
 	if len(chain) == 1 {
 		return top, nil
 	}

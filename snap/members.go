@@ -25,6 +25,7 @@ const memberSize = 1 << 20
 type memberWriter struct {
 	w     io.Writer
 	level int
+	extra []byte // the first member's header extra field (see archiveMark)
 
 	cur      *bytes.Buffer // uncompressed bytes of the member being filled
 	index    int           // the current member's index
@@ -44,9 +45,9 @@ type compressed struct {
 	err  error
 }
 
-func newMemberWriter(w io.Writer, level int) *memberWriter {
+func newMemberWriter(w io.Writer, level int, extra []byte) *memberWriter {
 	n := max(2, runtime.GOMAXPROCS(0)*2)
-	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), raws: make(chan *bytes.Buffer, n+1), outs: make(chan *bytes.Buffer, n+1)}
+	m := &memberWriter{w: w, level: level, extra: extra, inflight: make(chan struct{}, n), raws: make(chan *bytes.Buffer, n+1), outs: make(chan *bytes.Buffer, n+1)}
 	m.cur = new(bytes.Buffer) // grows as written: an empty layer costs nothing
 	return m
 }
@@ -123,11 +124,15 @@ func (m *memberWriter) cut(last bool) {
 		m.cur = buffer(m.raws, memberSize)
 	}
 	ch := make(chan compressed, 1)
+	first := m.index == 0
 	m.inflight <- struct{}{}
 	go func() {
 		defer func() { <-m.inflight }()
 		out := buffer(m.outs, raw.Len()/2) // level 1 leaves source code at about a quarter
 		zw, err := m.compressor(out)
+		if err == nil && first {
+			zw.Header.Extra = m.extra
+		}
 		if err == nil {
 			_, err = zw.Write(raw.Bytes())
 		}

@@ -42,6 +42,7 @@ type RestoreResult struct {
 	ModeList    []string `json:"mode_paths,omitempty"`
 	Kept        []string `json:"kept_folders,omitempty"` // folders not in the snapshot kept because they hold ignored files
 	Spared      []string `json:"spared_paths,omitempty"` // not in the snapshot but ignored by its rules, so left alone
+	Inputs      []string `json:"kept_inputs,omitempty"`  // the snapshot's own archive and manifests, in the tree: never deleted or written
 }
 
 // Change is one difference between a snapshot and a tree, seen from the
@@ -116,6 +117,8 @@ type restorePlan struct {
 	stageLock *os.File
 	snapshot  map[string]Kind
 	state     map[string]bool // state folders inside the root: never compared or written
+	inputs    map[string]bool // the snapshot's own files inside the root: never deleted or written
+	keptIn    []string
 	current   []Entry
 	cur       map[string]*Entry
 	special   map[string]bool
@@ -143,6 +146,14 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		n = len(m.Entries)
 	}
 	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
+	var inputs []string
+	if archive != "" {
+		inputs = append(inputs, archive)
+	}
+	if m != nil {
+		inputs = append(inputs, m.Files()...)
+	}
+	p.inputs = within(root, inputs)
 	defer func() {
 		if err != nil {
 			p.close()
@@ -196,6 +207,10 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		c := &p.current[i]
 		k, ok := p.snapshot[c.Path]
 		switch {
+		case p.inputs[c.Path]:
+			if !ok { // else reported when the snapshot's entry was skipped
+				p.keptIn = append(p.keptIn, c.Path)
+			}
 		case ok && k == c.Kind:
 		case !ok && rules.ignored(c.Path, c.Kind == KindDir):
 			// In scope now only because the ignore rules changed since the
@@ -275,6 +290,10 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 
 // fromArchive reads a whole archive, comparing each file byte for byte.
 func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage bool, rules *snapshotRules) error {
+	if as.kind == "layer" {
+		return &ArchiveError{Archive: as.name,
+			Reason: "a layer over other snapshots (its header says so); restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	}
 	buf := make([]byte, 256*1024)
 	buf2 := make([]byte, 256*1024)
 	for n := 0; ; n++ {
@@ -290,12 +309,18 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+		if as.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+			// An archive without a mark (an older rewind-snap's): a whiteout's
+			// name is all there is to tell a layer by.
 			return &ArchiveError{Archive: as.name, Entry: e.Path,
-				Reason: "a whiteout: this archive is a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+				Reason: "a whiteout in an archive without Rewind's mark, so probably a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
 		}
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
+		}
+		if p.inputs[e.Path] {
+			p.keepInput(e.Path)
+			continue
 		}
 		c, err := p.enter(e)
 		if err != nil {
@@ -365,6 +390,10 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
+		}
+		if p.inputs[e.Path] {
+			p.keepInput(e.Path)
+			continue
 		}
 		c, err := p.enter(e)
 		if err != nil {
@@ -494,6 +523,34 @@ func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[s
 		return &ArchiveError{Archive: src, Entry: name, Reason: "missing, though its manifest says it is here; the snapshot is damaged"}
 	}
 	return nil
+}
+
+// keepInput leaves the snapshot's entry at one of its own input files alone:
+// the tree keeps the file being read. The entry still counts as in the
+// snapshot, so the file is not deleted either.
+func (p *restorePlan) keepInput(name string) {
+	p.snapshot[name] = KindFile
+	for _, d := range missingParents(name, p.snapshot) {
+		p.snapshot[d] = KindDir
+	}
+	p.keptIn = append(p.keptIn, name)
+}
+
+// within returns the files of paths that lie inside root, relative to it
+// (slash-separated), compared with symlinks resolved.
+func within(root string, paths []string) map[string]bool {
+	out := map[string]bool{}
+	roots := resolvedForms(root)
+	for _, f := range paths {
+		for _, abs := range resolvedForms(f) {
+			for _, r := range roots {
+				if rel, err := filepath.Rel(r, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+					out[filepath.ToSlash(rel)] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // missingParents lists the folders above name, outermost first, that the
@@ -724,7 +781,7 @@ func (p *restorePlan) close() {
 }
 
 func (p *restorePlan) result(dry bool) *RestoreResult {
-	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared}
+	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared, Inputs: p.keptIn}
 	for _, op := range p.ops {
 		switch op.kind {
 		case opWrite:
