@@ -567,24 +567,50 @@ func missingParents(name string, snapshot map[string]Kind) []string {
 	return out
 }
 
-// checkNotInTheWay refuses to restore path when something out of scope
-// (ignored, or a symlink the walk did not follow) occupies it or one of its
-// parent folders is not a real folder of the tree in scope.
+// checkNotInTheWay refuses to restore name when something out of scope
+// (ignored, or special) occupies it or stands on its way, never looking
+// through a symlink: a parent that is a symlink or file of the tree in scope
+// gives way to the snapshot's folder, so nothing below it is in the way.
 func (p *restorePlan) checkNotInTheWay(name string, c *Entry) error {
 	if c != nil {
 		return nil
 	}
-	fi, err := p.r.Lstat(filepath.FromSlash(name))
-	if err == nil {
-		return fmt.Errorf("cannot restore %s: an ignored %s is in the way; move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()))
+	if at, fi := p.occupant(name); fi != nil {
+		return fmt.Errorf("cannot restore %s: an ignored %s is in the way (%s); move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()), at)
 	}
 	return nil
 }
 
+// occupant returns what stands at name, or on the way to it, that the
+// tree in scope does not hold, without following a symlink; nil when
+// nothing does, or when a parent in scope is not a folder (it will be
+// replaced by one).
+func (p *restorePlan) occupant(name string) (string, fs.FileInfo) {
+	els := strings.Split(name, "/")
+	for i := range els {
+		at := strings.Join(els[:i+1], "/")
+		if c := p.cur[at]; c != nil {
+			if c.Kind != KindDir {
+				return "", nil
+			}
+			continue
+		}
+		// Every folder above at is a real folder: Lstat follows no symlink.
+		fi, err := p.r.Lstat(filepath.FromSlash(at))
+		if err != nil {
+			return "", nil
+		}
+		if i == len(els)-1 || !fi.IsDir() {
+			return at, fi
+		}
+	}
+	return "", nil
+}
+
 // ignoredDir reports whether an out-of-scope real folder stands at name.
 func (p *restorePlan) ignoredDir(name string) bool {
-	fi, err := p.r.Lstat(filepath.FromSlash(name))
-	return err == nil && fi.IsDir()
+	at, fi := p.occupant(name)
+	return fi != nil && at == name && fi.IsDir()
 }
 
 // checkReplaceable refuses to replace the folder name by a file or symlink
@@ -592,19 +618,33 @@ func (p *restorePlan) ignoredDir(name string) bool {
 // restore must never delete.
 func (p *restorePlan) checkReplaceable(name string, cur map[string]*Entry) error {
 	var extra []string
-	err := fs.WalkDir(p.r.FS(), filepath.FromSlash(name), func(q string, d fs.DirEntry, err error) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		f, err := p.r.Open(filepath.FromSlash(dir))
 		if err != nil {
 			return err
 		}
-		if _, ok := cur[filepath.ToSlash(q)]; !ok {
-			extra = append(extra, q)
+		des, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, de := range des {
+			child := dir + "/" + de.Name()
+			if _, ok := cur[child]; !ok {
+				extra = append(extra, child)
+			} else if de.IsDir() {
+				if err := walk(child); err != nil {
+					return err
+				}
+			}
 			if len(extra) >= 3 {
-				return fs.SkipAll
+				return nil
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	if err := walk(name); err != nil {
 		return fmt.Errorf("cannot restore %s: %w", name, err)
 	}
 	if len(extra) > 0 {
