@@ -33,6 +33,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755) // some tests run the binaries as another user
 	if err := buildBinaries(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: error:", err)
 		return 1
@@ -97,6 +98,7 @@ type proc struct {
 	dir   string
 	env   []string // added to a clean base environment
 	stdin []byte
+	uid   uint32 // run as this user when not 0 (the suite runs as root)
 }
 
 func (p proc) command(ctx context.Context) *exec.Cmd {
@@ -107,6 +109,9 @@ func (p proc) command(ctx context.Context) *exec.Cmd {
 		cmd.Stdin = bytes.NewReader(p.stdin)
 	}
 	cmd.WaitDelay = 5 * time.Second
+	if p.uid != 0 {
+		cmd.SysProcAttr = asUser(p.uid)
+	}
 	return cmd
 }
 

@@ -13,5 +13,6 @@ const (
 	stateRounds       = 2
 	namesRounds       = 2
 	inputRounds       = 6
+	symmetryRounds    = 4
 	long              = false
 )

@@ -14,5 +14,6 @@ const (
 	stateRounds       = 25
 	namesRounds       = 40
 	inputRounds       = 60
+	symmetryRounds    = 200
 	long              = true
 )

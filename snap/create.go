@@ -47,6 +47,9 @@ type CreateOptions struct {
 	// Level is the gzip level; 0 means fastest (1).
 	Level int
 	Walk  WalkOptions
+	// Limits the tree must stay within (zero fields: DefaultLimits's); they
+	// are recorded in the manifest when they differ from the defaults.
+	Limits Limits
 }
 
 // DefaultMaxDepth bounds a layer chain.
@@ -87,6 +90,14 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 // an unchanged snapshot's time.
 func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
 	scanStarted := tree.Started
+	limits := opts.Limits.Or(DefaultLimits)
+	if err := limits.check(tree.Entries); err != nil {
+		return nil, err
+	}
+	var recorded *Limits
+	if limits != DefaultLimits {
+		recorded = &limits
+	}
 	out := opts.Out
 	var err error
 	if out != "" {
@@ -111,7 +122,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
 			return nil, err
 		}
-		if exact && opts.Reuse && opts.Parent.File != "" {
+		if exact && opts.Reuse && opts.Parent.File != "" && limitsOf(opts.Parent) == limits {
 			res := resultFor(opts.Parent, tree, true, "")
 			res.Reused, res.Layer = true, opts.Parent.Header.Parent != ""
 			return res, nil
@@ -120,6 +131,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 			m := newManifest(tree.Entries, scanStarted)
 			m.Header.CompressedBytes = opts.Parent.Header.CompressedBytes
 			m.Header.Archive = opts.Parent.Header.Archive
+			m.Header.Limits = recorded
 			return resultFor(m, tree, true, ""), nil
 		}
 	}
@@ -130,11 +142,12 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 	if layer {
 		parent = opts.Parent
 	}
-	entries, compressed, err := writeArchive(ctx, root, out, tree.Entries, parent, opts.Level)
+	entries, compressed, err := writeArchive(ctx, root, out, tree.Entries, parent, opts.Level, limits)
 	if err != nil {
 		return nil, err
 	}
 	m := newManifest(entries, scanStarted)
+	m.Header.Limits = recorded
 	m.Header.CompressedBytes = compressed
 	m.Header.Archive = out
 	if layer {
@@ -297,7 +310,7 @@ func archiveKind(extra []byte) string {
 // and symlinks; whiteouts record what the parent has and the tree lost.
 // Small files are read and hashed ahead by workers while the main loop feeds
 // the compressor, which compresses members on their own goroutines.
-func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int) ([]Entry, int64, error) {
+func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int, limits Limits) ([]Entry, int64, error) {
 	if level == 0 {
 		level = gzip.BestSpeed
 	}
@@ -388,6 +401,11 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		}
 		kept = append(kept, e)
 		members = append(members, -1)
+	}
+	// Files may have grown since the walk: what the archive holds must
+	// still be within the limits a restore enforces.
+	if err := limits.check(kept); err != nil {
+		return nil, 0, err
 	}
 	if err := tw.Close(); err != nil {
 		return nil, 0, fmt.Errorf("write %s: %w", out, err)

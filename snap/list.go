@@ -10,7 +10,7 @@ import (
 // List calls fn for every entry of the archive, in archive order, after the
 // same checks a restore makes; content is skipped, not hashed.
 func List(archive string, fn func(e *Entry) error) error {
-	return eachEntry(archive, func(e *Entry, content io.Reader) error {
+	return eachEntry(archive, DefaultLimits, func(e *Entry, content io.Reader) error {
 		if content != nil {
 			if _, err := io.Copy(io.Discard, content); err != nil {
 				return archiveReadErr(e, err)
@@ -23,8 +23,8 @@ func List(archive string, fn func(e *Entry) error) error {
 // eachEntry reads an archive whole, with the checks a restore makes, and
 // calls fn for every entry in archive order; content is nil but for files,
 // and readable only until fn returns.
-func eachEntry(archive string, fn func(e *Entry, content io.Reader) error) error {
-	as, err := openArchive(archive, DefaultLimits, false)
+func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reader) error) error {
+	as, err := openArchive(archive, limits, false)
 	if err != nil {
 		return err
 	}
@@ -59,12 +59,12 @@ func NewVerifier() *Verifier {
 	return &Verifier{hashes: map[string]map[string]string{}, errs: map[string]error{}}
 }
 
-func (v *Verifier) index(archive string) (map[string]string, error) {
+func (v *Verifier) index(archive string, limits Limits) (map[string]string, error) {
 	if h, ok := v.hashes[archive]; ok {
 		return h, v.errs[archive]
 	}
 	idx := map[string]string{}
-	err := eachEntry(archive, func(e *Entry, content io.Reader) error {
+	err := eachEntry(archive, limits, func(e *Entry, content io.Reader) error {
 		if content == nil {
 			return nil
 		}
@@ -90,7 +90,7 @@ func (v *Verifier) Check(m *Manifest) error {
 		if e.Kind != KindFile {
 			continue
 		}
-		idx, err := v.index(e.Src)
+		idx, err := v.index(e.Src, limitsOf(m))
 		if err != nil {
 			return err
 		}

@@ -96,6 +96,17 @@ type ManifestHeader struct {
 	// snapshot, this one included; BaseCompressed the full snapshot's.
 	ChainCompressed int64 `json:"chain_compressed_bytes,omitempty"`
 	BaseCompressed  int64 `json:"base_compressed_bytes,omitempty"`
+	// Limits are the limits the snapshot was taken within, when they are
+	// not DefaultLimits: a restore through the manifest uses them.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// limitsOf is the limits m's snapshot was taken within.
+func limitsOf(m *Manifest) Limits {
+	if m.Header.Limits != nil {
+		return m.Header.Limits.Or(DefaultLimits)
+	}
+	return DefaultLimits
 }
 
 // racyWindow is how close to the scan a change time may be before the

@@ -21,7 +21,9 @@ import (
 // RestoreOptions adjust Restore.
 type RestoreOptions struct {
 	DryRun bool
-	Limits Limits // zero means DefaultLimits
+	// Limits bound what the snapshot may hold; zero fields take the
+	// manifest's recorded limits, else DefaultLimits's.
+	Limits Limits
 	Walk   WalkOptions
 	// Manifest, when set, describes the snapshot (a full one or a layer
 	// chain): only files that differ from it are read, each from the
@@ -133,9 +135,9 @@ type restorePlan struct {
 // or, when m is set, a manifest whose files are fetched from their archives
 // only where they differ — and stages what must be written.
 func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOptions, stage bool) (_ *restorePlan, err error) {
-	limits := opts.Limits
-	if limits == (Limits{}) {
-		limits = DefaultLimits
+	limits := opts.Limits.Or(DefaultLimits)
+	if m != nil {
+		limits = opts.Limits.Or(limitsOf(m))
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -368,8 +370,7 @@ const fetchAllAt = 64
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
 	chk := &archiveScanner{name: m.File, limits: limits, foldCase: caseInsensitive(p.root),
-		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4),
-		links: map[string]string{}, csize: 1 << 62}
+		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4), csize: 1 << 62}
 	if chk.foldCase {
 		chk.folded = map[string]string{}
 	}
@@ -431,9 +432,6 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		p.addFile(e, c, false, "")
 		needs = append(needs, need{op: len(p.ops) - 1, e: e})
-	}
-	if err := chk.checkLinks(); err != nil {
-		return err
 	}
 	if !stage {
 		return nil
@@ -881,8 +879,28 @@ func (p *restorePlan) changes() []Change {
 // apply carries out the plan: deletions (deepest first), new folders
 // (shallowest first), staged files and links renamed into place, then mode
 // changes. Every parent of a path written is checked to be a real folder,
-// so an existing symlink never redirects a write.
+// so an existing symlink never redirects a write. Folder modes are set
+// last, deepest first: a folder the snapshot holds read-only is filled
+// before it becomes so, and a read-only folder of the tree is opened for the
+// owner while its entries change, then given its mode back.
 func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
+	final := map[string]fs.FileMode{} // folder -> the mode it ends with
+	opened := map[string]bool{}       // folders known to be writable now
+	writable := func(name string) error {
+		dir := path.Dir(name)
+		if dir == "." || opened[dir] {
+			return nil
+		}
+		opened[dir] = true
+		fi, err := p.r.Lstat(filepath.FromSlash(dir))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o300 == 0o300 {
+			return nil
+		}
+		if _, ok := final[dir]; !ok {
+			final[dir] = fi.Mode().Perm()
+		}
+		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
+	}
 	dels := append([]Entry(nil), p.deletes...)
 	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
 	for _, d := range dels {
@@ -890,6 +908,9 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 			return kept, err
 		}
 		name := filepath.FromSlash(d.Path)
+		if err := writable(d.Path); err != nil {
+			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
+		}
 		if d.Kind == KindDir {
 			if err := p.r.Remove(name); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -900,6 +921,8 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 				}
 				kept = append(kept, d.Path) // holds ignored files: kept
 			}
+			delete(final, d.Path)
+			delete(opened, d.Path)
 			continue
 		}
 		if err := p.r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -915,24 +938,41 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 			return kept, err
 		}
 		name := filepath.FromSlash(op.entry.Path)
-		switch op.kind {
-		case opMkdir:
-			if err := p.r.Mkdir(name, op.entry.Mode); err != nil {
+		if op.kind != opChmod {
+			if err := writable(op.entry.Path); err != nil {
+				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
+			}
+		}
+		switch {
+		case op.kind == opMkdir:
+			if err := p.r.Mkdir(name, 0o700); err != nil {
 				return kept, fmt.Errorf("create folder %s: %w", op.entry.Path, err)
 			}
-			// Mkdir applies the umask; the snapshot's bits win.
-			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
-				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
-			}
+			final[op.entry.Path] = op.entry.Mode
+			opened[op.entry.Path] = true
 			checked[op.entry.Path] = true
-		case opWrite:
+		case op.kind == opWrite:
 			if err := p.r.Rename(p.stage+"/"+op.staged, name); err != nil {
 				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
 			}
-		case opChmod:
+		case op.entry.Kind == KindDir:
+			final[op.entry.Path] = op.entry.Mode
+		default:
 			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
 				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
 			}
+		}
+	}
+	dirs := make([]string, 0, len(final))
+	for d := range final {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return comparePaths(dirs[i], dirs[j]) > 0 })
+	for _, d := range dirs {
+		// Mkdir applied the umask and a read-only folder was opened: the
+		// snapshot's (or the tree's own) bits win.
+		if err := p.r.Chmod(filepath.FromSlash(d), final[d]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return kept, fmt.Errorf("chmod %s: %w", d, err)
 		}
 	}
 	return kept, nil

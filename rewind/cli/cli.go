@@ -38,6 +38,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 // Version is set at build time (-X rewind.dev/rewind/cli.Version=…).
@@ -177,7 +178,10 @@ func report(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
 	var h hintError
 	var sh *store.HintError
+	var le *snap.LimitError
 	switch {
+	case errors.As(err, &le):
+		fmt.Fprintf(stderr, "%s: hint: leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)\n", name, le.Limit)
 	case errors.As(err, &h):
 		fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.hint)
 	case errors.As(err, &sh):

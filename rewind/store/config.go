@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"rewind.dev/snap"
 )
 
 // Config is Rewind's configuration: ~/.rewind/config.json (global) overlaid
@@ -13,6 +15,10 @@ type Config struct {
 	Tier      string    `json:"tier,omitempty"`
 	Retention Retention `json:"retention"`
 	Ignore    []string  `json:"ignore,omitempty"` // extra gitignore-style patterns
+	// Limits raise (or lower) what a snapshot may hold; unset fields keep
+	// snap.DefaultLimits. A checkpoint records the limits it was taken
+	// within, so its restore needs no setting.
+	Limits *snap.Limits `json:"limits,omitempty"`
 }
 
 // Retention is the policy gc and the hooks apply by default.
@@ -58,6 +64,13 @@ func (s *Store) Config() (Config, error) {
 			c.Retention.MaxBytes = o.Retention.MaxBytes
 		}
 		c.Ignore = append(c.Ignore, o.Ignore...)
+		if o.Limits != nil {
+			l := *o.Limits
+			if c.Limits != nil {
+				l = l.Or(*c.Limits)
+			}
+			c.Limits = &l
+		}
 	}
 	return c, nil
 }

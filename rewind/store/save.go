@@ -91,8 +91,12 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
+	var limits snap.Limits
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
 	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full,
+		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full, Limits: limits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
