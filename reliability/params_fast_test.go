@@ -14,5 +14,6 @@ const (
 	namesRounds       = 2
 	inputRounds       = 6
 	symmetryRounds    = 4
+	sparseRounds      = 1
 	long              = false
 )

@@ -15,5 +15,6 @@ const (
 	namesRounds       = 40
 	inputRounds       = 60
 	symmetryRounds    = 200
+	sparseRounds      = 30
 	long              = true
 )

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -783,14 +784,14 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stage %s: %w", e.Path, err)
 	}
-	n, err := io.Copy(f, r)
-	if err != nil {
+	n, rerr, werr := copySparse(f, r)
+	if werr != nil {
 		f.Close()
-		var pe *fs.PathError
-		if errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) {
-			return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
-		}
-		return "", archiveReadErr(e, err)
+		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)
+	}
+	if rerr != nil {
+		f.Close()
+		return "", archiveReadErr(e, rerr)
 	}
 	if n != e.Size {
 		f.Close()
@@ -805,6 +806,49 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	}
 	return name, nil
 }
+
+// holeBlock is the unit copySparse skips when it is all zeros: a file
+// system block.
+const holeBlock = 4096
+
+var zeroBlock [holeBlock]byte
+
+// copySparse copies r to the new, empty file f, seeking over every block of
+// zeros instead of writing it, so a sparse file keeps its holes (and a file
+// of zeros gets some: the content is the same). It returns the bytes
+// copied, and the error reading r or writing f.
+func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	for {
+		m, err := io.ReadFull(r, buf)
+		for i := 0; i < m; i += holeBlock {
+			b := buf[i:min(i+holeBlock, m)]
+			if len(b) == holeBlock && bytes.Equal(b, zeroBlock[:]) {
+				n += holeBlock
+				continue
+			}
+			if _, werr := f.WriteAt(b, n); werr != nil {
+				return n, nil, werr
+			}
+			n += int64(len(b))
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return n, err, nil
+		}
+	}
+	// A file that ends in a hole has its size set by the truncate.
+	if err := f.Truncate(n); err != nil {
+		return n, nil, err
+	}
+	return n, nil, nil
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 func (p *restorePlan) close() {
 	if p.stage != "" {
