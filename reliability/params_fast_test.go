@@ -15,5 +15,7 @@ const (
 	inputRounds       = 6
 	symmetryRounds    = 4
 	sparseRounds      = 1
+	changingSaves     = 20
+	unreadableRounds  = 2
 	long              = false
 )

@@ -16,5 +16,7 @@ const (
 	inputRounds       = 60
 	symmetryRounds    = 200
 	sparseRounds      = 30
+	changingSaves     = 300
+	unreadableRounds  = 30
 	long              = true
 )

@@ -20,6 +20,9 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 	}
 	cur, old := tree.Entries, m.Entries
 	state := stateExcludes(root)
+	for _, u := range append(tree.Unreadable, m.Header.Unreadable...) {
+		state[u] = true // what could not be read, then or now, is not compared
+	}
 	i, j := 0, 0
 	for i < len(cur) || j < len(old) {
 		if err := ctx.Err(); err != nil {
@@ -36,7 +39,9 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		}
 		switch {
 		case c < 0:
-			add("added", &cur[i])
+			if !underAny(cur[i].Path, state) {
+				add("added", &cur[i])
+			}
 			i++
 		case c > 0:
 			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
@@ -55,6 +60,9 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 					continue
 				}
 				h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
+				if err != nil && (unreadableErr(err) || changed(err)) {
+					continue // unreadable, or changing under the diff: not compared
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -99,6 +99,10 @@ type ManifestHeader struct {
 	// Limits are the limits the snapshot was taken within, when they are
 	// not DefaultLimits: a restore through the manifest uses them.
 	Limits *Limits `json:"limits,omitempty"`
+	// Unreadable lists the paths the snapshot could not read (no
+	// permission, an I/O error), sorted: they are not in it, and a restore
+	// leaves whatever is at them alone.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 // limitsOf is the limits m's snapshot was taken within.

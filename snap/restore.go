@@ -43,9 +43,10 @@ type RestoreResult struct {
 	WrittenList []string `json:"written_paths,omitempty"`
 	DeletedList []string `json:"deleted_paths,omitempty"`
 	ModeList    []string `json:"mode_paths,omitempty"`
-	Kept        []string `json:"kept_folders,omitempty"` // folders not in the snapshot kept because they hold ignored files
-	Spared      []string `json:"spared_paths,omitempty"` // not in the snapshot but ignored by its rules, so left alone
-	Inputs      []string `json:"kept_inputs,omitempty"`  // the snapshot's own archive and manifests, in the tree: never deleted or written
+	Kept        []string `json:"kept_folders,omitempty"`     // folders not in the snapshot kept because they hold ignored files
+	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
+	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
+	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
 }
 
 // Change is one difference between a snapshot and a tree, seen from the
@@ -121,6 +122,7 @@ type restorePlan struct {
 	snapshot  map[string]Kind
 	state     map[string]bool // state folders inside the root: never compared or written
 	inputs    map[string]bool // the snapshot's own files inside the root: never deleted or written
+	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
 	keptIn    []string
 	current   []Entry
 	cur       map[string]*Entry
@@ -192,6 +194,15 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	for _, s := range w.t.Special {
 		p.special[s] = true
 	}
+	p.alone = map[string]bool{}
+	for _, u := range w.t.Unreadable {
+		p.alone[u] = true
+	}
+	if m != nil {
+		for _, u := range m.Header.Unreadable {
+			p.alone[u] = true
+		}
+	}
 	if stage {
 		if err := p.openStage(); err != nil {
 			return nil, err
@@ -210,6 +221,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		c := &p.current[i]
 		k, ok := p.snapshot[c.Path]
 		switch {
+		case underAny(c.Path, p.alone):
+			// Unreadable now or when the snapshot was taken: its content is
+			// known to no backup, so it is never deleted.
 		case p.inputs[c.Path]:
 			if !ok { // else reported when the snapshot's entry was skipped
 				p.keptIn = append(p.keptIn, c.Path)
@@ -220,11 +234,25 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			// snapshot: under the snapshot's rules it is an ignored file, and
 			// a restore never deletes those.
 			p.spared = append(p.spared, c.Path)
+		case c.Kind == KindFile && p.unreadable(c.Path):
+			p.alone[c.Path] = true // no backup can hold it: never deleted
 		default:
 			p.deletes = append(p.deletes, *c)
 		}
 	}
 	return p, nil
+}
+
+// unreadable reports whether the tree's file name cannot be read (its
+// permissions, a failing disk): a backup taken before the restore could not
+// hold it, so the restore must not replace or delete it.
+func (p *restorePlan) unreadable(name string) bool {
+	f, err := p.r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return unreadableErr(err)
+	}
+	f.Close()
+	return false
 }
 
 // enter records a snapshot entry (and the folders it implies) and checks
@@ -325,6 +353,9 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 			p.keepInput(e.Path)
 			continue
 		}
+		if underAny(e.Path, p.alone) {
+			continue // unreadable: left as it is
+		}
 		c, err := p.enter(e)
 		if err != nil {
 			return err
@@ -344,6 +375,9 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
 		if err != nil {
 			return err
+		}
+		if p.alone[e.Path] {
+			continue
 		}
 		p.addFile(e, c, same, staged)
 	}
@@ -397,6 +431,9 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			p.keepInput(e.Path)
 			continue
 		}
+		if underAny(e.Path, p.alone) {
+			continue // unreadable: left as it is
+		}
 		c, err := p.enter(e)
 		if err != nil {
 			return err
@@ -416,7 +453,11 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 				same = true
 			} else {
 				h, err := hashFile(filepath.Join(p.root, filepath.FromSlash(e.Path)))
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err != nil && unreadableErr(err) {
+					p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+					continue
+				}
+				if err != nil && !changed(err) {
 					return err
 				}
 				same = h == e.Hash
@@ -429,6 +470,10 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		if same {
 			p.addFile(e, c, true, "")
+			continue
+		}
+		if c != nil && c.Kind == KindFile && p.unreadable(e.Path) {
+			p.alone[e.Path] = true
 			continue
 		}
 		p.addFile(e, c, false, "")
@@ -668,10 +713,19 @@ func describeMode(m fs.FileMode) string {
 // file c (if any), and stages it when it differs and stage is set.
 func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
-	if c != nil && c.Kind == KindFile && c.Size == e.Size {
+	if c != nil && c.Kind == KindFile {
 		cf, err = p.r.Open(filepath.FromSlash(e.Path))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && unreadableErr(err) {
+			p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+			_, err := io.Copy(io.Discard, content)
+			return false, "", archiveReadErr(e, err)
+		}
+		if err != nil && !changed(err) {
 			return false, "", fmt.Errorf("read %s: %w", e.Path, err)
+		}
+		if cf != nil && c.Size != e.Size {
+			cf.Close()
+			cf = nil
 		}
 	}
 	if cf != nil {
@@ -864,6 +918,10 @@ func (p *restorePlan) close() {
 
 func (p *restorePlan) result(dry bool) *RestoreResult {
 	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared, Inputs: p.keptIn}
+	for u := range p.alone {
+		res.Unreadable = append(res.Unreadable, u)
+	}
+	sort.Strings(res.Unreadable)
 	for _, op := range p.ops {
 		switch op.kind {
 		case opWrite:

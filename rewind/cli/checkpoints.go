@@ -99,6 +99,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.json {
+		e.warnUnreadable(cp)
 		return e.json(checkpointJSON(cp))
 	}
 	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
@@ -109,6 +110,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		how = fmt.Sprintf("%d changed files stored, %s compressed", cp.Snapshot.LayerFiles, humanBytes(cp.Snapshot.CompressedBytes))
 	}
 	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s (%s)\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), how)
+	e.warnUnreadable(cp)
 	if cp.Transcript != nil {
 		if cp.HasTranscript {
 			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cp.Transcript.OriginalPath, cp.Transcript.Cursor.ByteOffsetEnd)
@@ -117,6 +119,20 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// warnUnreadable says on stderr which paths a checkpoint could not read.
+func (e *env) warnUnreadable(cp *store.Checkpoint) {
+	u := cp.Snapshot.Unreadable
+	if len(u) == 0 {
+		return
+	}
+	list := u
+	if len(list) > 5 {
+		list = append(list[:5:5], fmt.Sprintf("and %d more", len(u)-5))
+	}
+	fmt.Fprintf(e.stderr, "%s: warning: checkpoint %s could not read %d path%s (no permission, or an I/O error), which it does not hold and its restores leave alone: %s\n",
+		name, cp.ID, len(u), plural(len(u)), strings.Join(list, ", "))
 }
 
 // checkpointJSON is a checkpoint as commands print it.

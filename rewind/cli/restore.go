@@ -112,6 +112,12 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON bool) {
 		for _, p := range r.Code.Spared {
 			fmt.Fprintf(e.stdout, "  kept   %s (ignored by the checkpoint's rules)\n", p)
 		}
+		for _, p := range r.Code.Unreadable {
+			fmt.Fprintf(e.stdout, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", p)
+		}
+		for _, p := range r.Code.Inputs {
+			fmt.Fprintf(e.stdout, "  kept   %s (the snapshot's own file)\n", p)
+		}
 	}
 	if r.Fork != nil {
 		fmt.Fprintf(e.stdout, "Forked the conversation: new session %s (%d events kept)\n", r.Fork.SessionID, r.Fork.EventsKept)

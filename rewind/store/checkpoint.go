@@ -66,6 +66,9 @@ type Snapshot struct {
 	Layer      bool `json:"layer"`
 	Depth      int  `json:"depth"`
 	LayerFiles int  `json:"layer_files"`
+	// Unreadable lists what the save could not read (no permission, an I/O
+	// error): not in the snapshot, and left alone by its restores.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 // Changes counts the difference from the previous checkpoint's tree.

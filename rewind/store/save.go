@@ -114,7 +114,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	md := Metadata{
 		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
 		Snapshot: Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
-			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles},
+			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles,
+			Unreadable: res.Unreadable},
 	}
 	if res.Unchanged {
 		md.Snapshot.ReusedFrom = newest.ID
