@@ -17,5 +17,6 @@ const (
 	sparseRounds      = 1
 	changingSaves     = 20
 	unreadableRounds  = 2
+	ignoreRounds      = 3
 	long              = false
 )

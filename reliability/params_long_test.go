@@ -18,5 +18,6 @@ const (
 	sparseRounds      = 30
 	changingSaves     = 300
 	unreadableRounds  = 30
+	ignoreRounds      = 60
 	long              = true
 )

@@ -2,9 +2,11 @@ package snap
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -122,8 +124,8 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
 			return nil, err
 		}
-		if !slices.Equal(sortedUnion(tree.Unreadable, nil), opts.Parent.Header.Unreadable) {
-			unchanged, exact = false, false // what could not be read changed
+		if !slices.Equal(sortedUnion(tree.Unreadable, nil), opts.Parent.Header.Unreadable) || !sameRules(opts.Parent.Header.Rules, tree.Rules) {
+			unchanged, exact = false, false // what could not be read, or the rules, changed
 		}
 		if exact && opts.Reuse && opts.Parent.File != "" && limitsOf(opts.Parent) == limits {
 			res := resultFor(opts.Parent, tree, true, "")
@@ -136,6 +138,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 			m.Header.Archive = opts.Parent.Header.Archive
 			m.Header.Limits = recorded
 			m.Header.Unreadable = sortedUnion(tree.Unreadable, nil)
+			m.Header.Rules = &tree.Rules
 			return resultFor(m, tree, true, ""), nil
 		}
 	}
@@ -153,6 +156,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 	m := newManifest(entries, scanStarted)
 	m.Header.Limits = recorded
 	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
+	m.Header.Rules = &tree.Rules
 	m.Header.CompressedBytes = compressed
 	m.Header.Archive = out
 	if layer {
@@ -248,6 +252,16 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 	}
 	unchanged = same && pi == len(parent.Entries)
 	return unchanged, unchanged && !hashed, nil
+}
+
+// sameRules reports whether recorded rules are r, as a manifest holds them.
+func sameRules(recorded *Rules, r Rules) bool {
+	if recorded == nil {
+		return false
+	}
+	a, err1 := json.Marshal(recorded)
+	b, err2 := json.Marshal(&r)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }
 
 // sortedUnion returns the paths of a and b, sorted, without repeats; nil

@@ -4,20 +4,52 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
-// gitContext is what a walk needs from the git repository that holds the
-// walk root, if any: the repository-wide exclude lists, the .gitignore files
-// of the folders between the repository top and the root, and the tracked
-// paths (git never ignores a tracked file).
+// gitContext is what a walk needs from a git repository whose files it
+// reads — the one holding the walk root, if any, or one nested inside the
+// tree: the repository-wide exclude lists, the .gitignore files of the
+// folders between the repository top and the root, and the tracked paths
+// (git never ignores a tracked file). Inside a nested repository only its
+// own rules apply, as they do for git run there.
 type gitContext struct {
+	base    string        // the repository's top relative to the root; "" for the root's own
 	global  []patternList // info/exclude, then the global excludes file
 	parents []patternList // .gitignore files above the root, outermost first (base "")
-	tracked []string      // paths relative to the root, sorted; nil outside a repository
+	tracked []string      // paths relative to the root (base ""), or to base; sorted; nil outside a repository
+	rules   RepoRules     // the texts of global and parents, as a snapshot records them
+}
+
+// Rules are the ignore rules a snapshot was taken under that do not live in
+// the tree: each repository's (RepoRules) and Rewind's configured patterns.
+// A manifest records them, so that a restore tells what the snapshot's rules
+// ignored by the rules of its time, not by today's.
+type Rules struct {
+	Repos  []RepoRules `json:"repos,omitempty"`
+	Ignore []string    `json:"ignore,omitempty"` // WalkOptions.Ignore
+}
+
+// RepoRules are a repository's rules from outside the tree.
+type RepoRules struct {
+	Base         string        `json:"base,omitempty"`          // the repository's top relative to the root; "" for the root's own
+	Prefix       string        `json:"prefix,omitempty"`        // base "": the root's path from the repository's top, with a final "/"
+	Exclude      string        `json:"exclude,omitempty"`       // info/exclude
+	ExcludesFile string        `json:"excludes_file,omitempty"` // the text of core.excludesFile, or of git's default one
+	Parents      []ParentRules `json:"parents,omitempty"`       // base "": .gitignore files above the root, outermost first
+}
+
+// ParentRules is a .gitignore file above the root: its text, and the path
+// from its folder down to the root (with a final "/").
+type ParentRules struct {
+	Prefix string `json:"prefix"`
+	Text   string `json:"text"`
 }
 
 // loadGitContext finds the repository of root by looking for ".git" in root
@@ -25,8 +57,42 @@ type gitContext struct {
 // Outside a repository it still applies the global excludes file, so a tree
 // is captured the same way whether or not it is under git.
 func loadGitContext(root string) gitContext {
-	var gc gitContext
 	top, gitDir := findGitDir(root)
+	prefix := ""
+	if gitDir != "" {
+		p, _ := filepath.Rel(top, root)
+		if p = filepath.ToSlash(p); p != "." {
+			prefix = p
+		}
+	}
+	gc := repoContext(gitDir, "", prefix)
+	if prefix != "" {
+		gc.rules.Parents = parentIgnores(top, prefix)
+	}
+	gc.build()
+	return gc
+}
+
+// nestedGitContext reads the rules of the repository whose top is the
+// tree's folder rel (absolute abs), or reports that it is none.
+func nestedGitContext(abs, rel string) (gitContext, bool) {
+	gitDir := gitDirOf(abs)
+	if gitDir == "" {
+		return gitContext{}, false
+	}
+	gc := repoContext(gitDir, rel, "")
+	gc.build()
+	return gc, true
+}
+
+// repoContext reads a repository's exclude lists and tracked paths (the
+// global excludes file alone when gitDir is ""): base is where its top lies
+// in the tree, prefix where the root lies below its top.
+func repoContext(gitDir, base, prefix string) gitContext {
+	gc := gitContext{base: base, rules: RepoRules{Base: base}}
+	if prefix != "" {
+		gc.rules.Prefix = prefix + "/"
+	}
 	if gitDir != "" {
 		commonDir := gitDir
 		if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
@@ -37,15 +103,7 @@ func loadGitContext(root string) gitContext {
 			commonDir = c
 		}
 		if b, err := os.ReadFile(filepath.Join(commonDir, "info", "exclude")); err == nil {
-			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
-		}
-		prefix, _ := filepath.Rel(top, root)
-		prefix = filepath.ToSlash(prefix)
-		if prefix == "." {
-			prefix = ""
-		}
-		if prefix != "" {
-			gc.parents = parentIgnores(top, prefix)
+			gc.rules.Exclude = string(b)
 		}
 		gc.tracked = readIndexPaths(filepath.Join(gitDir, "index"), prefix)
 		if gc.tracked == nil {
@@ -54,31 +112,60 @@ func loadGitContext(root string) gitContext {
 	}
 	if f := globalExcludesFile(gitDir); f != "" {
 		if b, err := os.ReadFile(f); err == nil {
-			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
+			gc.rules.ExcludesFile = string(b)
 		}
 	}
 	return gc
 }
 
+// build parses the rule texts into the pattern lists the walk applies.
+func (gc *gitContext) build() {
+	r := &gc.rules
+	gc.global, gc.parents = nil, nil
+	for _, text := range []string{r.Exclude, r.ExcludesFile} {
+		if text != "" {
+			gc.global = append(gc.global, patternList{base: r.Base, prefix: r.Prefix, patterns: parsePatterns([]byte(text))})
+		}
+	}
+	for _, p := range r.Parents {
+		gc.parents = append(gc.parents, patternList{prefix: p.Prefix, patterns: parsePatterns([]byte(p.Text))})
+	}
+}
+
+// gitDirOf returns the git directory of the repository whose top is dir
+// (its ".git" folder, or where its ".git" file points), or "".
+func gitDirOf(dir string) string {
+	p := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	if fi.IsDir() {
+		return p
+	}
+	// A worktree or submodule: ".git" is a file "gitdir: PATH".
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+		g := strings.TrimSpace(s)
+		if !filepath.IsAbs(g) {
+			g = filepath.Join(dir, g)
+		}
+		return g
+	}
+	return ""
+}
+
 // findGitDir returns the work tree top and git directory for root, or "" "".
 func findGitDir(root string) (top, gitDir string) {
-	dir := root
-	for {
-		p := filepath.Join(dir, ".git")
-		if fi, err := os.Stat(p); err == nil {
-			if fi.IsDir() {
-				return dir, p
-			}
-			// A worktree or submodule: ".git" is a file "gitdir: PATH".
-			if b, err := os.ReadFile(p); err == nil {
-				if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
-					g := strings.TrimSpace(s)
-					if !filepath.IsAbs(g) {
-						g = filepath.Join(dir, g)
-					}
-					return dir, g
-				}
-			}
+	for dir := root; ; {
+		if g := gitDirOf(dir); g != "" {
+			return dir, g
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -91,18 +178,38 @@ func findGitDir(root string) (top, gitDir string) {
 // parentIgnores reads the .gitignore files of the folders from top down to
 // (not including) the root at top/prefix. Each list sees paths as git does,
 // relative to its own folder: its prefix is the way from there to the root.
-func parentIgnores(top, prefix string) []patternList {
-	var out []patternList
+// A symlinked .gitignore is not followed, as git does not.
+func parentIgnores(top, prefix string) []ParentRules {
+	var out []ParentRules
 	parts := strings.Split(prefix, "/")
 	for i := range parts {
 		dirRel := strings.Join(parts[:i], "/")
-		b, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
-		if err != nil {
+		b, ok := readIgnoreFile(unix.AT_FDCWD, filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
+		if !ok {
 			continue
 		}
-		out = append(out, patternList{prefix: strings.Join(parts[i:], "/") + "/", patterns: parsePatterns(b)})
+		out = append(out, ParentRules{Prefix: strings.Join(parts[i:], "/") + "/", Text: string(b)})
 	}
 	return out
+}
+
+// readIgnoreFile reads an ignore file of the tree (name relative to the
+// folder at, or a path with AT_FDCWD) when it is a regular file: git does
+// not follow a symlinked .gitignore, nor read a FIFO, and neither does the
+// walk.
+func readIgnoreFile(at int, name string) ([]byte, bool) {
+	fd, err := unix.Openat(at, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b, err == nil
 }
 
 // globalExcludesFile returns core.excludesFile from the git configuration
@@ -275,14 +382,24 @@ func readIndexVarint(b []byte) (uint64, int) {
 	return val, i + 1
 }
 
-// isTracked reports whether path is tracked, and trackedUnder whether any
-// tracked path lies inside folder dir.
+// isTracked reports whether path (relative to the root) is tracked, and
+// trackedUnder whether any tracked path lies inside folder dir.
 func (gc *gitContext) isTracked(path string) bool {
+	path = gc.local(path)
 	i := sort.SearchStrings(gc.tracked, path)
 	return i < len(gc.tracked) && gc.tracked[i] == path
 }
 
 func (gc *gitContext) trackedUnder(dir string) bool {
+	dir = gc.local(dir)
 	i := sort.SearchStrings(gc.tracked, dir+"/")
 	return i < len(gc.tracked) && strings.HasPrefix(gc.tracked[i], dir+"/")
+}
+
+// local is path relative to the repository's top (for a nested one).
+func (gc *gitContext) local(path string) string {
+	if gc.base == "" {
+		return path
+	}
+	return strings.TrimPrefix(path, gc.base+"/")
 }

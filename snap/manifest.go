@@ -103,6 +103,9 @@ type ManifestHeader struct {
 	// permission, an I/O error), sorted: they are not in it, and a restore
 	// leaves whatever is at them alone.
 	Unreadable []string `json:"unreadable,omitempty"`
+	// Rules are the ignore rules from outside the tree the snapshot was
+	// taken under: a restore judges by them what the snapshot ignored.
+	Rules *Rules `json:"rules,omitempty"`
 }
 
 // limitsOf is the limits m's snapshot was taken within.

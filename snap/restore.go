@@ -208,7 +208,11 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			return nil, err
 		}
 	}
-	rules := newSnapshotRules(root, opts.Walk)
+	var recorded *Rules
+	if m != nil {
+		recorded = m.Header.Rules
+	}
+	rules := newSnapshotRules(root, opts.Walk, recorded)
 	if m != nil {
 		err = p.fromManifest(ctx, m, limits, stage, rules)
 	} else {

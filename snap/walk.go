@@ -30,6 +30,7 @@ type Tree struct {
 	Special    []string // sockets, FIFOs and devices in scope, which cannot be captured
 	Unreadable []string // entries in scope the walk could not read (a folder it may not list)
 	Started    int64    // when the walk began, in nanoseconds since the epoch
+	Rules      Rules    // the rules from outside the tree it was walked under
 }
 
 // Walk lists the entries in scope under root, with their metadata but no
@@ -53,16 +54,19 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	for _, l := range gc.parents {
 		st = st.push(l)
 	}
-	w := &walker{ctx: ctx, root: abs, gc: &gc, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
+	w := &walker{ctx: ctx, root: abs, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
+	w.rules.Ignore = opts.Ignore
+	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
 	top := &dirResult{}
 	w.wg.Add(1)
-	w.dir(top, nil, "", st, false)
+	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
 	if w.err != nil {
 		return nil, w.err
 	}
-	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started}
+	sort.Slice(w.rules.Repos, func(i, j int) bool { return w.rules.Repos[i].Base < w.rules.Repos[j].Base })
+	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started, Rules: w.rules}
 	top.flatten(tree)
 	return tree, nil
 }
@@ -74,7 +78,7 @@ const walkWorkers = 8
 type walker struct {
 	ctx   context.Context
 	root  string
-	gc    *gitContext
+	rules Rules // under mu: every repository met
 	extra []pattern
 	state map[string]bool // Rewind's and the agents' state folders inside the root
 	sem   chan struct{}
@@ -146,7 +150,7 @@ func (w *walker) failed() bool {
 // ignored but holds tracked files: there only tracked paths count. A folder
 // that is replaced while it is walked is looked at again (entry), up to a
 // few times: a tree an agent is changing never fails the walk.
-func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, inIgnored bool) {
+func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) {
 	defer w.wg.Done()
 	if w.failed() {
 		return
@@ -182,7 +186,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, i
 			return
 		}
 		// Removed or replaced since its parent was read: what is there now?
-		e, ok, err := w.entry(unix.AT_FDCWD, abs, rel, st, inIgnored)
+		e, ok, err := w.entry(unix.AT_FDCWD, abs, rel, st, repo, inIgnored)
 		switch {
 		case err != nil && denied(err):
 			res.denied = true
@@ -203,20 +207,30 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, i
 			return
 		}
 	}
+	defer unix.Close(dfd)
 	sort.Strings(names)
+	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
+		// A repository nested in the tree: inside it only its own rules
+		// apply, and its own tracked files, as for git run there.
+		if nested, ok := nestedGitContext(abs, rel); ok {
+			repo, st, inIgnored = &nested, st.nested(nested.global), false
+			w.mu.Lock()
+			w.rules.Repos = append(w.rules.Repos, nested.rules)
+			w.mu.Unlock()
+		}
+	}
 	if !inIgnored {
 		for _, name := range []string{".gitignore", ".rewindignore"} {
 			if i := sort.SearchStrings(names, name); i < len(names) && names[i] == name {
-				if b, err := os.ReadFile(filepath.Join(abs, name)); err == nil {
-					st = st.push(patternList{base: rel, patterns: parsePatterns(b)})
+				if b, ok := readIgnoreFile(dfd, name); ok {
+					st = st.push(patternList{base: rel, patterns: parsePatterns(b), rewind: name == ".rewindignore"})
 				}
 			}
 		}
 		if rel == "" && len(w.extra) > 0 {
-			st = st.push(patternList{patterns: w.extra})
+			st = st.push(patternList{patterns: w.extra, rewind: true})
 		}
 	}
-	defer unix.Close(dfd)
 	var sub []int
 	for _, name := range names {
 		crel := name
@@ -228,7 +242,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, i
 		}
 		// Looked up in the folder as it was listed: were it replaced since,
 		// its names are gone, not someone else's.
-		e, ok, err := w.entry(dfd, name, crel, st, inIgnored)
+		e, ok, err := w.entry(dfd, name, crel, st, repo, inIgnored)
 		if err != nil {
 			if denied(err) {
 				res.unreadable = append(res.unreadable, crel)
@@ -263,10 +277,10 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, i
 		case w.sem <- struct{}{}:
 			go func() {
 				defer func() { <-w.sem }()
-				w.dir(child, self, crel, st, ignored)
+				w.dir(child, self, crel, st, repo, ignored)
 			}()
 		default:
-			w.dir(child, self, crel, st, ignored)
+			w.dir(child, self, crel, st, repo, ignored)
 		}
 	}
 }
@@ -279,7 +293,7 @@ const maxRetries = 3
 // the tree's path rel, and reports whether it is in scope: not ignored, or
 // tracked. A special file has Kind 0. A symlink that stops being one while
 // its target is read is looked at again.
-func (w *walker) entry(at int, name, rel string, st *ignoreStack, inIgnored bool) (Entry, bool, error) {
+func (w *walker) entry(at int, name, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
 	for attempt := 0; ; attempt++ {
 		var sys unix.Stat_t
 		if err := unix.Fstatat(at, name, &sys, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -292,9 +306,9 @@ func (w *walker) entry(at int, name, rel string, st *ignoreStack, inIgnored bool
 		isDir := e.Kind == KindDir
 		if inIgnored || st.ignored(rel, isDir) {
 			switch {
-			case w.gc.tracked == nil:
+			case repo.tracked == nil:
 				return e, false, nil
-			case isDir && !w.gc.trackedUnder(rel), !isDir && !w.gc.isTracked(rel):
+			case isDir && !repo.trackedUnder(rel), !isDir && !repo.isTracked(rel):
 				return e, false, nil
 			}
 		}
