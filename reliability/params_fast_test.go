@@ -18,5 +18,6 @@ const (
 	changingSaves     = 20
 	unreadableRounds  = 2
 	ignoreRounds      = 3
+	indexRounds       = 1
 	long              = false
 )

@@ -19,5 +19,6 @@ const (
 	changingSaves     = 300
 	unreadableRounds  = 30
 	ignoreRounds      = 60
+	indexRounds       = 15
 	long              = true
 )

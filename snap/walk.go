@@ -49,7 +49,10 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc := loadGitContext(abs)
+	gc, err := loadGitContext(abs)
+	if err != nil {
+		return nil, err
+	}
 	st := &ignoreStack{global: gc.global}
 	for _, l := range gc.parents {
 		st = st.push(l)
@@ -212,7 +215,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
 		// A repository nested in the tree: inside it only its own rules
 		// apply, and its own tracked files, as for git run there.
-		if nested, ok := nestedGitContext(abs, rel); ok {
+		nested, ok, err := nestedGitContext(abs, rel)
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		if ok {
 			repo, st, inIgnored = &nested, st.nested(nested.global), false
 			w.mu.Lock()
 			w.rules.Repos = append(w.rules.Repos, nested.rules)

@@ -179,7 +179,10 @@ func report(stderr io.Writer, err error) int {
 	var h hintError
 	var sh *store.HintError
 	var le *snap.LimitError
+	var ie *snap.IndexError
 	switch {
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "%s: hint: install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)\n", name)
 	case errors.As(err, &le):
 		fmt.Fprintf(stderr, "%s: hint: leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)\n", name, le.Limit)
 	case errors.As(err, &h):

@@ -61,6 +61,10 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		opts.Parent = m
 	}
 	res, err := snap.Create(ctx, c.root, opts)
+	var ie *snap.IndexError
+	if errors.As(err, &ie) {
+		return withHint(err, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)")
+	}
 	var le *snap.LimitError
 	if errors.As(err, &le) {
 		hint := "leave it out with a pattern in a .rewindignore file"
