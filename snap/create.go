@@ -134,6 +134,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		}
 		if unchanged && !opts.Layer {
 			m := newManifest(tree.Entries, scanStarted)
+			m.sizes = opts.Parent.sizes
 			m.Header.CompressedBytes = opts.Parent.Header.CompressedBytes
 			m.Header.Archive = opts.Parent.Header.Archive
 			m.Header.Limits = recorded
@@ -154,6 +155,12 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		return nil, err
 	}
 	m := newManifest(entries, scanStarted)
+	m.sizes = map[string]int64{out: compressed}
+	if layer {
+		for a, size := range opts.Parent.sizes {
+			m.sizes[a] = size
+		}
+	}
 	m.Header.Limits = recorded
 	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
 	m.Header.Rules = &tree.Rules
