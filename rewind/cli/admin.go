@@ -39,6 +39,7 @@ type Status struct {
 	LastGC     *time.Time      `json:"last_retention_at,omitempty"`
 	LastGCFree int64           `json:"last_retention_freed_bytes,omitempty"`
 	LastGCN    int             `json:"last_retention_removed,omitempty"`
+	Damage     []string        `json:"damage,omitempty"` // what is known damaged, without reading archives
 	Hooks      map[string]bool `json:"hooks"`
 }
 
@@ -73,6 +74,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if hs := s.HookState(); !hs.LastRetentionAt.IsZero() {
 			st.LastGC, st.LastGCFree, st.LastGCN = &hs.LastRetentionAt, hs.LastRetentionFreed, hs.LastRetentionCount
 		}
+		st.Damage = s.Damage()
 	}
 	if c.json {
 		return e.json(st)
@@ -87,6 +89,12 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "Checkpoints\t%d, %s on disk\n", st.Count, humanBytes(st.DiskBytes))
 		if st.LastAt != nil {
 			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", st.Last, ago(*st.LastAt))
+		}
+		if len(st.Damage) == 0 {
+			fmt.Fprintf(tw, "Damage\tnone known ('rewind validate' reads everything)\n")
+		}
+		for _, d := range st.Damage {
+			fmt.Fprintf(tw, "Damage\t%s\n", d)
 		}
 	}
 	fmt.Fprintf(tw, "Tier\t%s\n", st.Tier)
@@ -226,7 +234,11 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %s\n", id)
 	}
 	if len(res.Protected) > 0 {
-		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned or needed by undo-restore (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
+		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
+	}
+	if len(res.Damaged) > 0 {
+		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s: what %s cannot be known, so nothing older was deleted, nor any archive it might read; 'rewind validate' says what is damaged\n",
+			name, plural(len(res.Damaged)), strings.Join(res.Damaged, ", "), "they need")
 	}
 	return nil
 }

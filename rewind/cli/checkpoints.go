@@ -121,8 +121,13 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// warnUnreadable says on stderr which paths a checkpoint could not read.
+// warnUnreadable says on stderr which paths a checkpoint could not read,
+// and why its snapshot is full when the chain it would have built on is
+// damaged.
 func (e *env) warnUnreadable(cp *store.Checkpoint) {
+	if why := cp.Snapshot.FullBecause; why != "" {
+		fmt.Fprintf(e.stderr, "%s: warning: %s; checkpoint %s is a full snapshot, built on nothing ('rewind validate' lists the damage)\n", name, why, cp.ID)
+	}
 	u := cp.Snapshot.Unreadable
 	if len(u) == 0 {
 		return

@@ -76,18 +76,6 @@ func writeStaged(name string, write func(io.Writer) error) error {
 	return err
 }
 
-// writeStagedJSON is writeJSON for a file in a staging folder.
-func writeStagedJSON(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeStaged(name, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	})
-}
-
 // readJSON reads name into v; a missing file leaves v as it is and is not an
 // error.
 func readJSON(name string, v any) error {

@@ -115,7 +115,7 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
 	defer l.Unlock()
 	md := c.Metadata
 	md.Pinned = label
-	if err := writeJSON(c.Dir+"/"+MetadataFile, md); err != nil {
+	if err := writeMetadata(c.Dir, md); err != nil {
 		return err
 	}
 	c.Metadata = md

@@ -59,6 +59,18 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		return nil, &HintError{Err: fmt.Errorf("checkpoint %s holds no transcript (it was taken before the session wrote one)", cp.ID),
 			Hint: "restore the code only (--code-only), or pick another checkpoint"}
 	}
+	what := part(0)
+	if opts.Code {
+		what |= partCode
+	}
+	if opts.Context != "" {
+		what |= partChat
+	}
+	k := s.newChecker(false)
+	defer k.save()
+	if err := k.check(cp, what); err != nil {
+		return nil, damaged(err)
+	}
 	if opts.DryRun {
 		if opts.Code {
 			r, err := s.restoreTree(ctx, cp, true)
@@ -69,10 +81,10 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
+	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
 		TranscriptPath: transcriptOf(cp)})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+		return nil, err
 	}
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
@@ -99,6 +111,26 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	}
 	entry.Done = true
 	return res, s.updateHistory(entry)
+}
+
+// backup takes the checkpoint a restore starts from, and makes sure it
+// restores before anything changes.
+func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
+	backup, err := s.SaveLocked(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+	}
+	k.refresh()
+	if err := k.check(backup, partAll); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("the backup checkpoint does not restore, so nothing was changed: %w", err),
+			Hint: "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"}
+	}
+	return backup, nil
+}
+
+// damaged is the error of a restore refused for a damaged checkpoint.
+func damaged(err error) error {
+	return &HintError{Err: fmt.Errorf("%w; nothing was changed", err), Hint: "'rewind validate' lists the damage; restore another checkpoint ('rewind list')"}
 }
 
 func transcriptOf(cp *Checkpoint) string {
@@ -254,11 +286,18 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
 	}
+	k := s.newChecker(false)
+	defer k.save()
+	if e.Code {
+		if err := k.check(backup, partCode); err != nil {
+			return nil, damaged(err)
+		}
+	}
 	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
-	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
+	now, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
 		TranscriptPath: transcriptOf(backup)})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before undoing: %w", err)
+		return nil, err
 	}
 	res.Backup = now.ID
 	undo := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "undo-restore", UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
@@ -457,6 +496,13 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if o.InPlace {
 		how = "in-place"
 	}
+	k := s.newChecker(false)
+	defer k.save()
+	if target != nil {
+		if err := k.check(target, partCode); err != nil {
+			return nil, damaged(err)
+		}
+	}
 	if o.DryRun {
 		if target != nil {
 			r, err := s.restoreTree(ctx, target, true)
@@ -467,9 +513,9 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
+		return nil, err
 	}
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: historyID(time.Now()), At: time.Now().UTC(), Kind: "back", BackupCheckpoint: backup.ID, Context: how}

@@ -181,7 +181,7 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	if err := s.remove(layer); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.sweepLayers(false); err != nil {
+	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
@@ -617,7 +617,7 @@ func TestGCOverLayerChains(t *testing.T) {
 		}
 		delete(want, cps[i].ID)
 	}
-	if _, err := s.sweepLayers(false); err != nil {
+	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {

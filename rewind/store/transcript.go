@@ -24,7 +24,7 @@ const maxTranscriptChain = 64
 // as one gzip member (concatenated members are one gzip stream); otherwise
 // the whole complete data is. A transcript that does not exist yet is
 // recorded with an empty cursor.
-func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string) (*Transcript, error) {
+func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *checker) (*Transcript, error) {
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)
@@ -50,7 +50,7 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	}
 	var from int64
 	tr.Chain = 1
-	if base, chain := s.transcriptBase(t, path); base != nil {
+	if base, chain := s.transcriptBase(t, path, k); base != nil {
 		bt := base.Transcript
 		if bt.Cursor.ByteOffsetEnd == cur.ByteOffsetEnd {
 			// Nothing appended since base: share its file, so a run of
@@ -78,9 +78,10 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 }
 
 // transcriptBase finds the newest checkpoint of the same transcript whose
-// captured bytes the file still starts with, if its chain is short enough,
-// and the length of that chain.
-func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, int) {
+// captured bytes the file still starts with, if its chain is short enough
+// and whole (every file there, none known to be damaged), and the length of
+// that chain.
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*Checkpoint, int) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, 0
@@ -94,6 +95,9 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, i
 		tried++
 		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
 			continue
+		}
+		if k.checkParts(c, partChat) != nil {
+			return nil, 0 // damaged: capture the whole transcript
 		}
 		n := c.Transcript.Chain
 		if n == 0 { // recorded before Chain was
