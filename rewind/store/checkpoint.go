@@ -148,6 +148,10 @@ type Transcript struct {
 	Chain      int          `json:"chain,omitempty"`
 	Cursor     jsonl.Cursor `json:"cursor"`
 	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
+	// Problem says why the transcript is not in the checkpoint, when a hook
+	// (or a restore's backup) could not read it: the tree was taken all the
+	// same.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Checkpoint is one checkpoint of the store.

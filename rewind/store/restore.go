@@ -82,7 +82,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		return res, nil
 	}
 	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before " + opts.Kind + " to " + cp.ID, UseSession: true,
-		TranscriptPath: transcriptOf(cp)})
+		TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true})
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +142,13 @@ func transcriptOf(cp *Checkpoint) string {
 
 // restoreContext forks (or truncates) cp's transcript at its cursor.
 func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, res *RestoreResult, entry *HistoryEntry) error {
+	// The live transcript is a regular file (checked without blocking)
+	// before the fork opens it.
+	live, err := jsonl.Open(cp.Transcript.OriginalPath, nil)
+	if err != nil {
+		return err
+	}
+	live.Close()
 	chain, err := s.TranscriptChain(cp)
 	if err != nil {
 		return err
@@ -295,7 +302,7 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 	}
 	res := &RestoreResult{Type: "restore", Kind: "undo-restore", Checkpoint: backup.ID}
 	now, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: "pre-restore"}, Description: "before undo-restore of " + e.ID, UseSession: true,
-		TranscriptPath: transcriptOf(backup)})
+		TranscriptPath: transcriptOf(backup), TranscriptBestEffort: true})
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +473,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	}
 	t, err := jsonl.Open(path, d)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		return nil, err
 	}
 	defer t.Close()
 	if t.Dialect != nil {

@@ -33,6 +33,10 @@ type SaveOptions struct {
 	// Full writes a full snapshot instead of a layer over the newest
 	// checkpoint.
 	Full bool
+	// TranscriptBestEffort takes the checkpoint of the tree even when the
+	// transcript cannot be read (hooks, a restore's backup): the metadata
+	// says why it holds none. Without it such a transcript fails the save.
+	TranscriptBestEffort bool
 }
 
 // ErrUnchanged is returned by Save with SkipUnchanged when the tree has not
@@ -181,6 +185,10 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}
 	if tpath != "" {
 		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session, k)
+		var unread *unreadableTranscript
+		if errors.As(err, &unread) && opts.TranscriptBestEffort {
+			tr, err = &Transcript{Agent: agent, OriginalPath: tpath, SessionID: session, Problem: unread.Error()}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

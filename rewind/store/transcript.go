@@ -31,12 +31,15 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	}
 	t, err := jsonl.Open(path, d)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		return nil, &unreadableTranscript{err}
 	}
 	defer t.Close()
 	cur, err := t.Cursor(ctx, jsonl.CursorOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &unreadableTranscript{fmt.Errorf("transcript %s: %w", path, err)}
 	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
@@ -65,17 +68,21 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 		tr.Base, tr.BaseOffset, tr.Chain = base.ID, bt.Cursor.ByteOffsetEnd, chain+1
 		from = tr.BaseOffset
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	if err := writeGzip(filepath.Join(dir, TranscriptFile), io.NewSectionReader(f, from, cur.ByteOffsetEnd-from)); err != nil {
+	// From the file Open checked and opened: a path that changed since is
+	// not read again.
+	if err := writeGzip(filepath.Join(dir, TranscriptFile), io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)); err != nil {
 		return nil, fmt.Errorf("capture transcript %s: %w", path, err)
 	}
 	tr.Snapshot = TranscriptFile
 	return tr, nil
 }
+
+// unreadableTranscript is a transcript that could not be read: not a
+// regular file, no permission, an I/O error.
+type unreadableTranscript struct{ err error }
+
+func (e *unreadableTranscript) Error() string { return e.err.Error() }
+func (e *unreadableTranscript) Unwrap() error { return e.err }
 
 // transcriptBase finds the newest checkpoint of the same transcript whose
 // captured bytes the file still starts with, if its chain is short enough
