@@ -47,8 +47,10 @@ type archiveScanner struct {
 	kind     string // the archive's mark: "full", "layer", or "" (none; see archiveKind)
 
 	f      *os.File
-	zr     *pgzip.Reader
+	zr     io.Reader // the inflated stream: a *pgzip.Reader, or a *memberStream
 	tr     *tar.Reader
+	cr     *countingReader // what tr has read of zr
+	next0  int64           // where in zr the next header starts
 	csize  int64
 	seen   map[string]Kind
 	folded map[string]string
@@ -72,19 +74,60 @@ func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, er
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
+	return newScanner(name, limits, foldCase, archiveKind(zr.Header.Extra), f, zr, fi.Size()), nil
+}
+
+// openArchiveMembers opens an archive to be read member by member (on one
+// core), so that each entry's place — the gzip member holding its header
+// and how far into it — is known (Entry.COff, Entry.Skip): what a
+// manifest records and a restore seeks to.
+func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	ms, err := newMemberStream(f)
+	if err != nil {
+		f.Close()
+		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
+	}
+	return newScanner(name, limits, false, archiveKind(ms.zr.Header.Extra), f, ms, fi.Size()), nil
+}
+
+func newScanner(name string, limits Limits, foldCase bool, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
+	cr := &countingReader{r: zr}
 	s := &archiveScanner{
-		name: name, limits: limits, foldCase: foldCase, kind: archiveKind(zr.Header.Extra), f: f, zr: zr, tr: tar.NewReader(zr), csize: fi.Size(),
+		name: name, limits: limits, foldCase: foldCase, kind: kind, f: f, zr: zr, tr: tar.NewReader(cr), cr: cr, csize: csize,
 		seen: map[string]Kind{}, dirs: map[string]bool{},
 	}
 	if foldCase {
 		s.folded = map[string]string{}
 	}
-	return s, nil
+	return s
 }
 
 func (s *archiveScanner) Close() error {
-	s.zr.Close()
+	if zr, ok := s.zr.(io.Closer); ok {
+		zr.Close()
+	}
 	return s.f.Close()
+}
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (s *archiveScanner) refuse(entry, format string, args ...any) error {
@@ -95,6 +138,7 @@ func (s *archiveScanner) refuse(entry, format string, args ...any) error {
 // the end, after the gzip checksum has been verified.
 func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 	for {
+		start := s.next0
 		hdr, err := s.tr.Next()
 		if err == io.EOF {
 			return nil, nil, s.finish()
@@ -102,12 +146,21 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 		if err != nil {
 			return nil, nil, s.corrupt(err)
 		}
+		// tar reads exactly the header's blocks: the content, padded to a
+		// block, ends where the next header starts.
+		s.next0 = s.cr.n
+		if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
+			s.next0 += (hdr.Size + 511) &^ 511
+		}
 		e, skip, err := s.check(hdr)
 		if err != nil {
 			return nil, nil, err
 		}
 		if skip {
 			continue
+		}
+		if ms, ok := s.zr.(*memberStream); ok {
+			e.COff, e.Skip = ms.at(start)
 		}
 		if e.Kind == KindFile {
 			return e, s.tr, nil

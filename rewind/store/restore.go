@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"rewind.dev/fork"
@@ -476,6 +477,10 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		return nil, err
 	}
 	defer t.Close()
+	if !t.Exists() {
+		return nil, &HintError{Err: fmt.Errorf("transcript %s: %w", path, syscall.ENOENT),
+			Hint: "pass the session's file with --transcript PATH (the hooks record the current one in session.json)"}
+	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
 	}

@@ -116,7 +116,7 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 			return err
 		}
 		if err := k.whole(chain, func() (string, error) {
-			return filepath.Join(c.Dir, c.Transcript.Snapshot), k.s.verifyTranscript(c)
+			return "", k.s.verifyTranscript(c)
 		}); err != nil {
 			return fmt.Errorf("transcript: %w", err)
 		}
@@ -133,7 +133,7 @@ func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
 		if errors.As(err, &ae) && ae.Archive != "" {
 			return ae.Archive, err
 		}
-		return c.ManifestPath(), err
+		return "", err
 	})
 }
 
@@ -166,16 +166,17 @@ func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
 
 // whole makes sure the files are verified: by verified.json when it says
 // so of each as it is now (and not deep), else by running read, which
-// returns the file to blame when it fails.
+// returns the file to blame when it fails — a file damaged in itself (an
+// archive that does not read); "" when the fault lies between the files (an
+// entry not where its manifest says), which is then not remembered.
 func (k *checker) whole(files []string, read func() (string, error)) error {
 	known := !k.deep
 	for _, f := range files {
 		rec, ok := k.state.Files[k.key(f)]
-		if !ok || !same(f, rec) {
+		switch {
+		case !ok || !same(f, rec) || k.deep:
 			known = false
-			continue
-		}
-		if rec.Problem != "" {
+		case rec.Problem != "":
 			return fmt.Errorf("%s: %s", f, rec.Problem)
 		}
 	}
@@ -184,7 +185,9 @@ func (k *checker) whole(files []string, read func() (string, error)) error {
 	}
 	blame, err := read()
 	if err != nil {
-		k.record(blame, err.Error())
+		if blame != "" {
+			k.record(blame, err.Error())
+		}
 		return err
 	}
 	for _, f := range files {
