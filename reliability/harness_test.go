@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -89,6 +90,11 @@ type result struct {
 	dur      time.Duration
 	maxRSSKB int64
 	killed   bool
+	// signaled: runSignalAfter's signal was sent while it ran; afterSignal
+	// is how long it took to end after that.
+	signaled    bool
+	afterSignal time.Duration
+	diedOf      syscall.Signal // the signal that ended it, if one did
 }
 
 // proc describes a process to run.
@@ -125,6 +131,14 @@ func run(t testing.TB, p proc) result {
 // runKillAfter runs p and sends SIGKILL after d (d < 0: never).
 func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 	t.Helper()
+	return runSignalAfter(t, p, d, syscall.SIGKILL)
+}
+
+// runSignalAfter runs p and sends sig after d (d < 0: never); the result's
+// signaled says whether it was sent before the process ended, and
+// afterSignal how long the process took to end after it.
+func runSignalAfter(t testing.TB, p proc, d time.Duration, sig syscall.Signal) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := p.command(ctx)
@@ -135,14 +149,22 @@ func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 		t.Fatalf("start %s: %v", p.name, err)
 	}
 	var timer *time.Timer
+	var sent atomic.Int64 // when the signal went, in ns since start; 0: not sent
 	if d >= 0 {
-		timer = time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		timer = time.AfterFunc(d, func() {
+			if cmd.Process.Signal(sig) == nil {
+				sent.Store(int64(time.Since(start)) | 1)
+			}
+		})
 	}
 	err := cmd.Wait()
 	if timer != nil {
 		timer.Stop()
 	}
 	r := result{stdout: so.String(), stderr: se.String(), dur: time.Since(start)}
+	if at := sent.Load(); at != 0 {
+		r.signaled, r.afterSignal = true, r.dur-time.Duration(at)
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s did not finish within 2 minutes (hang)", p.name, strings.Join(p.args, " "))
 	}
@@ -150,6 +172,7 @@ func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 		r.code = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			r.killed = ws.Signal() == syscall.SIGKILL
+			r.diedOf = ws.Signal()
 		}
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			r.maxRSSKB = ru.Maxrss

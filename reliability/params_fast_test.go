@@ -19,5 +19,6 @@ const (
 	unreadableRounds  = 2
 	ignoreRounds      = 3
 	indexRounds       = 1
+	interruptKills    = 3
 	long              = false
 )

@@ -20,5 +20,6 @@ const (
 	unreadableRounds  = 30
 	ignoreRounds      = 60
 	indexRounds       = 15
+	interruptKills    = 30
 	long              = true
 )

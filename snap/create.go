@@ -237,8 +237,11 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 			continue
 		}
 		hashed = true
-		h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
+		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
+			if ctx.Err() != nil {
+				return false, false, ctx.Err()
+			}
 			if changed(err) || unreadableErr(err) {
 				same = false // the archive looks at it again, and records what it finds
 				continue
@@ -282,17 +285,34 @@ func sortedUnion(a, b []string) []string {
 	return slices.Compact(out)
 }
 
-func hashFile(name string) (string, error) {
-	f, err := os.Open(name)
+func hashFile(ctx context.Context, name string) (string, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "", fmt.Errorf("read %s: %w", name, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader reads from r until ctx is done: a long read (a large file
+// hashed or copied) stops within a buffer of an interrupt.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // Whiteouts mark, in a layer, what is gone since the parent (the scheme of
@@ -424,7 +444,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 			}
 			member, skip := mw.Offset()
-			loss, err := pre.write(i, tw, hdr, &e, buf)
+			loss, err := pre.write(ctx, i, tw, hdr, &e, buf)
 			if err != nil {
 				return nil, nil, 0, err
 			}
@@ -676,12 +696,18 @@ func (p *prefetcher) read(i int, e *Entry) {
 
 // write adds file i to the archive, from the prefetched bytes or by
 // streaming it, or says why it is not in it.
-func (p *prefetcher) write(i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf []byte) (fileLoss, error) {
+func (p *prefetcher) write(ctx context.Context, i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf []byte) (fileLoss, error) {
 	s := &p.slots[i]
 	if s.done == nil {
-		return writeFileEntry(tw, hdr, p.root, e, buf)
+		return writeFileEntry(ctx, tw, hdr, p.root, e, buf)
 	}
-	<-s.done
+	// Once ctx is done no more files are read ahead: a slot may never
+	// fill, so the wait ends with ctx too.
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return fileRead, ctx.Err()
+	}
 	<-p.ahead
 	if s.err != nil || s.lost != fileRead {
 		return s.lost, s.err
@@ -726,7 +752,7 @@ func unreadableErr(err error) bool {
 // writeFileEntry adds one large file by streaming it. Its header and
 // manifest entry take the metadata of the open file, so they describe the
 // bytes that were read; or it says why the file is not in the archive.
-func writeFileEntry(tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf []byte) (fileLoss, error) {
+func writeFileEntry(ctx context.Context, tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf []byte) (fileLoss, error) {
 	name := filepath.Join(root, filepath.FromSlash(e.Path))
 	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -767,7 +793,10 @@ func writeFileEntry(tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf 
 	if _, err := tw.Write(first[:n0]); err != nil {
 		return fileRead, err
 	}
-	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(f, e.Size-int64(n0)), buf)
+	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(ctxReader{ctx, f}, e.Size-int64(n0)), buf)
+	if ctx.Err() != nil {
+		return fileRead, ctx.Err()
+	}
 	if err != nil {
 		return fileRead, fmt.Errorf("read %s: %w", e.Path, err)
 	}

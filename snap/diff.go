@@ -59,7 +59,7 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 					add("modified", e)
 					continue
 				}
-				h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
+				h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
 				if err != nil && (unreadableErr(err) || changed(err)) {
 					continue // unreadable, or changing under the diff: not compared
 				}

@@ -104,7 +104,7 @@ func TestWhiteoutNamesAreFilesInAFullSnapshot(t *testing.T) {
 	if d := diffStates(want, state(t, dir)); d != "" {
 		t.Fatalf("restored layer differs:\n%s", d)
 	}
-	if err := NewVerifier().Check(m); err != nil {
+	if err := NewVerifier().Check(context.Background(), m); err != nil {
 		t.Fatalf("the layer does not verify: %v", err)
 	}
 }

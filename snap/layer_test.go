@@ -76,7 +76,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Check(m); err != nil {
+		if err := v.Check(context.Background(), m); err != nil {
 			t.Fatalf("verify %d: %v", i, err)
 		}
 		_, ignoredBefore := splitIgnored(state(t, dir))

@@ -65,7 +65,7 @@ func TestSaveRefusesWhatRestoreWould(t *testing.T) {
 	if d := diffStates(want, state(t, dir)); d != "" {
 		t.Fatalf("not restored exactly:\n%s", d)
 	}
-	if err := NewVerifier().Check(m); err != nil {
+	if err := NewVerifier().Check(context.Background(), m); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -65,7 +66,7 @@ func NewVerifier() *Verifier {
 	return &Verifier{index: map[string]map[string]placed{}, errs: map[string]error{}}
 }
 
-func (v *Verifier) read(archive string, limits Limits) (map[string]placed, error) {
+func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (map[string]placed, error) {
 	if idx, ok := v.index[archive]; ok {
 		return idx, v.errs[archive]
 	}
@@ -86,8 +87,10 @@ func (v *Verifier) read(archive string, limits Limits) (map[string]placed, error
 				continue
 			}
 			h := sha256.New()
-			if _, cerr := io.Copy(h, content); cerr != nil {
-				err = archiveReadErr(e, cerr)
+			if _, cerr := io.Copy(h, ctxReader{ctx, content}); cerr != nil {
+				if err = ctx.Err(); err == nil {
+					err = archiveReadErr(e, cerr)
+				}
 				break
 			}
 			idx[e.Path] = placed{coff: e.COff, skip: e.Skip, hash: hex.EncodeToString(h.Sum(nil))}
@@ -99,7 +102,7 @@ func (v *Verifier) read(archive string, limits Limits) (map[string]placed, error
 
 // Check verifies m: its tree hash, and every file's content in the archive
 // that holds it, at the place the manifest records.
-func (v *Verifier) Check(m *Manifest) error {
+func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
 	if got := TreeHash(m.Entries); got != m.Header.TreeHash {
 		return fmt.Errorf("manifest tree hash %s does not match its entries (%s)", m.Header.TreeHash, got)
 	}
@@ -108,7 +111,7 @@ func (v *Verifier) Check(m *Manifest) error {
 		if e.Kind != KindFile {
 			continue
 		}
-		idx, err := v.read(e.Src, limitsOf(m))
+		idx, err := v.read(ctx, e.Src, limitsOf(m))
 		if err != nil {
 			return err
 		}

@@ -80,7 +80,7 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if opts.DryRun {
 		return res, nil
 	}
-	kept, err := p.apply(ctx)
+	kept, err := p.apply()
 	res.Kept = kept
 	if err != nil {
 		return res, err
@@ -115,6 +115,7 @@ type restoreOp struct {
 }
 
 type restorePlan struct {
+	ctx       context.Context // interrupts phase one (phase two, once begun, finishes)
 	root      string
 	r         *os.Root
 	stage     string // staging folder name at the root, "" when not staging
@@ -150,7 +151,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if m != nil {
 		n = len(m.Entries)
 	}
-	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
 	var inputs []string
 	if archive != "" {
 		inputs = append(inputs, archive)
@@ -456,7 +457,7 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			if c.sameStat(e) && !m.racy(e) {
 				same = true
 			} else {
-				h, err := hashFile(filepath.Join(p.root, filepath.FromSlash(e.Path)))
+				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(e.Path)))
 				if err != nil && unreadableErr(err) {
 					p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
 					continue
@@ -842,13 +843,16 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stage %s: %w", e.Path, err)
 	}
-	n, rerr, werr := copySparse(f, r)
+	n, rerr, werr := copySparse(f, ctxReader{p.ctx, r})
 	if werr != nil {
 		f.Close()
 		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)
 	}
 	if rerr != nil {
 		f.Close()
+		if p.ctx.Err() != nil {
+			return "", p.ctx.Err()
+		}
 		return "", archiveReadErr(e, rerr)
 	}
 	if n != e.Size {
@@ -988,8 +992,10 @@ func (p *restorePlan) changes() []Change {
 // so an existing symlink never redirects a write. Folder modes are set
 // last, deepest first: a folder the snapshot holds read-only is filled
 // before it becomes so, and a read-only folder of the tree is opened for the
-// owner while its entries change, then given its mode back.
-func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
+// owner while its entries change, then given its mode back. It is not
+// interrupted: stopping half way would leave a tree half restored, and
+// renames of staged files are quick.
+func (p *restorePlan) apply() (kept []string, err error) {
 	final := map[string]fs.FileMode{} // folder -> the mode it ends with
 	opened := map[string]bool{}       // folders known to be writable now
 	writable := func(name string) error {
@@ -1010,9 +1016,6 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 	dels := append([]Entry(nil), p.deletes...)
 	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
 	for _, d := range dels {
-		if err := ctx.Err(); err != nil {
-			return kept, err
-		}
 		name := filepath.FromSlash(d.Path)
 		if err := writable(d.Path); err != nil {
 			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
@@ -1037,9 +1040,6 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 	}
 	checked := map[string]bool{".": true}
 	for _, op := range p.ops {
-		if err := ctx.Err(); err != nil {
-			return kept, err
-		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
 			return kept, err
 		}

@@ -211,7 +211,7 @@ func splitIgnored(st map[string]string) (scope, ignored map[string]string) {
 func hashAll(t *testing.T, dir string, es []Entry) []Entry {
 	for i := range es {
 		if es[i].Kind == KindFile {
-			h, err := hashFile(filepath.Join(dir, es[i].Path))
+			h, err := hashFile(context.Background(), filepath.Join(dir, es[i].Path))
 			if err != nil {
 				t.Fatal(err)
 			}

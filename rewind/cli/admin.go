@@ -157,7 +157,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	stop := e.progress("checking every checkpoint")
-	probs, n, err := s.Validate()
+	probs, n, err := s.Validate(ctx)
 	stop()
 	if err != nil {
 		return err

@@ -160,7 +160,7 @@ func TestValidateAndRestoreAgree(t *testing.T) {
 			t.Run(rel+"/"+kind, func(t *testing.T) {
 				s := cloneStore(t, base)
 				damages[kind](filepath.Join(s.Dir, rel))
-				probs, _, err := s.Validate()
+				probs, _, err := s.Validate(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}

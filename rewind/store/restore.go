@@ -67,7 +67,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if opts.Context != "" {
 		what |= partChat
 	}
-	k := s.newChecker(false)
+	k := s.newChecker(ctx, false)
 	defer k.save()
 	if err := k.check(cp, what); err != nil {
 		return nil, damaged(err)
@@ -294,7 +294,7 @@ func (s *Store) UndoRestore(ctx context.Context) (*RestoreResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the restore's backup checkpoint is gone: %w", err)
 	}
-	k := s.newChecker(false)
+	k := s.newChecker(ctx, false)
 	defer k.save()
 	if e.Code {
 		if err := k.check(backup, partCode); err != nil {
@@ -508,7 +508,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if o.InPlace {
 		how = "in-place"
 	}
-	k := s.newChecker(false)
+	k := s.newChecker(ctx, false)
 	defer k.save()
 	if target != nil {
 		if err := k.check(target, partCode); err != nil {

@@ -83,7 +83,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	// the tree is walked: on an unchanged tree the two are most of the time
 	// a checkpoint takes. Nothing is built on a damaged chain: then the
 	// snapshot is full, and says why.
-	k := s.newChecker(false)
+	k := s.newChecker(ctx, false)
 	type parentOf struct {
 		m      *snap.Manifest
 		damage error

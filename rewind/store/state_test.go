@@ -46,7 +46,7 @@ func TestGlobalStoreInHome(t *testing.T) {
 	if got := read(t, filepath.Join(home, "new.txt")); got != "precious" {
 		t.Fatalf("undo-restore did not bring new.txt back: %q", got)
 	}
-	if probs, _, _ := s.Validate(); len(probs) > 0 {
+	if probs, _, _ := s.Validate(ctx); len(probs) > 0 {
 		t.Fatalf("validate: %v", probs)
 	}
 }

@@ -138,7 +138,7 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 	if got := inflate(t, s, b); !bytes.Equal(got, data) {
 		t.Fatalf("reconstructed transcript differs (%d bytes, want %d)", len(got), len(data))
 	}
-	if err := s.verifyTranscript(b); err != nil {
+	if err := s.verifyTranscript(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -184,7 +184,7 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 	for _, c := range []*Checkpoint{base, noop, over} {
@@ -275,7 +275,7 @@ func TestConcurrentSaves(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if probs, n, err := s.Validate(); err != nil || len(probs) > 0 || n != 16 {
+	if probs, n, err := s.Validate(ctx); err != nil || len(probs) > 0 || n != 16 {
 		t.Fatalf("validate: %d checkpoints, %v, %v", n, probs, err)
 	}
 }
@@ -488,7 +488,7 @@ func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
 	if got := inflate(t, s, last); !bytes.Equal(got, data) {
 		t.Fatal("the newest checkpoint's transcript broke when its bases were deleted")
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 }
@@ -500,7 +500,7 @@ func TestValidateFindsDamage(t *testing.T) {
 	fi, _ := f.Stat()
 	f.WriteAt([]byte{0xff, 0xff}, fi.Size()-6)
 	f.Close()
-	probs, _, err := s.Validate()
+	probs, _, err := s.Validate(ctx)
 	if err != nil || len(probs) != 1 || probs[0].What != c.ID {
 		t.Fatalf("validate: %+v %v", probs, err)
 	}
@@ -620,7 +620,7 @@ func TestGCOverLayerChains(t *testing.T) {
 	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 	ids := make([]string, 0, len(want))
@@ -798,7 +798,7 @@ func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
 		delete(want, gone.ID)
 		check("after removing " + gone.ID)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate: %v %v", probs, err)
 	}
 }

@@ -70,7 +70,10 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	}
 	// From the file Open checked and opened: a path that changed since is
 	// not read again.
-	if err := writeGzip(filepath.Join(dir, TranscriptFile), io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)); err != nil {
+	if err := writeGzip(filepath.Join(dir, TranscriptFile), ctxReader{ctx, io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)}); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("capture transcript %s: %w", path, err)
 	}
 	tr.Snapshot = TranscriptFile
@@ -120,6 +123,20 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*C
 		return c, n
 	}
 	return nil, 0
+}
+
+// ctxReader reads from r until ctx is done: copying a large transcript
+// stops within a buffer of an interrupt.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // writeGzip writes r gzipped as a new file in a staging folder.
@@ -207,7 +224,7 @@ func (r *chainReader) Close() error {
 
 // verifyTranscript inflates c's transcript and checks its length and the
 // cursor's hashes.
-func (s *Store) verifyTranscript(c *Checkpoint) error {
+func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
 	r, err := s.openTranscript(c)
 	if err != nil {
 		return err
@@ -219,6 +236,9 @@ func (s *Store) verifyTranscript(c *Checkpoint) error {
 	tail := make([]byte, 0, jsonl.HashWindow)
 	buf := make([]byte, 256*1024)
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		m, err := r.Read(buf)
 		if m > 0 {
 			b := buf[:m]

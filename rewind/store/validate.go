@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -20,7 +21,7 @@ type Problem struct {
 // archive is read once), the tree hash against the metadata, and the
 // transcript chain against its cursor. It returns every problem found, and
 // records what it read in verified.json.
-func (s *Store) Validate() ([]Problem, int, error) {
+func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	var probs []Problem
 	add := func(what, format string, args ...any) {
 		probs = append(probs, Problem{Type: "problem", What: what, Issue: fmt.Sprintf(format, args...)})
@@ -40,7 +41,7 @@ func (s *Store) Validate() ([]Problem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	k := s.newChecker(true)
+	k := s.newChecker(ctx, true)
 	defer k.save()
 	for _, id := range ids {
 		c, err := s.Load(id)
@@ -49,6 +50,9 @@ func (s *Store) Validate() ([]Problem, int, error) {
 			continue
 		}
 		if err := k.check(c, partAll); err != nil {
+			if ctx.Err() != nil {
+				return probs, len(ids), ctx.Err()
+			}
 			add(id, "%v", errors.Unwrap(err))
 		}
 	}

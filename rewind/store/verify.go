@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -50,6 +51,7 @@ func (s *Store) verifiedPath() string { return s.path("verified.json") }
 
 // checker checks checkpoints, reading each file at most once.
 type checker struct {
+	ctx   context.Context
 	s     *Store
 	deep  bool // read every file whole again, whatever verified.json says
 	v     *snap.Verifier
@@ -57,8 +59,8 @@ type checker struct {
 	dirty bool
 }
 
-func (s *Store) newChecker(deep bool) *checker {
-	k := &checker{s: s, deep: deep, v: snap.NewVerifier()}
+func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
+	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier()}
 	if err := readJSON(s.verifiedPath(), &k.state); err != nil {
 		k.state = verified{} // a cache: a damaged one is read again
 	}
@@ -116,7 +118,7 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 			return err
 		}
 		if err := k.whole(chain, func() (string, error) {
-			return "", k.s.verifyTranscript(c)
+			return "", k.s.verifyTranscript(k.ctx, c)
 		}); err != nil {
 			return fmt.Errorf("transcript: %w", err)
 		}
@@ -128,7 +130,7 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 // verified whole (snapshotOf has checked the rest).
 func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
 	return k.whole(m.Files(), func() (string, error) {
-		err := k.v.Check(m)
+		err := k.v.Check(k.ctx, m)
 		var ae *snap.ArchiveError
 		if errors.As(err, &ae) && ae.Archive != "" {
 			return ae.Archive, err
@@ -255,7 +257,7 @@ func (k *checker) save() {
 // cheap checks.
 func (s *Store) Damage() []string {
 	var out []string
-	k := s.newChecker(false)
+	k := s.newChecker(context.Background(), false) // reads nothing but verified.json
 	for f, rec := range k.state.Files {
 		p := f
 		if !filepath.IsAbs(p) {

@@ -96,7 +96,9 @@ Output is JSON on stdout. See rewind-snap(1).`),
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 2 // ffcli printed the usage
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		// Interrupted (SIGINT, SIGTERM): whatever error the cut-short work
+		// returned, the run ends as interrupted.
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
 		return 130
 	}
