@@ -20,5 +20,6 @@ const (
 	ignoreRounds      = 3
 	indexRounds       = 1
 	interruptKills    = 3
+	lockRounds        = 1
 	long              = false
 )

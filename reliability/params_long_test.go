@@ -21,5 +21,6 @@ const (
 	ignoreRounds      = 60
 	indexRounds       = 15
 	interruptKills    = 30
+	lockRounds        = 10
 	long              = true
 )

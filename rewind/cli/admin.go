@@ -152,7 +152,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "validate"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "gc"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, hi, sub); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.registerHooks || c.unreg {
 		return c.hooks(ctx, e)
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
 		return usageError{"use 'rewind forks list' or 'rewind forks show <session-id>'"}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 }
 
 func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "list"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 1, "show"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -284,7 +284,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 2, "diff"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

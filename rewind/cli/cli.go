@@ -285,12 +285,21 @@ func (c *common) projectDir() (string, error) {
 	return store.FindProject(dir)
 }
 
-func (c *common) open() (*store.Store, error) {
+// open opens the project's store; waiting for its lock, it says on e's
+// stderr who holds it.
+func (c *common) open(e *env) (*store.Store, error) {
 	p, err := c.projectDir()
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(p)
+	s, err := store.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	s.Waiting = func(holder string) {
+		fmt.Fprintf(e.stderr, "%s: waiting for the store's lock, held by %s\n", name, holder)
+	}
+	return s, nil
 }
 
 func (e *env) json(v any) error {

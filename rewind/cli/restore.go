@@ -33,7 +33,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.codeOnly && c.contextOnly {
 		return usageError{"--code-only and --context-only exclude each other"}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "undo"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 	if err := needArgs(args, 0, 0, "undo-restore"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil || n < 1 {
 		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,9 @@ type Store struct {
 	Dir     string // the store folder
 	Project string // the project root (absolute)
 	Mode    Mode
+	// Waiting, when set, is told who holds the store's lock once Lock has
+	// waited a second for it.
+	Waiting func(holder string)
 }
 
 // ProjectDir is the project folder a store sits in, relative to it.
