@@ -9,9 +9,9 @@
 //	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
 //	rewind undo [--dry-run]
 //	rewind undo-restore
-//	rewind back <n> [--both] [--in-place] [--dry-run]
+//	rewind back <n> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
-//	rewind gc [--keep N] [--max-age D] [--max-bytes B] [--dry-run]
+//	rewind gc [--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]
 //	rewind pin <cp> [label] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
@@ -88,10 +88,10 @@ func subcommands() []subcommand {
 		{"restore", "<cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]", "restore code and/or chat from a checkpoint", &restoreCmd{}, false},
 		{"undo", "[--dry-run]", "undo the step the agent just took (code)", &undoCmd{}, false},
 		{"undo-restore", "", "revert the last restore, tree and transcript", &undoRestoreCmd{}, false},
-		{"back", "<n> [--both] [--in-place] [--dry-run]", "rewind the chat to before the nth-most-recent prompt", &backCmd{}, false},
+		{"back", "<n> [--both] [--in-place] [--dry-run] [--yes]", "rewind the chat to before the nth-most-recent prompt", &backCmd{}, false},
 		{"status", "", "installation, store, session and hooks", &statusCmd{}, false},
 		{"validate", "", "check the store end to end", &validateCmd{}, false},
-		{"gc", "[--keep N] [--max-age D] [--max-bytes B] [--dry-run]", "delete old checkpoints", &gcCmd{}, false},
+		{"gc", "[--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]", "delete old checkpoints", &gcCmd{}, false},
 		{"pin", "<cp> [label]", "keep a checkpoint through gc", &pinCmd{}, false},
 		{"unpin", "<cp>", "let gc delete a checkpoint again", &pinCmd{unpin: true}, false},
 		{"config", "[--tier T] [--register-hooks|--unregister-hooks] [--agent A]", "show or change the configuration", &configCmd{}, false},

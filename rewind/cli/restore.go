@@ -73,6 +73,24 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
+// ordinal is "last" for 1, else "2nd-last", "3rd-last", ….
+func ordinal(n int) string {
+	if n == 1 {
+		return "last"
+	}
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s-last", n, suffix)
+}
+
 // confirm asks on a terminal; without one (scripts, agents) it proceeds.
 func confirm(e *env, question string) bool {
 	f, ok := e.stdin.(*os.File)
@@ -184,8 +202,8 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 
 type backCmd struct {
 	common
-	both, inPlace, dryRun bool
-	transcript, agent     string
+	both, inPlace, dryRun, yes bool
+	transcript, agent          string
 }
 
 func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
@@ -195,6 +213,7 @@ func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; show the boundary and the checkpoint")
 	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
 	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
+	fs.BoolVar(&c.yes, "yes", false, "do not ask for confirmation on a terminal")
 }
 
 func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -212,6 +231,18 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	transcript, err := absPath(c.transcript)
 	if err != nil {
 		return err
+	}
+	if !c.dryRun && !c.yes && !c.json {
+		what := "the chat (as a new forked session)"
+		if c.inPlace {
+			what = "the chat (cutting the live transcript, behind a backup)"
+		}
+		if c.both {
+			what += " and the tree"
+		}
+		if !confirm(e, fmt.Sprintf("Rewind %s to before the %s prompt? A backup checkpoint is taken first.", what, ordinal(n))) {
+			return fmt.Errorf("back cancelled")
+		}
 	}
 	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: c.agent})
 	if res != nil && (err == nil || res.Backup != "") {

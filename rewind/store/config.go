@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"rewind.dev/snap"
@@ -108,4 +110,30 @@ func ParseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("bad age %q: use e.g. 30d, 12h, 90m", s)
 	}
 	return d, nil
+}
+
+// ParseSize parses a size in bytes: a number, optionally with a decimal
+// part, and a unit — B, K, M, G or T, with or without a trailing B or iB,
+// in any case — each 1024 times the one before: 500M, 2G, 1.5GiB, 4096.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil || i == 0 {
+		return 0, fmt.Errorf("bad size %q: use e.g. 500M, 2G or a number of bytes", s)
+	}
+	unit := strings.ToUpper(strings.TrimSpace(t[i:]))
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "IB"), "B")
+	shift := strings.Index("KMGT", unit) + 1
+	if len(unit) > 1 || (unit != "" && shift == 0) {
+		return 0, fmt.Errorf("bad size %q: the unit is one of B, K, M, G, T", s)
+	}
+	v := n * float64(int64(1)<<(10*shift))
+	if v >= 1<<63 {
+		return 0, fmt.Errorf("bad size %q: too large", s)
+	}
+	return int64(v), nil
 }

@@ -468,6 +468,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if path == "" {
 		return nil, &HintError{Err: errors.New("no transcript known for this project"), Hint: "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"}
 	}
+	path = realPath(path)
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)

@@ -184,6 +184,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}
 	if tpath != "" {
+		tpath = realPath(tpath)
 		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session, k)
 		var unread *unreadableTranscript
 		if errors.As(err, &unread) && opts.TranscriptBestEffort {

@@ -80,6 +80,23 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	return tr, nil
 }
 
+// realPath is a transcript's path with its symlinks resolved, so that a
+// checkpoint records, and a fork goes beside, the file itself, and two
+// names of one transcript are one; a path that does not exist yet keeps
+// its name (with its folder's symlinks resolved, when that exists).
+func realPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
+}
+
 // unreadableTranscript is a transcript that could not be read: not a
 // regular file, no permission, an I/O error.
 type unreadableTranscript struct{ err error }
