@@ -37,11 +37,16 @@ func writeJSONUnsynced(name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFileUnsynced(name, append(b, '\n'))
+}
+
+// writeFileUnsynced is writeJSONUnsynced for bytes.
+func writeFileUnsynced(name string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -124,6 +124,11 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	}
 	res.Kept = len(cps) - len(res.Removed)
 	if !o.DryRun {
+		defer func() {
+			k := s.newChecker(ctx, false)
+			k.prune()
+			k.save()
+		}()
 		freed, err := s.sweepLayers(barrier)
 		res.FreedBytes += freed
 		if err != nil {

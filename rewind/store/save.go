@@ -93,7 +93,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		var p parentOf
 		if newest != nil {
 			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(newest, p.m) // read only where verified.json does not vouch
+				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
 			}
 		}
 		parentc <- p
@@ -216,10 +216,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	// weakens how the rename survives a power cut, and must not make the
 	// caller (a restore taking its backup) believe there is no backup.
 	syncPath(s.checkpointsDir())
-	// What this save wrote is known whole: a restore need not read it again.
-	if !res.Reused {
-		k.record(filepath.Join(final, ManifestFile), "")
-	}
+	// What this save wrote is known whole: a restore need not read it again
+	// (a reused manifest is a link to one just checked).
+	k.record(filepath.Join(final, ManifestFile), "")
 	if res.Archive != "" {
 		k.record(layerFile, "")
 	}

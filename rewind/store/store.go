@@ -11,7 +11,7 @@
 //	session.json           agent, transcript_path, session_id, env_file, updated_at
 //	hook-state.json        anti-spam and retention counters
 //	restore-history.json   every restore, newest last
-//	verified.json          what reading each file whole found (see verify.go)
+//	verified               what reading each file whole found (see verify.go)
 //	lock                   flock target; never renamed or deleted
 //	checkpoints/<id>/      snapshot.tar.gz, manifest, transcript.jsonl.gz, metadata.json (last)
 //	layers/<id>.tar.gz     the snapshot archives; checkpoints/<id>/snapshot.tar.gz is a hard link

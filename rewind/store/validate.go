@@ -20,7 +20,7 @@ type Problem struct {
 // content in the archive that holds it (content hashes, gzip checksums; each
 // archive is read once), the tree hash against the metadata, and the
 // transcript chain against its cursor. It returns every problem found, and
-// records what it read in verified.json.
+// records what it read in the verified file.
 func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	var probs []Problem
 	add := func(what, format string, args ...any) {

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"rewind.dev/snap"
@@ -21,9 +24,13 @@ import (
 // files there. The files a checkpoint is read from (manifests, archives,
 // transcript captures) are also read whole once — gzip checksums, every
 // entry against its manifest, the transcript against its cursor — and what
-// was found is remembered in verified.json, by each file's size,
-// modification time and inode, so a file that changes is read again. A save
-// records the files it writes as verified; validate reads everything again.
+// was found is remembered in the store's "verified" file, by each file's
+// size, modification time and inode, so a file that changes is read again.
+// A save records the files it writes as verified; validate reads everything
+// again. The file is a JSON header line, then one tab-separated line per
+// file (size, mtime_ns, inode, path, problem or "-", quoted where needed):
+// a save reads it each time, and it grows with the store, so it is cheap to
+// parse.
 
 // part says what of a checkpoint a check covers.
 type part uint8
@@ -34,50 +41,82 @@ const (
 	partAll = partCode | partChat
 )
 
-// verified is verified.json: what reading each file whole found.
-type verified struct {
-	Version int                     `json:"version"`
-	Files   map[string]verifiedFile `json:"files"` // by path relative to the store
-}
-
+// verifiedFile is what identifies a file as it was read, and what reading
+// it found.
 type verifiedFile struct {
-	Size    int64  `json:"size"`
-	MTime   int64  `json:"mtime_ns"`
-	Ino     uint64 `json:"ino"`
-	Problem string `json:"problem,omitempty"` // "" when it verified
+	Size    int64
+	MTime   int64 // ns
+	Ino     uint64
+	Problem string // "" when it verified
 }
 
-func (s *Store) verifiedPath() string { return s.path("verified.json") }
+func (s *Store) verifiedPath() string { return s.path("verified") }
+
+// readVerified reads the verified file (empty when absent or damaged: it is
+// a cache, and what it forgets is read again).
+func (s *Store) readVerified() map[string]verifiedFile {
+	out := map[string]verifiedFile{}
+	b, err := os.ReadFile(s.verifiedPath())
+	if err != nil {
+		return out
+	}
+	head, rest, _ := strings.Cut(string(b), "\n")
+	var h struct {
+		Type    string `json:"type"`
+		Version int    `json:"version"`
+	}
+	if json.Unmarshal([]byte(head), &h) != nil || h.Type != "verified" || h.Version > Version {
+		return out
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		f := strings.SplitN(line, "\t", 5)
+		if len(f) != 5 {
+			continue
+		}
+		size, err1 := strconv.ParseInt(f[0], 10, 64)
+		mtime, err2 := strconv.ParseInt(f[1], 10, 64)
+		ino, err3 := strconv.ParseUint(f[2], 10, 64)
+		path, err4 := strconv.Unquote(f[3])
+		problem, err5 := strconv.Unquote(f[4])
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
+			continue
+		}
+		out[path] = verifiedFile{Size: size, MTime: mtime, Ino: ino, Problem: problem}
+	}
+	return out
+}
+
+// writeVerified replaces the verified file: unsynced, since losing it only
+// costs reading the files again; a read-only store keeps none.
+func (s *Store) writeVerified(files map[string]verifiedFile) {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"verified","version":%d}`+"\n", Version)
+	for path, r := range files {
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Size, r.MTime, r.Ino, strconv.Quote(path), strconv.Quote(r.Problem))
+	}
+	writeFileUnsynced(s.verifiedPath(), []byte(b.String()))
+}
 
 // checker checks checkpoints, reading each file at most once.
 type checker struct {
 	ctx   context.Context
 	s     *Store
-	deep  bool // read every file whole again, whatever verified.json says
+	deep  bool // read every file whole again, whatever the verified file says
 	v     *snap.Verifier
-	state verified
+	files map[string]verifiedFile // the verified file's records, by key
 	dirty bool
 }
 
 func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
-	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier()}
-	if err := readJSON(s.verifiedPath(), &k.state); err != nil {
-		k.state = verified{} // a cache: a damaged one is read again
-	}
-	if k.state.Files == nil {
-		k.state.Files = map[string]verifiedFile{}
-	}
-	return k
+	return &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
 }
 
-// refresh reads verified.json again (after a save recorded what it wrote).
+// refresh reads the verified file again (after a save recorded what it
+// wrote), keeping what this checker found itself.
 func (k *checker) refresh() {
-	var st verified
-	if readJSON(k.s.verifiedPath(), &st) == nil && st.Files != nil {
-		for f, rec := range st.Files {
-			if _, mine := k.state.Files[f]; !mine {
-				k.state.Files[f] = rec
-			}
+	for f, rec := range k.s.readVerified() {
+		if _, mine := k.files[f]; !mine {
+			k.files[f] = rec
 		}
 	}
 }
@@ -127,9 +166,17 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 }
 
 // checkSnapshot makes sure every file c's snapshot m is read from is
-// verified whole (snapshotOf has checked the rest).
+// there with its recorded size and verified whole (snapshotOf has checked
+// the rest). Files the verified file vouches for as they are need neither.
 func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
-	return k.whole(m.Files(), func() (string, error) {
+	files := m.Files()
+	if !k.deep && k.vouched(files) {
+		return nil
+	}
+	if err := m.CheckArchives(); err != nil {
+		return err
+	}
+	return k.whole(files, func() (string, error) {
 		err := k.v.Check(k.ctx, m)
 		var ae *snap.ArchiveError
 		if errors.As(err, &ae) && ae.Archive != "" {
@@ -139,8 +186,8 @@ func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
 	})
 }
 
-// snapshotOf reads c's manifest chain and checks it without reading an
-// archive: its tree hash, and every archive there with its recorded size.
+// snapshotOf reads c's manifest chain and checks its tree hash against the
+// metadata's.
 func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	m, err := snap.ReadManifest(c.ManifestPath())
 	if err != nil {
@@ -149,7 +196,19 @@ func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	if m.Header.TreeHash != c.Snapshot.TreeHash {
 		return nil, fmt.Errorf("manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
 	}
-	return m, m.CheckArchives()
+	return m, nil
+}
+
+// vouched reports whether the verified file says every one of files
+// verified, as it is now.
+func (k *checker) vouched(files []string) bool {
+	for _, f := range files {
+		rec, ok := k.files[k.key(f)]
+		if !ok || rec.Problem != "" || !same(f, rec) {
+			return false
+		}
+	}
+	return true
 }
 
 // transcriptFiles lists the files holding c's transcript, each there.
@@ -166,7 +225,7 @@ func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
 	return chain, nil
 }
 
-// whole makes sure the files are verified: by verified.json when it says
+// whole makes sure the files are verified: by the verified file when it says
 // so of each as it is now (and not deep), else by running read, which
 // returns the file to blame when it fails — a file damaged in itself (an
 // archive that does not read); "" when the fault lies between the files (an
@@ -174,7 +233,7 @@ func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
 func (k *checker) whole(files []string, read func() (string, error)) error {
 	known := !k.deep
 	for _, f := range files {
-		rec, ok := k.state.Files[k.key(f)]
+		rec, ok := k.files[k.key(f)]
 		switch {
 		case !ok || !same(f, rec) || k.deep:
 			known = false
@@ -213,7 +272,7 @@ func (k *checker) record(f, problem string) {
 		return
 	}
 	rec.Problem = problem
-	k.state.Files[k.key(f)] = rec
+	k.files[k.key(f)] = rec
 	k.dirty = true
 }
 
@@ -235,30 +294,37 @@ func same(f string, rec verifiedFile) bool {
 	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
 }
 
-// save writes verified.json when something new was found: unsynced, since
-// losing it only costs reading the files again; a read-only store keeps none.
+// save writes the verified file when something new was found.
 func (k *checker) save() {
 	if !k.dirty {
 		return
 	}
-	for f := range k.state.Files {
-		if _, err := os.Stat(filepath.Join(k.s.Dir, filepath.FromSlash(f))); err != nil && !filepath.IsAbs(f) {
-			delete(k.state.Files, f) // gone with its checkpoint
-		}
-	}
-	k.state.Version = Version
-	writeJSONUnsynced(k.s.verifiedPath(), k.state)
+	k.s.writeVerified(k.files)
 	k.dirty = false
 }
 
+// prune forgets the files that are gone (with the checkpoints gc deleted).
+func (k *checker) prune() {
+	for f := range k.files {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(k.s.Dir, filepath.FromSlash(f))
+		}
+		if _, err := os.Stat(p); err != nil {
+			delete(k.files, f)
+			k.dirty = true
+		}
+	}
+}
+
 // Damage is the damage the store knows of without reading any archive: the
-// files verified.json records a problem for (as they still are), and
+// files the verified file records a problem for (as they still are), and
 // whether the newest checkpoint — what the next save builds on — passes the
 // cheap checks.
 func (s *Store) Damage() []string {
 	var out []string
-	k := s.newChecker(context.Background(), false) // reads nothing but verified.json
-	for f, rec := range k.state.Files {
+	k := s.newChecker(context.Background(), false) // reads nothing but the verified file
+	for f, rec := range k.files {
 		p := f
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(s.Dir, filepath.FromSlash(f))
@@ -279,7 +345,11 @@ func (s *Store) Damage() []string {
 // chain, the tree hash, every archive there with its recorded size, the
 // transcript's files there.
 func (s *Store) cheapCheck(c *Checkpoint) error {
-	if _, err := s.snapshotOf(c); err != nil {
+	m, err := s.snapshotOf(c)
+	if err != nil {
+		return err
+	}
+	if err := m.CheckArchives(); err != nil {
 		return err
 	}
 	if c.Transcript != nil && c.Transcript.Snapshot != "" {
