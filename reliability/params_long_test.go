@@ -14,13 +14,13 @@ const (
 	stateRounds       = 25
 	namesRounds       = 40
 	inputRounds       = 60
-	symmetryRounds    = 200
+	symmetryRounds    = 120
 	sparseRounds      = 30
 	changingSaves     = 300
 	unreadableRounds  = 30
 	ignoreRounds      = 60
 	indexRounds       = 15
-	interruptKills    = 30
+	interruptKills    = 20
 	lockRounds        = 10
 	long              = true
 )
