@@ -16,11 +16,7 @@ import (
 // restore brings back its tree exactly, keeps every file it reads from, and
 // a layer's archive alone is refused by its mark.
 func TestSnapInputsInTheRoot(t *testing.T) {
-	root := filepath.Join(workDir(t), "p")
-	genTree(t, root, 80, 3)
-	for p, body := range map[string]string{".wh.gone": "", "d01/.wh..wh..opq": "", "d02/.wh.x": "mine\n"} {
-		writeFile(t, filepath.Join(root, p), []byte(body), 0o644)
-	}
+	var root string
 	snap := func(args ...string) result {
 		return run(t, proc{name: "rewind-snap", args: append(args, "--root", root), dir: root})
 	}
@@ -33,11 +29,20 @@ func TestSnapInputsInTheRoot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	runs, failures := 0, 0
 	for i := range inputRounds {
+		// Each snapshot holds the ones already in the tree, so the tree
+		// starts afresh every few rounds, before they grow large.
+		if i%6 == 0 {
+			root, snaps = filepath.Join(workDir(t), "p"), nil
+			genTree(t, root, 80, uint64(i))
+			for p, body := range map[string]string{".wh.gone": "", "d01/.wh..wh..opq": "", "d02/.wh.x": "mine\n"} {
+				writeFile(t, filepath.Join(root, p), []byte(body), 0o644)
+			}
+		}
 		s := saved{dir: fmt.Sprintf("snaps/%02d", i)}
 		os.MkdirAll(filepath.Join(root, s.dir), 0o755)
 		args := []string{"create", "--out", filepath.Join(root, s.dir, "snapshot.tar.gz"), "--manifest", filepath.Join(root, s.dir, "manifest")}
-		if i%4 != 0 {
-			args = append(args, "--parent", filepath.Join(root, snaps[i-1].dir))
+		if i%6%4 != 0 {
+			args = append(args, "--parent", filepath.Join(root, snaps[len(snaps)-1].dir))
 		}
 		r := snap(args...)
 		if r.code != 0 {
@@ -45,6 +50,15 @@ func TestSnapInputsInTheRoot(t *testing.T) {
 		}
 		s.full = strings.Contains(r.stdout, `"layer":false`) // past its depth or size, a chain starts afresh
 		s.tree = withoutState(treeDigest(t, root), []string{"snaps"})
+		if s.full {
+			// The snapshots before a full one are read by none after it. Each
+			// snapshot holds the ones in the tree before it: kept, they would
+			// grow without end.
+			for _, old := range snaps {
+				os.RemoveAll(filepath.Join(root, old.dir))
+			}
+			snaps = nil
+		}
 		snaps = append(snaps, s)
 		aside := filepath.Join(filepath.Dir(root), "snaps-aside") // not for mutateTree to edit
 		os.Rename(filepath.Join(root, "snaps"), aside)
