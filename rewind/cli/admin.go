@@ -172,10 +172,10 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 		for _, p := range probs {
 			fmt.Fprintf(e.stdout, "problem: %s: %s\n", p.What, p.Issue)
 		}
-		fmt.Fprintf(e.stdout, "%d checkpoints checked, %d problems\n", n, len(probs))
+		fmt.Fprintf(e.stdout, "%d checkpoint%s checked, %d problem%s\n", n, plural(n), len(probs), plural(len(probs)))
 	}
 	if len(probs) > 0 {
-		return withHint(fmt.Errorf("the store has %d problems", len(probs)), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
+		return withHint(fmt.Errorf("the store has %d problem%s", len(probs), plural(len(probs))), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
 	}
 	return nil
 }
@@ -263,8 +263,8 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
 	}
 	if len(res.Damaged) > 0 {
-		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s: what %s cannot be known, so nothing older was deleted, nor any archive it might read; 'rewind validate' says what is damaged\n",
-			name, plural(len(res.Damaged)), strings.Join(res.Damaged, ", "), "they need")
+		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s, so it deleted nothing older, nor any archive %s might read; 'rewind validate' says what is damaged\n",
+			name, plural(len(res.Damaged)), strings.Join(res.Damaged, ", "), pronoun(len(res.Damaged)))
 	}
 	return nil
 }

@@ -371,6 +371,14 @@ func plural(n int) string {
 	return "s"
 }
 
+// pronoun is "it" for one thing, else "they".
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "they"
+}
+
 func humanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
