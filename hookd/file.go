@@ -58,6 +58,11 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 		c.Added, c.Removed = 0, 0
 		return c, nil
 	}
+	if st, err := os.Stat(target); existed && err == nil && st.Mode().Perm()&0o200 == 0 {
+		// Its owner made it read-only: replacing it (which a rename can)
+		// would override that.
+		return c, fmt.Errorf("%s is read-only, so Rewind does not change it; make it writable (chmod u+w %s) and run again", target, target)
+	}
 	if existed && removeOnly && bytes.Equal(out, empty) && fileExists(target+createdMarker) {
 		// Rewind made this file and only its own entries were in it.
 		if c.Backup, err = backup(target, old, 0o600); err != nil {

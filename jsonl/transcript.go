@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // Errors the scans return, for errors.Is.
@@ -36,9 +37,10 @@ type Transcript struct {
 // Open opens the transcript at path. With d nil, the dialect is detected from the content and
 // the path; when that fails Dialect stays nil and the operations that need one (turns, back,
 // at) fail with ErrUnknownAgent, while Cursor and Verify still work. A file that does not exist is an empty transcript (agents create theirs after the
-// first prompt). The caller must Close it.
+// first prompt). Anything but a regular file (a FIFO, a device, a folder) is refused, and
+// opening it never blocks. The caller must Close it.
 func Open(path string, d *Dialect) (*Transcript, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		t := &Transcript{Path: path, ra: bytes.NewReader(nil), Dialect: d}
 		if d == nil {
@@ -54,9 +56,9 @@ func Open(path string, d *Dialect) (*Transcript, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat transcript %s: %w", path, err)
 	}
-	if fi.IsDir() {
+	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("transcript %s is a directory", path)
+		return nil, fmt.Errorf("transcript %s is not a regular file (%s)", path, fileType(fi.Mode()))
 	}
 	t, err := newTranscript(path, f, fi.Size(), d)
 	if err != nil {
@@ -93,6 +95,21 @@ func newTranscript(path string, ra io.ReaderAt, size int64, d *Dialect) (*Transc
 		t.Dialect = Detect(path, head).Dialect
 	}
 	return t, nil
+}
+
+// fileType names what a path that is not a regular file is.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 func displayPath(p string) string {

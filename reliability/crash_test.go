@@ -384,19 +384,24 @@ func restoredDigest(t testing.TB, w *world, id string) (digest, error) {
 	return treeDigest(t, dir), nil
 }
 
-// orphanLayers lists layer archives no checkpoint is named after: what a
-// killed save wrote before it could publish its checkpoint.
+// orphanLayers lists layer archives no checkpoint is named after and no
+// checkpoint's manifest names: what a killed save wrote before it could
+// publish its checkpoint. (gc keeps a deleted checkpoint's archive while a
+// newer one reads from it.)
 func orphanLayers(t testing.TB, w *world) []string {
 	t.Helper()
 	ids := map[string]bool{}
+	var manifests []byte
 	for _, id := range checkpoints(t, w.project, w.env) {
 		ids[id] = true
+		b, _ := os.ReadFile(filepath.Join(w.project, ".agent/rewind/checkpoints", id, "manifest"))
+		manifests = append(manifests, b...)
 	}
 	dir := filepath.Join(w.project, ".agent/rewind/layers")
 	des, _ := os.ReadDir(dir)
 	var out []string
 	for _, de := range des {
-		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && !ids[id] {
+		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && !ids[id] && !bytes.Contains(manifests, []byte("layers/"+de.Name())) {
 			out = append(out, filepath.Join(dir, de.Name()))
 		}
 	}

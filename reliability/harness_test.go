@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755) // some tests run the binaries as another user
 	if err := buildBinaries(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability: error:", err)
 		return 1
@@ -88,6 +90,11 @@ type result struct {
 	dur      time.Duration
 	maxRSSKB int64
 	killed   bool
+	// signaled: runSignalAfter's signal was sent while it ran; afterSignal
+	// is how long it took to end after that.
+	signaled    bool
+	afterSignal time.Duration
+	diedOf      syscall.Signal // the signal that ended it, if one did
 }
 
 // proc describes a process to run.
@@ -97,6 +104,7 @@ type proc struct {
 	dir   string
 	env   []string // added to a clean base environment
 	stdin []byte
+	uid   uint32 // run as this user when not 0 (the suite runs as root)
 }
 
 func (p proc) command(ctx context.Context) *exec.Cmd {
@@ -107,6 +115,9 @@ func (p proc) command(ctx context.Context) *exec.Cmd {
 		cmd.Stdin = bytes.NewReader(p.stdin)
 	}
 	cmd.WaitDelay = 5 * time.Second
+	if p.uid != 0 {
+		cmd.SysProcAttr = asUser(p.uid)
+	}
 	return cmd
 }
 
@@ -120,6 +131,14 @@ func run(t testing.TB, p proc) result {
 // runKillAfter runs p and sends SIGKILL after d (d < 0: never).
 func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 	t.Helper()
+	return runSignalAfter(t, p, d, syscall.SIGKILL)
+}
+
+// runSignalAfter runs p and sends sig after d (d < 0: never); the result's
+// signaled says whether it was sent before the process ended, and
+// afterSignal how long the process took to end after it.
+func runSignalAfter(t testing.TB, p proc, d time.Duration, sig syscall.Signal) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := p.command(ctx)
@@ -130,14 +149,22 @@ func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 		t.Fatalf("start %s: %v", p.name, err)
 	}
 	var timer *time.Timer
+	var sent atomic.Int64 // when the signal went, in ns since start; 0: not sent
 	if d >= 0 {
-		timer = time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		timer = time.AfterFunc(d, func() {
+			if cmd.Process.Signal(sig) == nil {
+				sent.Store(int64(time.Since(start)) | 1)
+			}
+		})
 	}
 	err := cmd.Wait()
 	if timer != nil {
 		timer.Stop()
 	}
 	r := result{stdout: so.String(), stderr: se.String(), dur: time.Since(start)}
+	if at := sent.Load(); at != 0 {
+		r.signaled, r.afterSignal = true, r.dur-time.Duration(at)
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s did not finish within 2 minutes (hang)", p.name, strings.Join(p.args, " "))
 	}
@@ -145,6 +172,7 @@ func runKillAfter(t testing.TB, p proc, d time.Duration) result {
 		r.code = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			r.killed = ws.Signal() == syscall.SIGKILL
+			r.diedOf = ws.Signal()
 		}
 		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
 			r.maxRSSKB = ru.Maxrss
@@ -293,7 +321,7 @@ func treeDigest(t testing.TB, root string) digest {
 		if rel == "." {
 			return nil
 		}
-		if rel == ".agent/rewind" || rel == ".git" || strings.HasPrefix(rel, ".rewind-restore-") {
+		if rel == ".agent/rewind" || rel == ".git" || stagingFolder(p) {
 			return filepath.SkipDir
 		}
 		fi, err := de.Info()
@@ -454,7 +482,7 @@ func leftovers(dirs ...string) []string {
 			}
 			b := de.Name()
 			switch {
-			case strings.HasPrefix(b, ".rewind-restore-"),
+			case stagingFolder(p),
 				strings.Contains(b, ".tmp-"), strings.Contains(b, ".rewind-tmp-"),
 				strings.HasSuffix(b, ".rewind-undo"), strings.HasSuffix(b, ".grown"):
 				out = append(out, p)
@@ -471,6 +499,24 @@ func leftovers(dirs ...string) []string {
 		})
 	}
 	return out
+}
+
+// stagingFolder reports whether p is a restore's staging folder, by the
+// proof rewind-snap itself uses: named .rewind-restore-<24 hex digits><their
+// checksum>, holding a lock file that says what it is and the token, or
+// nothing but an empty lock file (a user's folder may have the prefix).
+func stagingFolder(p string) bool {
+	const magic = "rewind-snap restore staging folder"
+	token, ok := strings.CutPrefix(filepath.Base(p), ".rewind-restore-")
+	if !ok || len(token) != 32 {
+		return false
+	}
+	if sum := sha256.Sum256([]byte(magic + token[:24])); hex.EncodeToString(sum[:4]) != token[24:] {
+		return false
+	}
+	des, _ := os.ReadDir(p)
+	b, err := os.ReadFile(filepath.Join(p, "lock"))
+	return len(des) == 0 || err == nil && (len(b) == 0 && len(des) == 1 || string(b) == magic+"\n"+token+"\n")
 }
 
 // copyTree copies src to dst (cp -a: links, modes and times kept).

@@ -10,5 +10,16 @@ const (
 	concFiles         = 300
 	concRounds        = 2
 	appendRounds      = 10
+	stateRounds       = 2
+	namesRounds       = 2
+	inputRounds       = 6
+	symmetryRounds    = 4
+	sparseRounds      = 1
+	changingSaves     = 20
+	unreadableRounds  = 2
+	ignoreRounds      = 3
+	indexRounds       = 1
+	interruptKills    = 3
+	lockRounds        = 1
 	long              = false
 )

@@ -11,5 +11,16 @@ const (
 	concFiles         = 1500
 	concRounds        = 12
 	appendRounds      = 100
+	stateRounds       = 25
+	namesRounds       = 40
+	inputRounds       = 60
+	symmetryRounds    = 120
+	sparseRounds      = 30
+	changingSaves     = 300
+	unreadableRounds  = 30
+	ignoreRounds      = 60
+	indexRounds       = 15
+	interruptKills    = 20
+	lockRounds        = 10
 	long              = true
 )

@@ -13,18 +13,6 @@ import (
 	"github.com/klauspost/pgzip"
 )
 
-// Limits bound what an archive may hold, so a crafted one cannot exhaust
-// disk, memory or time.
-type Limits struct {
-	MaxEntries int   // entries of any kind
-	MaxBytes   int64 // total file content
-	MaxDepth   int   // path elements
-	MaxPath    int   // bytes in one path or link target
-}
-
-// DefaultLimits fit any project tree Rewind is meant for.
-var DefaultLimits = Limits{MaxEntries: 1 << 20, MaxBytes: 8 << 30, MaxDepth: 128, MaxPath: 4096}
-
 // maxDeflateRatio is deflate's best possible compression (about 1032:1): an
 // archive whose headers declare more content than that ratio allows cannot
 // be a whole archive, and is refused before anything is inflated.
@@ -55,16 +43,18 @@ func (e *ArchiveError) Error() string {
 type archiveScanner struct {
 	name     string
 	limits   Limits
-	foldCase bool // the target file system ignores case: names that differ only in case collide
+	foldCase bool   // the target file system ignores case: names that differ only in case collide
+	kind     string // the archive's mark: "full", "layer", or "" (none; see archiveKind)
 
 	f      *os.File
-	zr     *pgzip.Reader
+	zr     io.Reader // the inflated stream: a *pgzip.Reader, or a *memberStream
 	tr     *tar.Reader
+	cr     *countingReader // what tr has read of zr
+	next0  int64           // where in zr the next header starts
 	csize  int64
 	seen   map[string]Kind
 	folded map[string]string
 	dirs   map[string]bool // every folder implied by a path seen so far
-	links  map[string]string
 	bytes  int64
 	n      int
 }
@@ -84,19 +74,60 @@ func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, er
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
+	return newScanner(name, limits, foldCase, archiveKind(zr.Header.Extra), f, zr, fi.Size()), nil
+}
+
+// openArchiveMembers opens an archive to be read member by member (on one
+// core), so that each entry's place — the gzip member holding its header
+// and how far into it — is known (Entry.COff, Entry.Skip): what a
+// manifest records and a restore seeks to.
+func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	ms, err := newMemberStream(f)
+	if err != nil {
+		f.Close()
+		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
+	}
+	return newScanner(name, limits, false, archiveKind(ms.zr.Header.Extra), f, ms, fi.Size()), nil
+}
+
+func newScanner(name string, limits Limits, foldCase bool, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
+	cr := &countingReader{r: zr}
 	s := &archiveScanner{
-		name: name, limits: limits, foldCase: foldCase, f: f, zr: zr, tr: tar.NewReader(zr), csize: fi.Size(),
-		seen: map[string]Kind{}, dirs: map[string]bool{}, links: map[string]string{},
+		name: name, limits: limits, foldCase: foldCase, kind: kind, f: f, zr: zr, tr: tar.NewReader(cr), cr: cr, csize: csize,
+		seen: map[string]Kind{}, dirs: map[string]bool{},
 	}
 	if foldCase {
 		s.folded = map[string]string{}
 	}
-	return s, nil
+	return s
 }
 
 func (s *archiveScanner) Close() error {
-	s.zr.Close()
+	if zr, ok := s.zr.(io.Closer); ok {
+		zr.Close()
+	}
 	return s.f.Close()
+}
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (s *archiveScanner) refuse(entry, format string, args ...any) error {
@@ -107,6 +138,7 @@ func (s *archiveScanner) refuse(entry, format string, args ...any) error {
 // the end, after the gzip checksum has been verified.
 func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 	for {
+		start := s.next0
 		hdr, err := s.tr.Next()
 		if err == io.EOF {
 			return nil, nil, s.finish()
@@ -114,12 +146,21 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 		if err != nil {
 			return nil, nil, s.corrupt(err)
 		}
+		// tar reads exactly the header's blocks: the content, padded to a
+		// block, ends where the next header starts.
+		s.next0 = s.cr.n
+		if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
+			s.next0 += (hdr.Size + 511) &^ 511
+		}
 		e, skip, err := s.check(hdr)
 		if err != nil {
 			return nil, nil, err
 		}
 		if skip {
 			continue
+		}
+		if ms, ok := s.zr.(*memberStream); ok {
+			e.COff, e.Skip = ms.at(start)
 		}
 		if e.Kind == KindFile {
 			return e, s.tr, nil
@@ -144,9 +185,6 @@ func (s *archiveScanner) finish() error {
 	}
 	if n > maxTrailer {
 		return &ArchiveError{Archive: s.name, Reason: "unexpected data after the end of the tar stream"}
-	}
-	if err := s.checkLinks(); err != nil {
-		return err
 	}
 	return io.EOF
 }
@@ -190,10 +228,9 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 		e.Mode = 0o777
 		e.Link = hdr.Linkname
 		e.Size = int64(len(hdr.Linkname))
-		if err := s.checkLinkTarget(raw, name, hdr.Linkname); err != nil {
+		if err := s.checkLinkTarget(raw, hdr.Linkname); err != nil {
 			return nil, false, err
 		}
-		s.links[name] = hdr.Linkname
 	case tar.TypeLink:
 		return nil, false, s.refuse(raw, "hard links are not supported")
 	case tar.TypeChar, tar.TypeBlock:
@@ -232,10 +269,9 @@ func (s *archiveScanner) checkEntry(e *Entry) error {
 			return s.refuse(e.Path, "no archive holds its content")
 		}
 	case KindSymlink:
-		if err := s.checkLinkTarget(e.Path, e.Path, e.Link); err != nil {
+		if err := s.checkLinkTarget(e.Path, e.Link); err != nil {
 			return err
 		}
-		s.links[e.Path] = e.Link
 	case KindDir:
 	default:
 		return s.refuse(e.Path, "unknown kind")
@@ -261,31 +297,28 @@ func (s *archiveScanner) checkName(raw, name string) error {
 			return s.refuse(raw, "path is not clean (empty or . element)")
 		}
 	}
-	if strings.Count(name, "/")+1 > s.limits.MaxDepth {
+	if depth(name) > s.limits.MaxDepth {
 		return s.refuse(raw, "path deeper than %d elements", s.limits.MaxDepth)
 	}
 	first, _, _ := strings.Cut(name, "/")
 	if builtinExcluded(first, first) || name == ".agent/rewind" || strings.HasPrefix(name, ".agent/rewind/") {
-		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind, staging)")
+		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind)")
 	}
 	return nil
 }
 
-// checkLinkTarget refuses symlink targets that leave the root by their text
-// alone; checkLinks later resolves them through each other.
-func (s *archiveScanner) checkLinkTarget(raw, name, target string) error {
+// checkLinkTarget refuses symlink targets no file system can hold. Where a
+// target points does not matter: a symlink is restored as a symlink, and a
+// restore never writes through one (record refuses an entry below a
+// symlink of the archive; apply checks every parent is a real folder).
+func (s *archiveScanner) checkLinkTarget(raw, target string) error {
 	switch {
 	case target == "":
 		return s.refuse(raw, "symlink with an empty target")
 	case strings.IndexByte(target, 0) >= 0:
 		return s.refuse(raw, "symlink target contains a NUL byte")
-	case strings.HasPrefix(target, "/"):
-		return s.refuse(raw, "symlink to an absolute path (%s) leaves the root", target)
 	case len(target) > s.limits.MaxPath:
 		return s.refuse(raw, "symlink target longer than %d bytes", s.limits.MaxPath)
-	}
-	if j := path.Join(path.Dir(name), target); j == ".." || strings.HasPrefix(j, "../") {
-		return s.refuse(raw, "symlink target %s leaves the root", target)
 	}
 	return nil
 }
@@ -320,48 +353,5 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 		s.folded[low] = e.Path
 	}
 	s.seen[e.Path] = e.Kind
-	return nil
-}
-
-// checkLinks resolves every symlink of the archive through the others, the
-// way the kernel will once they are on disk, and refuses any that ends
-// outside the root.
-func (s *archiveScanner) checkLinks() error {
-	for name, target := range s.links {
-		if err := s.resolve(path.Dir(name)+"/"+target, 0); err != nil {
-			return s.refuse(name, "symlink target %s leaves the root through other symlinks", target)
-		}
-	}
-	return nil
-}
-
-// resolve walks p (relative to the root, not cleaned: a ".." after a
-// symlink must apply to the link's target, as the kernel does) element by
-// element, expanding the archive's symlinks; it fails when the walk goes
-// above the root or loops.
-func (s *archiveScanner) resolve(p string, depth int) error {
-	if depth > 40 {
-		return errors.New("too many levels of symlinks")
-	}
-	var cur []string // the resolved folders so far, no symlinks among them
-	els := strings.Split(p, "/")
-	for i, el := range els {
-		switch el {
-		case "", ".":
-			continue
-		case "..":
-			if len(cur) == 0 {
-				return errors.New("leaves the root")
-			}
-			cur = cur[:len(cur)-1]
-			continue
-		}
-		next := strings.Join(append(cur, el), "/")
-		if t, ok := s.links[next]; ok {
-			rest := strings.Join(els[i+1:], "/")
-			return s.resolve(strings.Join(cur, "/")+"/"+t+"/"+rest, depth+1)
-		}
-		cur = append(cur, el)
-	}
 	return nil
 }

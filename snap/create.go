@@ -2,17 +2,19 @@ package snap
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +48,9 @@ type CreateOptions struct {
 	// Level is the gzip level; 0 means fastest (1).
 	Level int
 	Walk  WalkOptions
+	// Limits the tree must stay within (zero fields: DefaultLimits's); they
+	// are recorded in the manifest when they differ from the defaults.
+	Limits Limits
 }
 
 // DefaultMaxDepth bounds a layer chain.
@@ -65,8 +70,9 @@ type Result struct {
 	Archive         string   `json:"archive,omitempty"`
 	Layer           bool     `json:"layer"`
 	Depth           int      `json:"depth"`
-	LayerFiles      int      `json:"layer_files"`       // files whose content this archive holds
-	Skipped         []string `json:"skipped,omitempty"` // sockets, FIFOs, devices
+	LayerFiles      int      `json:"layer_files"`          // files whose content this archive holds
+	Skipped         []string `json:"skipped,omitempty"`    // sockets, FIFOs, devices
+	Unreadable      []string `json:"unreadable,omitempty"` // could not be read: not in the snapshot, and a restore leaves them alone
 	// Manifest describes the tree as captured (with content hashes).
 	Manifest *Manifest `json:"-"`
 }
@@ -86,6 +92,14 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 // an unchanged snapshot's time.
 func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
 	scanStarted := tree.Started
+	limits := opts.Limits.Or(DefaultLimits)
+	if err := limits.check(tree.Entries); err != nil {
+		return nil, err
+	}
+	var recorded *Limits
+	if limits != DefaultLimits {
+		recorded = &limits
+	}
 	out := opts.Out
 	var err error
 	if out != "" {
@@ -110,15 +124,22 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
 			return nil, err
 		}
-		if exact && opts.Reuse && opts.Parent.File != "" {
+		if !slices.Equal(sortedUnion(tree.Unreadable, nil), opts.Parent.Header.Unreadable) || !sameRules(opts.Parent.Header.Rules, tree.Rules) {
+			unchanged, exact = false, false // what could not be read, or the rules, changed
+		}
+		if exact && opts.Reuse && opts.Parent.File != "" && limitsOf(opts.Parent) == limits {
 			res := resultFor(opts.Parent, tree, true, "")
 			res.Reused, res.Layer = true, opts.Parent.Header.Parent != ""
 			return res, nil
 		}
 		if unchanged && !opts.Layer {
 			m := newManifest(tree.Entries, scanStarted)
+			m.sizes = opts.Parent.sizes
 			m.Header.CompressedBytes = opts.Parent.Header.CompressedBytes
 			m.Header.Archive = opts.Parent.Header.Archive
+			m.Header.Limits = recorded
+			m.Header.Unreadable = sortedUnion(tree.Unreadable, nil)
+			m.Header.Rules = &tree.Rules
 			return resultFor(m, tree, true, ""), nil
 		}
 	}
@@ -129,11 +150,20 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 	if layer {
 		parent = opts.Parent
 	}
-	entries, compressed, err := writeArchive(ctx, root, out, tree.Entries, parent, opts.Level)
+	entries, lost, compressed, err := writeArchive(ctx, root, out, tree.Entries, parent, opts.Level, limits)
 	if err != nil {
 		return nil, err
 	}
 	m := newManifest(entries, scanStarted)
+	m.sizes = map[string]int64{out: compressed}
+	if layer {
+		for a, size := range opts.Parent.sizes {
+			m.sizes[a] = size
+		}
+	}
+	m.Header.Limits = recorded
+	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
+	m.Header.Rules = &tree.Rules
 	m.Header.CompressedBytes = compressed
 	m.Header.Archive = out
 	if layer {
@@ -157,6 +187,7 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 		Type: "snapshot", Files: m.Header.Files, Dirs: m.Header.Dirs, Symlinks: m.Header.Symlinks,
 		Bytes: m.Header.Bytes, CompressedBytes: m.Header.CompressedBytes, TreeHash: m.Header.TreeHash,
 		Unchanged: unchanged, Archive: archive, Depth: m.Header.Depth, Skipped: tree.Special, Manifest: m,
+		Unreadable: m.Header.Unreadable,
 	}
 	for i := range m.Entries {
 		if m.Entries[i].Kind == KindFile && m.Entries[i].Src == archive && archive != "" {
@@ -206,10 +237,13 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 			continue
 		}
 		hashed = true
-		h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
+		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				same = false
+			if ctx.Err() != nil {
+				return false, false, ctx.Err()
+			}
+			if changed(err) || unreadableErr(err) {
+				same = false // the archive looks at it again, and records what it finds
 				continue
 			}
 			return false, false, err
@@ -230,46 +264,122 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 	return unchanged, unchanged && !hashed, nil
 }
 
-func hashFile(name string) (string, error) {
-	f, err := os.Open(name)
+// sameRules reports whether recorded rules are r, as a manifest holds them.
+func sameRules(recorded *Rules, r Rules) bool {
+	if recorded == nil {
+		return false
+	}
+	a, err1 := json.Marshal(recorded)
+	b, err2 := json.Marshal(&r)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+}
+
+// sortedUnion returns the paths of a and b, sorted, without repeats; nil
+// when there are none.
+func sortedUnion(a, b []string) []string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func hashFile(ctx context.Context, name string) (string, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "", fmt.Errorf("read %s: %w", name, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// ctxReader reads from r until ctx is done: a long read (a large file
+// hashed or copied) stops within a buffer of an interrupt.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // Whiteouts mark, in a layer, what is gone since the parent (the scheme of
 // OCI image layers): an empty file .wh.<name> beside the removed name, and
 // .wh..wh..opq inside a folder whose parent-layer contents must not show
-// through.
+// through. A restore reads a layer through its manifest, never through its
+// whiteouts, which are there for other readers; so a file of the user's
+// with a whiteout's name is a file, and a whiteout that would share a name
+// with a file the same layer holds is left out (an archive never holds one
+// name twice). Whether an archive is a layer is not told from its names but
+// from its mark (archiveMark).
 const (
 	whiteoutPrefix = ".wh."
 	opaqueMarker   = ".wh..wh..opq"
 )
 
+// markField is the RFC 1952 extra subfield, in the first gzip member's
+// header of every archive rewind-snap writes, that says whether the archive
+// is a full snapshot or a layer. gzip and tar ignore it.
+var markField = [2]byte{'R', 'w'}
+
+// archiveMark is the gzip header extra field of a full snapshot's archive,
+// or of a layer's.
+func archiveMark(layer bool) []byte {
+	kind := "full"
+	if layer {
+		kind = "layer"
+	}
+	return append([]byte{markField[0], markField[1], byte(len(kind)), 0}, kind...)
+}
+
+// archiveKind reads the mark from a gzip header extra field: "full",
+// "layer", or "" for an archive without one (written by an older
+// rewind-snap, or by another tool).
+func archiveKind(extra []byte) string {
+	for len(extra) >= 4 {
+		n := int(extra[2]) | int(extra[3])<<8
+		if 4+n > len(extra) {
+			return ""
+		}
+		if extra[0] == markField[0] && extra[1] == markField[1] {
+			return string(extra[4 : 4+n])
+		}
+		extra = extra[4+n:]
+	}
+	return ""
+}
+
 // writeArchive writes entries as a tar.gz at out (atomically) and returns
 // them with content hashes, locations and metadata as read, dropping files
-// that vanished since the walk. With parent (a layer), files that already
+// that vanished since the walk, and the files it could not read (lost),
+// which it leaves out too. With parent (a layer), files that already
 // carry a location (inherited) are not written, nor are unchanged folders
 // and symlinks; whiteouts record what the parent has and the tree lost.
 // Small files are read and hashed ahead by workers while the main loop feeds
 // the compressor, which compresses members on their own goroutines.
-func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int) ([]Entry, int64, error) {
+func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int, limits Limits) (kept []Entry, lost []string, compressed int64, err error) {
 	if level == 0 {
 		level = gzip.BestSpeed
 	}
 	f, err := CreateAtomic(out, 0o644)
 	if err != nil {
-		return nil, 0, fmt.Errorf("create %s: %w", out, err)
+		return nil, nil, 0, fmt.Errorf("create %s: %w", out, err)
 	}
 	defer f.Abort()
 	cw := &countingWriter{w: newWritebackWriter(f.File)}
-	mw := newMemberWriter(cw, level)
+	mw := newMemberWriter(cw, level, archiveMark(parent != nil))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var plan []tarItem
@@ -292,18 +402,18 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	tw := tar.NewWriter(mw)
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
-	kept := make([]Entry, 0, len(entries))
+	kept = make([]Entry, 0, len(entries))
 	members := make([]int, 0, len(entries)) // member index of each kept file written here, by kept index
 	for n, it := range plan {
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, 0, err
+				return nil, nil, 0, err
 			}
 		}
 		if it.whiteout != "" {
 			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: uid, Gid: gid}
 			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 			}
 			continue
 		}
@@ -313,7 +423,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			// A folder written only so the layer extracts on its own.
 			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
 			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 			}
 			continue
 		}
@@ -332,32 +442,40 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			hdr.Linkname = e.Link
 		case KindFile:
 			if err := tw.Flush(); err != nil { // pad the previous entry, so the offset is this header's
-				return nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 			}
 			member, skip := mw.Offset()
-			ok, err := pre.write(i, tw, hdr, &e, buf)
+			loss, err := pre.write(ctx, i, tw, hdr, &e, buf)
 			if err != nil {
-				return nil, 0, err
+				return nil, nil, 0, err
 			}
-			if ok {
+			switch loss {
+			case fileRead:
 				e.Src, e.Skip = out, skip
 				kept = append(kept, e)
 				members = append(members, member)
 				progress.add(e.Size)
+			case fileUnreadable:
+				lost = append(lost, e.Path)
 			}
 			continue
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, 0, fmt.Errorf("write %s: %w", out, err)
+			return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 		}
 		kept = append(kept, e)
 		members = append(members, -1)
 	}
+	// Files may have grown since the walk: what the archive holds must
+	// still be within the limits a restore enforces.
+	if err := limits.check(kept); err != nil {
+		return nil, nil, 0, err
+	}
 	if err := tw.Close(); err != nil {
-		return nil, 0, fmt.Errorf("write %s: %w", out, err)
+		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
 	if err := mw.Close(); err != nil {
-		return nil, 0, fmt.Errorf("write %s: %w", out, err)
+		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
 	for k := range kept {
 		if members[k] >= 0 {
@@ -365,9 +483,9 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		}
 	}
 	if err := f.Commit(); err != nil {
-		return nil, 0, fmt.Errorf("write %s: %w", out, err)
+		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
-	return kept, cw.n, nil
+	return kept, lost, cw.n, nil
 }
 
 // tarItem is one thing a layer's tar holds: an entry (or just its folder
@@ -443,7 +561,8 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 			plan = append(plan, tarItem{whiteout: cur.Path + "/" + opaqueMarker})
 		}
 	})
-	return plan
+	// A whiteout never shares its name with an entry of the same layer.
+	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] })
 }
 
 const (
@@ -460,13 +579,22 @@ type prefetcher struct {
 }
 
 type prefetched struct {
-	done     chan struct{}
-	data     *[]byte
-	fresh    Entry // metadata of the open file
-	hash     string
-	vanished bool
-	err      error
+	done  chan struct{}
+	data  *[]byte
+	fresh Entry // metadata of the open file
+	hash  string
+	lost  fileLoss
+	err   error
 }
+
+// fileLoss says why a file the walk listed is not in the archive.
+type fileLoss uint8
+
+const (
+	fileRead       fileLoss = iota
+	fileVanished            // gone since the walk, or no longer a file: the tree is changing
+	fileUnreadable          // the save may not read it (or the disk would not): recorded as such
+)
 
 func startPrefetch(ctx context.Context, root string, entries []Entry, read []bool) *prefetcher {
 	p := &prefetcher{root: root, slots: make([]prefetched, len(entries)), ahead: make(chan struct{}, prefetchFiles)}
@@ -517,11 +645,9 @@ func (p *prefetcher) read(i int, e *Entry) {
 	s := &p.slots[i]
 	fd, err := unix.Open(filepath.Join(p.root, filepath.FromSlash(e.Path)), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) { // gone, or now a symlink
-			s.vanished = true
-			return
+		if s.lost = lossOf(err); s.lost == fileRead {
+			s.err = fmt.Errorf("read %s: %w", e.Path, err)
 		}
-		s.err = fmt.Errorf("read %s: %w", e.Path, err)
 		return
 	}
 	defer unix.Close(fd)
@@ -532,7 +658,7 @@ func (p *prefetcher) read(i int, e *Entry) {
 	}
 	s.fresh = entryFromStat(e.Path, &st)
 	if s.fresh.Kind != KindFile {
-		s.vanished = true
+		s.lost = fileVanished
 		return
 	}
 	bp := p.pool.Get().(*[]byte)
@@ -551,7 +677,11 @@ func (p *prefetcher) read(i int, e *Entry) {
 			continue
 		}
 		if err != nil {
-			s.err = fmt.Errorf("read %s: %w", e.Path, err)
+			if s.lost = lossOf(err); s.lost == fileRead {
+				s.err = fmt.Errorf("read %s: %w", e.Path, err)
+			}
+			*bp = b[:0]
+			p.pool.Put(bp)
 			return
 		}
 		if n == 0 {
@@ -567,16 +697,22 @@ func (p *prefetcher) read(i int, e *Entry) {
 }
 
 // write adds file i to the archive, from the prefetched bytes or by
-// streaming it. ok is false when the file vanished after the walk.
-func (p *prefetcher) write(i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf []byte) (ok bool, err error) {
+// streaming it, or says why it is not in it.
+func (p *prefetcher) write(ctx context.Context, i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf []byte) (fileLoss, error) {
 	s := &p.slots[i]
 	if s.done == nil {
-		return writeFileEntry(tw, hdr, p.root, e, buf)
+		return writeFileEntry(ctx, tw, hdr, p.root, e, buf)
 	}
-	<-s.done
+	// Once ctx is done no more files are read ahead: a slot may never
+	// fill, so the wait ends with ctx too.
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return fileRead, ctx.Err()
+	}
 	<-p.ahead
-	if s.err != nil || s.vanished {
-		return false, s.err
+	if s.err != nil || s.lost != fileRead {
+		return s.lost, s.err
 	}
 	defer func() {
 		*s.data = (*s.data)[:0]
@@ -589,33 +725,61 @@ func (p *prefetcher) write(i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf
 	hdr.ModTime = time.Unix(0, e.MTime)
 	hdr.Size = e.Size
 	if err := tw.WriteHeader(hdr); err != nil {
-		return false, err
+		return fileRead, err
 	}
 	if _, err := tw.Write(*s.data); err != nil {
-		return false, err
+		return fileRead, err
 	}
-	return true, nil
+	return fileRead, nil
+}
+
+// lossOf tells why a file could not be read: it changed under the save, or
+// the save may not read it; fileRead for any other error, which fails the save.
+func lossOf(err error) fileLoss {
+	switch {
+	case changed(err):
+		return fileVanished
+	case unreadableErr(err):
+		return fileUnreadable
+	}
+	return fileRead
+}
+
+// unreadableErr reports whether err means a file's content cannot be read
+// while the file itself is there: no permission, or an I/O error.
+func unreadableErr(err error) bool {
+	return denied(err) || errors.Is(err, unix.EIO)
 }
 
 // writeFileEntry adds one large file by streaming it. Its header and
 // manifest entry take the metadata of the open file, so they describe the
-// bytes that were read. ok is false when the file vanished after the walk.
-func writeFileEntry(tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf []byte) (ok bool, err error) {
+// bytes that were read; or it says why the file is not in the archive.
+func writeFileEntry(ctx context.Context, tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf []byte) (fileLoss, error) {
 	name := filepath.Join(root, filepath.FromSlash(e.Path))
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+		if loss := lossOf(err); loss != fileRead {
+			return loss, nil
 		}
-		return false, fmt.Errorf("read %s: %w", e.Path, err)
+		return fileRead, fmt.Errorf("read %s: %w", e.Path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return false, fmt.Errorf("stat %s: %w", e.Path, err)
+		return fileRead, fmt.Errorf("stat %s: %w", e.Path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return false, nil // replaced by something else since the walk
+		return fileVanished, nil // replaced by something else since the walk
+	}
+	// A read error before the header is written leaves the archive whole:
+	// read the first block ahead.
+	first := buf[:min(int64(len(buf)), fi.Size())]
+	n0, err := io.ReadFull(f, first)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		if loss := lossOf(err); loss != fileRead {
+			return loss, nil
+		}
+		return fileRead, fmt.Errorf("read %s: %w", e.Path, err)
 	}
 	fresh := entryFromInfo(e.Path, fi)
 	e.Mode, e.Size, e.MTime, e.CTime, e.Ino = fresh.Mode, fresh.Size, fresh.MTime, fresh.CTime, fresh.Ino
@@ -624,18 +788,25 @@ func writeFileEntry(tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf 
 	hdr.ModTime = time.Unix(0, e.MTime)
 	hdr.Size = e.Size
 	if err := tw.WriteHeader(hdr); err != nil {
-		return false, err
+		return fileRead, err
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(f, e.Size), buf)
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", e.Path, err)
+	h.Write(first[:n0])
+	if _, err := tw.Write(first[:n0]); err != nil {
+		return fileRead, err
 	}
-	if n != e.Size {
-		return false, fmt.Errorf("%s shrank while it was being captured (%d of %d bytes); take the snapshot again", e.Path, n, e.Size)
+	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(ctxReader{ctx, f}, e.Size-int64(n0)), buf)
+	if ctx.Err() != nil {
+		return fileRead, ctx.Err()
+	}
+	if err != nil {
+		return fileRead, fmt.Errorf("read %s: %w", e.Path, err)
+	}
+	if int64(n0)+n != e.Size {
+		return fileRead, fmt.Errorf("%s shrank while it was being captured (%d of %d bytes); take the snapshot again", e.Path, int64(n0)+n, e.Size)
 	}
 	e.Hash = hex.EncodeToString(h.Sum(nil))
-	return true, nil
+	return fileRead, nil
 }
 
 type countingWriter struct {

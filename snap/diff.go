@@ -19,6 +19,10 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 	}
 	cur, old := tree.Entries, m.Entries
+	state := stateExcludes(root)
+	for _, u := range append(tree.Unreadable, m.Header.Unreadable...) {
+		state[u] = true // what could not be read, then or now, is not compared
+	}
 	i, j := 0, 0
 	for i < len(cur) || j < len(old) {
 		if err := ctx.Err(); err != nil {
@@ -35,10 +39,14 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		}
 		switch {
 		case c < 0:
-			add("added", &cur[i])
+			if !underAny(cur[i].Path, state) {
+				add("added", &cur[i])
+			}
 			i++
 		case c > 0:
-			add("deleted", &old[j])
+			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
+				add("deleted", &old[j])
+			}
 			j++
 		default:
 			e, o := &cur[i], &old[j]
@@ -51,7 +59,10 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 					add("modified", e)
 					continue
 				}
-				h, err := hashFile(filepath.Join(root, filepath.FromSlash(e.Path)))
+				h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
+				if err != nil && (unreadableErr(err) || changed(err)) {
+					continue // unreadable, or changing under the diff: not compared
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -4,29 +4,101 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
-// gitContext is what a walk needs from the git repository that holds the
-// walk root, if any: the repository-wide exclude lists, the .gitignore files
-// of the folders between the repository top and the root, and the tracked
-// paths (git never ignores a tracked file).
+// gitContext is what a walk needs from a git repository whose files it
+// reads — the one holding the walk root, if any, or one nested inside the
+// tree: the repository-wide exclude lists, the .gitignore files of the
+// folders between the repository top and the root, and the tracked paths
+// (git never ignores a tracked file). Inside a nested repository only its
+// own rules apply, as they do for git run there.
 type gitContext struct {
+	base    string        // the repository's top relative to the root; "" for the root's own
 	global  []patternList // info/exclude, then the global excludes file
 	parents []patternList // .gitignore files above the root, outermost first (base "")
-	tracked []string      // paths relative to the root, sorted; nil outside a repository
+	tracked []string      // paths relative to the root (base ""), or to base; sorted; nil outside a repository
+	rules   RepoRules     // the texts of global and parents, as a snapshot records them
+}
+
+// Rules are the ignore rules a snapshot was taken under that do not live in
+// the tree: each repository's (RepoRules) and Rewind's configured patterns.
+// A manifest records them, so that a restore tells what the snapshot's rules
+// ignored by the rules of its time, not by today's.
+type Rules struct {
+	Repos  []RepoRules `json:"repos,omitempty"`
+	Ignore []string    `json:"ignore,omitempty"` // WalkOptions.Ignore
+}
+
+// RepoRules are a repository's rules from outside the tree.
+type RepoRules struct {
+	Base         string        `json:"base,omitempty"`          // the repository's top relative to the root; "" for the root's own
+	Prefix       string        `json:"prefix,omitempty"`        // base "": the root's path from the repository's top, with a final "/"
+	Exclude      string        `json:"exclude,omitempty"`       // info/exclude
+	ExcludesFile string        `json:"excludes_file,omitempty"` // the text of core.excludesFile, or of git's default one
+	Parents      []ParentRules `json:"parents,omitempty"`       // base "": .gitignore files above the root, outermost first
+}
+
+// ParentRules is a .gitignore file above the root: its text, and the path
+// from its folder down to the root (with a final "/").
+type ParentRules struct {
+	Prefix string `json:"prefix"`
+	Text   string `json:"text"`
 }
 
 // loadGitContext finds the repository of root by looking for ".git" in root
 // and its parents, the way git does, and reads what ignore decisions need.
 // Outside a repository it still applies the global excludes file, so a tree
 // is captured the same way whether or not it is under git.
-func loadGitContext(root string) gitContext {
-	var gc gitContext
+func loadGitContext(root string) (gitContext, error) {
 	top, gitDir := findGitDir(root)
+	prefix := ""
+	if gitDir != "" {
+		p, _ := filepath.Rel(top, root)
+		if p = filepath.ToSlash(p); p != "." {
+			prefix = p
+		}
+	}
+	gc, err := repoContext(top, gitDir, "", prefix)
+	if prefix != "" {
+		gc.rules.Parents = parentIgnores(top, prefix)
+	}
+	gc.build()
+	return gc, err
+}
+
+// nestedGitContext reads the rules of the repository whose top is the
+// tree's folder rel (absolute abs), or reports that it is none.
+func nestedGitContext(abs, rel string) (gitContext, bool, error) {
+	gitDir := gitDirOf(abs)
+	if gitDir == "" {
+		return gitContext{}, false, nil
+	}
+	gc, err := repoContext(abs, gitDir, rel, "")
+	gc.build()
+	return gc, true, err
+}
+
+// repoContext reads a repository's exclude lists and tracked paths (the
+// global excludes file alone when gitDir is ""): top is its work tree, base
+// where its top lies in the tree, prefix where the root lies below its top.
+func repoContext(top, gitDir, base, prefix string) (gitContext, error) {
+	gc := gitContext{base: base, rules: RepoRules{Base: base}}
+	var err error
+	if prefix != "" {
+		gc.rules.Prefix = prefix + "/"
+	}
 	if gitDir != "" {
 		commonDir := gitDir
 		if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
@@ -37,48 +109,66 @@ func loadGitContext(root string) gitContext {
 			commonDir = c
 		}
 		if b, err := os.ReadFile(filepath.Join(commonDir, "info", "exclude")); err == nil {
-			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
+			gc.rules.Exclude = string(b)
 		}
-		prefix, _ := filepath.Rel(top, root)
-		prefix = filepath.ToSlash(prefix)
-		if prefix == "." {
-			prefix = ""
-		}
-		if prefix != "" {
-			gc.parents = parentIgnores(top, prefix)
-		}
-		gc.tracked = readIndexPaths(filepath.Join(gitDir, "index"), prefix)
-		if gc.tracked == nil {
-			gc.tracked = []string{}
-		}
+		gc.tracked, err = trackedPaths(top, gitDir, commonDir, prefix)
 	}
 	if f := globalExcludesFile(gitDir); f != "" {
 		if b, err := os.ReadFile(f); err == nil {
-			gc.global = append(gc.global, patternList{patterns: parsePatterns(b)})
+			gc.rules.ExcludesFile = string(b)
 		}
 	}
-	return gc
+	return gc, err
+}
+
+// build parses the rule texts into the pattern lists the walk applies.
+func (gc *gitContext) build() {
+	r := &gc.rules
+	gc.global, gc.parents = nil, nil
+	for _, text := range []string{r.Exclude, r.ExcludesFile} {
+		if text != "" {
+			gc.global = append(gc.global, patternList{base: r.Base, prefix: r.Prefix, patterns: parsePatterns([]byte(text))})
+		}
+	}
+	for _, p := range r.Parents {
+		gc.parents = append(gc.parents, patternList{prefix: p.Prefix, patterns: parsePatterns([]byte(p.Text))})
+	}
+}
+
+// gitDirOf returns the git directory of the repository whose top is dir
+// (its ".git" folder, or where its ".git" file points), or "".
+func gitDirOf(dir string) string {
+	p := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	if fi.IsDir() {
+		return p
+	}
+	// A worktree or submodule: ".git" is a file "gitdir: PATH".
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+		g := strings.TrimSpace(s)
+		if !filepath.IsAbs(g) {
+			g = filepath.Join(dir, g)
+		}
+		return g
+	}
+	return ""
 }
 
 // findGitDir returns the work tree top and git directory for root, or "" "".
 func findGitDir(root string) (top, gitDir string) {
-	dir := root
-	for {
-		p := filepath.Join(dir, ".git")
-		if fi, err := os.Stat(p); err == nil {
-			if fi.IsDir() {
-				return dir, p
-			}
-			// A worktree or submodule: ".git" is a file "gitdir: PATH".
-			if b, err := os.ReadFile(p); err == nil {
-				if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
-					g := strings.TrimSpace(s)
-					if !filepath.IsAbs(g) {
-						g = filepath.Join(dir, g)
-					}
-					return dir, g
-				}
-			}
+	for dir := root; ; {
+		if g := gitDirOf(dir); g != "" {
+			return dir, g
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -91,18 +181,38 @@ func findGitDir(root string) (top, gitDir string) {
 // parentIgnores reads the .gitignore files of the folders from top down to
 // (not including) the root at top/prefix. Each list sees paths as git does,
 // relative to its own folder: its prefix is the way from there to the root.
-func parentIgnores(top, prefix string) []patternList {
-	var out []patternList
+// A symlinked .gitignore is not followed, as git does not.
+func parentIgnores(top, prefix string) []ParentRules {
+	var out []ParentRules
 	parts := strings.Split(prefix, "/")
 	for i := range parts {
 		dirRel := strings.Join(parts[:i], "/")
-		b, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
-		if err != nil {
+		b, ok := readIgnoreFile(unix.AT_FDCWD, filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
+		if !ok {
 			continue
 		}
-		out = append(out, patternList{prefix: strings.Join(parts[i:], "/") + "/", patterns: parsePatterns(b)})
+		out = append(out, ParentRules{Prefix: strings.Join(parts[i:], "/") + "/", Text: string(b)})
 	}
 	return out
+}
+
+// readIgnoreFile reads an ignore file of the tree (name relative to the
+// folder at, or a path with AT_FDCWD) when it is a regular file: git does
+// not follow a symlinked .gitignore, nor read a FIFO, and neither does the
+// walk.
+func readIgnoreFile(at int, name string) ([]byte, bool) {
+	fd, err := unix.Openat(at, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b, err == nil
 }
 
 // globalExcludesFile returns core.excludesFile from the git configuration
@@ -184,75 +294,177 @@ func gitConfigValue(file, section, key string) (string, bool) {
 	return val, found
 }
 
-// readIndexPaths returns the paths git tracks (index versions 2 to 4) that lie
-// under prefix, relative to it, sorted. It returns nil when the index is
-// missing or in a form it does not know; the walk then relies on ignore rules
-// alone.
-func readIndexPaths(indexFile, prefix string) []string {
-	b, err := os.ReadFile(indexFile)
-	if err != nil || len(b) < 12 || string(b[:4]) != "DIRC" {
-		return nil
+// trackedPaths returns the paths git tracks that lie under prefix,
+// relative to it, sorted (never nil: none is an empty list). It reads the
+// index itself — versions 2 to 4, with SHA-1 or SHA-256 object names — and
+// asks git (git ls-files) for an index in a form it does not know: a split
+// or sparse index, or any other extension git requires a reader to
+// understand. A tracked file the walk missed would be dropped from the
+// snapshot although its ignore pattern does not apply to it, so when neither
+// way works the walk fails, saying why, rather than guess.
+func trackedPaths(top, gitDir, commonDir, prefix string) ([]string, error) {
+	index := filepath.Join(gitDir, "index")
+	b, err := os.ReadFile(index)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []string{}, nil // nothing added yet
+	}
+	if err != nil {
+		return nil, fmt.Errorf("git index %s: %w", index, err)
+	}
+	hashLen := 20
+	if f, ok := gitConfigValue(filepath.Join(commonDir, "config"), "extensions", "objectformat"); ok && strings.EqualFold(f, "sha256") {
+		hashLen = 32
+	}
+	paths, why := readIndex(b, hashLen)
+	if why == "" {
+		return underPrefix(paths, prefix), nil
+	}
+	paths, err = gitLsFiles(top)
+	if err != nil {
+		return nil, &IndexError{Index: index, Form: why, Err: err}
+	}
+	return underPrefix(paths, prefix), nil
+}
+
+// IndexError is a git index the walk could neither read itself nor have git
+// list: without it, tracked files that an ignore pattern matches would be
+// dropped from the snapshot.
+type IndexError struct {
+	Index string // the index file
+	Form  string // what it is, e.g. "a split index (core.splitIndex)"
+	Err   error  // why git could not list it
+}
+
+func (e *IndexError) Error() string {
+	return fmt.Sprintf("git index %s is %s, which Rewind does not read itself, and git could not list it: %v", e.Index, e.Form, e.Err)
+}
+
+func (e *IndexError) Unwrap() error { return e.Err }
+
+// underPrefix keeps the paths under prefix, relative to it, sorted and
+// without repeats (an unmerged path has several stages).
+func underPrefix(paths []string, prefix string) []string {
+	out := []string{}
+	for _, p := range paths {
+		if prefix != "" {
+			rest, ok := strings.CutPrefix(p, prefix+"/")
+			if !ok {
+				continue
+			}
+			p = rest
+		}
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// gitLsFiles asks git for the tracked paths of the work tree at top.
+func gitLsFiles(top string) ([]string, error) {
+	cmd := exec.Command("git", "-C", top, "ls-files", "-z", "--cached")
+	for _, kv := range os.Environ() {
+		// The repository is top's own, whatever the caller's git hook set.
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains([]string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"}, k) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("%w: %s", err, msg)
+		}
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
+// readIndex reads the paths of a git index (versions 2 to 4) whose object
+// names are hashLen bytes. why says, when it cannot, what form the index is
+// in: another version, an extension git requires readers to understand
+// (a split index's "link", a sparse index's "sdir"), or damage.
+func readIndex(b []byte, hashLen int) (paths []string, why string) {
+	if len(b) < 12+hashLen || string(b[:4]) != "DIRC" {
+		return nil, "not an index git wrote"
 	}
 	version := binary.BigEndian.Uint32(b[4:8])
 	n := binary.BigEndian.Uint32(b[8:12])
 	if version < 2 || version > 4 {
-		return nil
+		return nil, fmt.Sprintf("of version %d", version)
 	}
-	var out []string
+	end := len(b) - hashLen // the trailing checksum
 	off := 12
 	prev := ""
+	// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), the object
+	// name, then 16 bits of flags.
+	fixed := 40 + hashLen
 	for i := uint32(0); i < n; i++ {
-		// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), sha1 (20): 60 bytes, then flags.
-		if off+62 > len(b) {
-			return nil
+		if off+fixed+2 > end {
+			return nil, "damaged (it ends inside an entry)"
 		}
-		flags := binary.BigEndian.Uint16(b[off+60 : off+62])
-		hdr := 62
+		flags := binary.BigEndian.Uint16(b[off+fixed : off+fixed+2])
+		hdr := fixed + 2
 		if flags&0x4000 != 0 && version >= 3 { // extended flags
 			hdr += 2
 		}
-		if off+hdr > len(b) {
-			return nil
+		if off+hdr > end {
+			return nil, "damaged (it ends inside an entry)"
 		}
 		p := off + hdr
 		var name string
 		if version == 4 {
 			// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
-			drop, m := readIndexVarint(b[p:])
+			drop, m := readIndexVarint(b[p:end])
 			if m <= 0 || int(drop) > len(prev) {
-				return nil
+				return nil, "damaged (a bad path prefix)"
 			}
 			p += m
-			end := bytes.IndexByte(b[p:], 0)
-			if end < 0 {
-				return nil
+			e := bytes.IndexByte(b[p:end], 0)
+			if e < 0 {
+				return nil, "damaged (a path without its end)"
 			}
-			name = prev[:len(prev)-int(drop)] + string(b[p:p+end])
-			off = p + end + 1
+			name = prev[:len(prev)-int(drop)] + string(b[p:p+e])
+			off = p + e + 1
 		} else {
-			end := bytes.IndexByte(b[p:], 0)
-			if end < 0 {
-				return nil
+			e := bytes.IndexByte(b[p:end], 0)
+			if e < 0 {
+				return nil, "damaged (a path without its end)"
 			}
-			name = string(b[p : p+end])
+			name = string(b[p : p+e])
 			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-			entryLen := hdr + end
-			off += (entryLen + 8) &^ 7
+			off += (hdr + e + 8) &^ 7
 		}
 		prev = name
-		if prefix != "" {
-			rest, ok := strings.CutPrefix(name, prefix+"/")
-			if !ok {
-				continue
-			}
-			name = rest
-		}
-		if len(out) == 0 || out[len(out)-1] != name { // unmerged paths have several stages
-			out = append(out, name)
-		}
+		paths = append(paths, name)
 	}
-	sort.Strings(out)
-	return out
+	// Extensions: a four-byte signature, a 32-bit size, the data. One whose
+	// signature starts with a lowercase letter must be understood to read
+	// the index right; the others are caches.
+	for off+8 <= end {
+		sig := string(b[off : off+4])
+		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
+		if sig[0] >= 'a' && sig[0] <= 'z' {
+			switch sig {
+			case "link":
+				return nil, "a split index (core.splitIndex)"
+			case "sdir":
+				return nil, "a sparse index"
+			}
+			return nil, fmt.Sprintf("an index with the %q extension", sig)
+		}
+		if off+8+size > end {
+			return nil, "damaged (an extension past its end)"
+		}
+		off += 8 + size
+	}
+	return paths, ""
 }
 
 func readIndexVarint(b []byte) (uint64, int) {
@@ -275,14 +487,24 @@ func readIndexVarint(b []byte) (uint64, int) {
 	return val, i + 1
 }
 
-// isTracked reports whether path is tracked, and trackedUnder whether any
-// tracked path lies inside folder dir.
+// isTracked reports whether path (relative to the root) is tracked, and
+// trackedUnder whether any tracked path lies inside folder dir.
 func (gc *gitContext) isTracked(path string) bool {
+	path = gc.local(path)
 	i := sort.SearchStrings(gc.tracked, path)
 	return i < len(gc.tracked) && gc.tracked[i] == path
 }
 
 func (gc *gitContext) trackedUnder(dir string) bool {
+	dir = gc.local(dir)
 	i := sort.SearchStrings(gc.tracked, dir+"/")
 	return i < len(gc.tracked) && strings.HasPrefix(gc.tracked[i], dir+"/")
+}
+
+// local is path relative to the repository's top (for a nested one).
+func (gc *gitContext) local(path string) string {
+	if gc.base == "" {
+		return path
+	}
+	return strings.TrimPrefix(path, gc.base+"/")
 }

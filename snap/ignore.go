@@ -24,6 +24,7 @@ type patternList struct {
 	base     string
 	prefix   string
 	patterns []pattern
+	rewind   bool // Rewind's own rules (.rewindignore, configured patterns): they reach into nested repositories
 }
 
 // parsePatterns parses the contents of one ignore file.
@@ -108,6 +109,19 @@ func (s *ignoreStack) push(l patternList) *ignoreStack {
 	n := &ignoreStack{dirs: make([]patternList, len(s.dirs), len(s.dirs)+1), global: s.global}
 	copy(n.dirs, s.dirs)
 	n.dirs = append(n.dirs, l)
+	return n
+}
+
+// nested is the stack inside a repository nested in the tree, whose
+// repository-wide lists are global: git's rules from outside it do not reach
+// into it; Rewind's own do.
+func (s *ignoreStack) nested(global []patternList) *ignoreStack {
+	n := &ignoreStack{global: global}
+	for _, l := range s.dirs {
+		if l.rewind {
+			n.dirs = append(n.dirs, l)
+		}
+	}
 	return n
 }
 

@@ -76,7 +76,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Check(m); err != nil {
+		if err := v.Check(context.Background(), m); err != nil {
 			t.Fatalf("verify %d: %v", i, err)
 		}
 		_, ignoredBefore := splitIgnored(state(t, dir))
@@ -132,7 +132,7 @@ func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
 		t.Errorf("layer manifest is %d bytes, full one %d: it should hold only the changes", delta.Size(), full.Size())
 	}
 	// A layer's archive alone is refused: its parents hold the rest.
-	if _, err := Restore(context.Background(), t.TempDir(), filepath.Join(snaps, "1", "snapshot.tar.gz"), RestoreOptions{}); err == nil || !strings.Contains(err.Error(), "whiteout") {
+	if _, err := Restore(context.Background(), t.TempDir(), filepath.Join(snaps, "1", "snapshot.tar.gz"), RestoreOptions{}); err == nil || !strings.Contains(err.Error(), "a layer over other snapshots") {
 		t.Errorf("restoring a bare layer: %v", err)
 	}
 }

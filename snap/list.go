@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 // List calls fn for every entry of the archive, in archive order, after the
 // same checks a restore makes; content is skipped, not hashed.
 func List(archive string, fn func(e *Entry) error) error {
-	return eachEntry(archive, func(e *Entry, content io.Reader) error {
+	return eachEntry(archive, DefaultLimits, func(e *Entry, content io.Reader) error {
 		if content != nil {
 			if _, err := io.Copy(io.Discard, content); err != nil {
 				return archiveReadErr(e, err)
@@ -23,8 +24,8 @@ func List(archive string, fn func(e *Entry) error) error {
 // eachEntry reads an archive whole, with the checks a restore makes, and
 // calls fn for every entry in archive order; content is nil but for files,
 // and readable only until fn returns.
-func eachEntry(archive string, fn func(e *Entry, content io.Reader) error) error {
-	as, err := openArchive(archive, DefaultLimits, false)
+func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reader) error) error {
+	as, err := openArchive(archive, limits, false)
 	if err != nil {
 		return err
 	}
@@ -44,44 +45,64 @@ func eachEntry(archive string, fn func(e *Entry, content io.Reader) error) error
 }
 
 // Verifier checks snapshots end to end: every archive a manifest points
-// into is read whole once (gzip checksum, tar structure, the checks a
-// restore makes) and its files hashed; then every file entry of the
-// manifest must be in the archive it names, with the recorded hash. It
-// caches what it read, so checking many layers of one chain costs each
-// archive once.
+// into is read whole once, member by member (each member's gzip checksum,
+// the tar structure, the checks a restore makes), and its files hashed;
+// then every file entry of the manifest must be in the archive it names, at
+// the place it names (the member and how far into it, where a restore
+// seeks), with the recorded hash. It caches what it read, so checking many
+// layers of one chain costs each archive once.
 type Verifier struct {
-	hashes map[string]map[string]string // archive -> path -> content hash
-	errs   map[string]error
+	index map[string]map[string]placed // archive -> path -> where and what
+	errs  map[string]error
+}
+
+type placed struct {
+	coff, skip int64
+	hash       string
 }
 
 // NewVerifier returns an empty Verifier.
 func NewVerifier() *Verifier {
-	return &Verifier{hashes: map[string]map[string]string{}, errs: map[string]error{}}
+	return &Verifier{index: map[string]map[string]placed{}, errs: map[string]error{}}
 }
 
-func (v *Verifier) index(archive string) (map[string]string, error) {
-	if h, ok := v.hashes[archive]; ok {
-		return h, v.errs[archive]
+func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (map[string]placed, error) {
+	if idx, ok := v.index[archive]; ok {
+		return idx, v.errs[archive]
 	}
-	idx := map[string]string{}
-	err := eachEntry(archive, func(e *Entry, content io.Reader) error {
-		if content == nil {
-			return nil
+	idx := map[string]placed{}
+	as, err := openArchiveMembers(archive, limits)
+	if err == nil {
+		defer as.Close()
+		for {
+			e, content, nerr := as.next()
+			if nerr == io.EOF {
+				break
+			}
+			if nerr != nil {
+				err = nerr
+				break
+			}
+			if content == nil {
+				continue
+			}
+			h := sha256.New()
+			if _, cerr := io.Copy(h, ctxReader{ctx, content}); cerr != nil {
+				if err = ctx.Err(); err == nil {
+					err = archiveReadErr(e, cerr)
+				}
+				break
+			}
+			idx[e.Path] = placed{coff: e.COff, skip: e.Skip, hash: hex.EncodeToString(h.Sum(nil))}
 		}
-		h := sha256.New()
-		if _, err := io.Copy(h, content); err != nil {
-			return archiveReadErr(e, err)
-		}
-		idx[e.Path] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	v.hashes[archive], v.errs[archive] = idx, err
+	}
+	v.index[archive], v.errs[archive] = idx, err
 	return idx, err
 }
 
 // Check verifies m: its tree hash, and every file's content in the archive
-// that holds it.
-func (v *Verifier) Check(m *Manifest) error {
+// that holds it, at the place the manifest records.
+func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
 	if got := TreeHash(m.Entries); got != m.Header.TreeHash {
 		return fmt.Errorf("manifest tree hash %s does not match its entries (%s)", m.Header.TreeHash, got)
 	}
@@ -90,16 +111,18 @@ func (v *Verifier) Check(m *Manifest) error {
 		if e.Kind != KindFile {
 			continue
 		}
-		idx, err := v.index(e.Src)
+		idx, err := v.read(ctx, e.Src, limitsOf(m))
 		if err != nil {
 			return err
 		}
-		h, ok := idx[e.Path]
+		p, ok := idx[e.Path]
 		switch {
 		case !ok:
 			return fmt.Errorf("%s: not in %s, where its manifest says its content is", e.Path, e.Src)
-		case h != e.Hash:
+		case p.hash != e.Hash:
 			return fmt.Errorf("%s: content in %s differs from its manifest's hash", e.Path, e.Src)
+		case (e.COff != 0 || e.Skip != 0) && (p.coff != e.COff || p.skip != e.Skip): // 0+0: a manifest from before places were recorded, or the first member's start
+			return fmt.Errorf("%s: in %s at member %d+%d, where its manifest says %d+%d", e.Path, e.Src, p.coff, p.skip, e.COff, e.Skip)
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,59 @@ type Manifest struct {
 	Header  ManifestHeader
 	Entries []Entry // the whole tree, in walk order; Src absolute
 	File    string  // the file it was read from (absolute), "" for a new one
+	chain   []string
+	sizes   map[string]int64 // archive (absolute) -> its size, as the chain's headers record it
+}
+
+// Files lists the files the snapshot is read from: the manifest files of
+// its chain (newest first) and every archive its entries' content is in,
+// absolute.
+func (m *Manifest) Files() []string {
+	out := slices.Clone(m.chain)
+	if len(out) == 0 && m.File != "" {
+		out = append(out, m.File)
+	}
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	add(m.Header.Archive)
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile {
+			add(m.Entries[i].Src)
+		}
+	}
+	return out
+}
+
+// CheckArchives checks, without reading them, that the archives the
+// snapshot's files are read from are all there, each of the size the chain
+// recorded for it — or, for an archive no header gives the size of (written
+// before sizes were recorded), large enough to hold every member its entries
+// name. It is what a save checks before it builds a layer on the snapshot.
+func (m *Manifest) CheckArchives() error {
+	last := map[string]int64{} // archive -> the furthest member offset named in it
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Kind == KindFile {
+			last[e.Src] = max(last[e.Src], e.COff)
+		}
+	}
+	for a, off := range last {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return &ArchiveError{Archive: a, Reason: fmt.Sprintf("missing (%v); the snapshot's files in it cannot be read", errors.Unwrap(err))}
+		}
+		if size, ok := m.sizes[a]; ok && fi.Size() != size {
+			return &ArchiveError{Archive: a, Reason: fmt.Sprintf("%d bytes, where its manifest recorded %d; it is damaged", fi.Size(), size)}
+		}
+		if fi.Size() <= off {
+			return &ArchiveError{Archive: a, Reason: fmt.Sprintf("%d bytes, too short for a member its manifest names at %d; it is damaged", fi.Size(), off)}
+		}
+	}
+	return nil
 }
 
 // ManifestHeader is the first line of a manifest file.
@@ -70,6 +124,28 @@ type ManifestHeader struct {
 	// snapshot, this one included; BaseCompressed the full snapshot's.
 	ChainCompressed int64 `json:"chain_compressed_bytes,omitempty"`
 	BaseCompressed  int64 `json:"base_compressed_bytes,omitempty"`
+	// Limits are the limits the snapshot was taken within, when they are
+	// not DefaultLimits: a restore through the manifest uses them.
+	Limits *Limits `json:"limits,omitempty"`
+	// Unreadable lists the paths the snapshot could not read (no
+	// permission, an I/O error), sorted: they are not in it, and a restore
+	// leaves whatever is at them alone.
+	Unreadable []string `json:"unreadable,omitempty"`
+	// Rules are the ignore rules from outside the tree the snapshot was
+	// taken under: a restore judges by them what the snapshot ignored.
+	Rules *Rules `json:"rules,omitempty"`
+	// Archives holds the sizes of the other archives this file's entries
+	// are read from (in memory absolute, on disk relative to the manifest's
+	// folder), so that a chain can be checked without reading them.
+	Archives map[string]int64 `json:"archives,omitempty"`
+}
+
+// limitsOf is the limits m's snapshot was taken within.
+func limitsOf(m *Manifest) Limits {
+	if m.Header.Limits != nil {
+		return m.Header.Limits.Or(DefaultLimits)
+	}
+	return DefaultLimits
 }
 
 // racyWindow is how close to the scan a change time may be before the
@@ -170,6 +246,29 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 		return errors.New("manifest: a layer's manifest needs its parent to be written")
 	}
 	hdr := m.Header
+	hdr.Archives = nil
+	record := func(e *Entry) { // the size of an archive an entry this file lists reads from
+		if e.Kind != KindFile || e.Src == "" || e.Src == m.Header.Archive {
+			return
+		}
+		if size, ok := m.sizes[e.Src]; ok {
+			if hdr.Archives == nil {
+				hdr.Archives = map[string]int64{}
+			}
+			hdr.Archives[relTo(dir, e.Src)] = size
+		}
+	}
+	if m.Header.Parent == "" {
+		for i := range m.Entries {
+			record(&m.Entries[i])
+		}
+	} else {
+		mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
+			if cur != nil && (old == nil || !cur.same(old)) {
+				record(cur)
+			}
+		})
+	}
 	hdr.Archive = relTo(dir, hdr.Archive)
 	hdr.Parent = relTo(dir, hdr.Parent)
 	bw := bufio.NewWriterSize(w, 256*1024)
@@ -337,6 +436,19 @@ func ReadManifest(name string) (*Manifest, error) {
 		file = m.Header.Parent
 	}
 	top := chain[0].m
+	top.sizes = map[string]int64{}
+	for i := len(chain) - 1; i >= 0; i-- { // the newest record wins
+		h := &chain[i].m.Header
+		for a, size := range h.Archives {
+			top.sizes[a] = size
+		}
+		if h.Archive != "" {
+			top.sizes[h.Archive] = h.CompressedBytes
+		}
+	}
+	for _, l := range chain {
+		top.chain = append(top.chain, l.m.File)
+	}
 	if len(chain) == 1 {
 		return top, nil
 	}
@@ -404,6 +516,13 @@ func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
 	}
 	m.Header.Archive = absFrom(dir, m.Header.Archive)
 	m.Header.Parent = absFrom(dir, m.Header.Parent)
+	if len(m.Header.Archives) > 0 {
+		abs := make(map[string]int64, len(m.Header.Archives))
+		for a, size := range m.Header.Archives {
+			abs[absFrom(dir, a)] = size
+		}
+		m.Header.Archives = abs
+	}
 	var gone map[string]bool
 	m.Entries = make([]Entry, 0, bytes.Count(rest, []byte("\n")))
 	// One string for all lines: paths and hashes are slices of it rather

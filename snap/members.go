@@ -1,9 +1,11 @@
 package snap
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -25,6 +27,7 @@ const memberSize = 1 << 20
 type memberWriter struct {
 	w     io.Writer
 	level int
+	extra []byte // the first member's header extra field (see archiveMark)
 
 	cur      *bytes.Buffer // uncompressed bytes of the member being filled
 	index    int           // the current member's index
@@ -44,9 +47,9 @@ type compressed struct {
 	err  error
 }
 
-func newMemberWriter(w io.Writer, level int) *memberWriter {
+func newMemberWriter(w io.Writer, level int, extra []byte) *memberWriter {
 	n := max(2, runtime.GOMAXPROCS(0)*2)
-	m := &memberWriter{w: w, level: level, inflight: make(chan struct{}, n), raws: make(chan *bytes.Buffer, n+1), outs: make(chan *bytes.Buffer, n+1)}
+	m := &memberWriter{w: w, level: level, extra: extra, inflight: make(chan struct{}, n), raws: make(chan *bytes.Buffer, n+1), outs: make(chan *bytes.Buffer, n+1)}
 	m.cur = new(bytes.Buffer) // grows as written: an empty layer costs nothing
 	return m
 }
@@ -123,11 +126,15 @@ func (m *memberWriter) cut(last bool) {
 		m.cur = buffer(m.raws, memberSize)
 	}
 	ch := make(chan compressed, 1)
+	first := m.index == 0
 	m.inflight <- struct{}{}
 	go func() {
 		defer func() { <-m.inflight }()
 		out := buffer(m.outs, raw.Len()/2) // level 1 leaves source code at about a quarter
 		zw, err := m.compressor(out)
+		if err == nil && first {
+			zw.Header.Extra = m.extra
+		}
 		if err == nil {
 			_, err = zw.Write(raw.Bytes())
 		}
@@ -170,4 +177,75 @@ func (m *memberWriter) Close() error {
 	m.cut(true)
 	m.flush(0)
 	return m.err
+}
+
+// memberStream reads the gzip members of an archive one after another as
+// one stream, verifying each member's checksum, and knows where each member
+// starts: its offset in the file and the offset of its first byte in the
+// stream. The gzip reader consumes its input byte by byte (through
+// ReadByte), so the count of what it read is where the next member starts.
+type memberStream struct {
+	in     *countingByteReader
+	zr     *gzip.Reader
+	starts []memberStart
+	pos    int64 // inflated bytes read
+}
+
+type memberStart struct{ coff, pos int64 }
+
+func newMemberStream(r io.Reader) (*memberStream, error) {
+	in := &countingByteReader{r: bufio.NewReaderSize(r, 256<<10)}
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	return &memberStream{in: in, zr: zr, starts: []memberStart{{0, 0}}}, nil
+}
+
+func (m *memberStream) Read(p []byte) (int, error) {
+	for {
+		n, err := m.zr.Read(p)
+		m.pos += int64(n)
+		if err != io.EOF {
+			return n, err
+		}
+		// The member ended, its checksum verified: the next one, if any.
+		coff := m.in.n
+		if err := m.zr.Reset(m.in); err != nil {
+			return n, err // io.EOF at the end of the file
+		}
+		m.zr.Multistream(false)
+		m.starts = append(m.starts, memberStart{coff, m.pos})
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// at returns the member that holds the stream's byte pos: its offset in
+// the file, and how many of its inflated bytes come before pos.
+func (m *memberStream) at(pos int64) (coff, skip int64) {
+	i := sort.Search(len(m.starts), func(i int) bool { return m.starts[i].pos > pos }) - 1
+	return m.starts[i].coff, pos - m.starts[i].pos
+}
+
+// countingByteReader counts the bytes read through it.
+type countingByteReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingByteReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingByteReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
 }

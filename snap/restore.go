@@ -3,9 +3,7 @@ package snap
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,13 +15,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
 // RestoreOptions adjust Restore.
 type RestoreOptions struct {
 	DryRun bool
-	Limits Limits // zero means DefaultLimits
+	// Limits bound what the snapshot may hold; zero fields take the
+	// manifest's recorded limits, else DefaultLimits's.
+	Limits Limits
 	Walk   WalkOptions
 	// Manifest, when set, describes the snapshot (a full one or a layer
 	// chain): only files that differ from it are read, each from the
@@ -42,8 +43,10 @@ type RestoreResult struct {
 	WrittenList []string `json:"written_paths,omitempty"`
 	DeletedList []string `json:"deleted_paths,omitempty"`
 	ModeList    []string `json:"mode_paths,omitempty"`
-	Kept        []string `json:"kept_folders,omitempty"` // folders not in the snapshot kept because they hold ignored files
-	Spared      []string `json:"spared_paths,omitempty"` // not in the snapshot but ignored by its rules, so left alone
+	Kept        []string `json:"kept_folders,omitempty"`     // folders not in the snapshot kept because they hold ignored files
+	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
+	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
+	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
 }
 
 // Change is one difference between a snapshot and a tree, seen from the
@@ -77,7 +80,7 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if opts.DryRun {
 		return res, nil
 	}
-	kept, err := p.apply(ctx)
+	kept, err := p.apply()
 	res.Kept = kept
 	if err != nil {
 		return res, err
@@ -112,11 +115,16 @@ type restoreOp struct {
 }
 
 type restorePlan struct {
+	ctx       context.Context // interrupts phase one (phase two, once begun, finishes)
 	root      string
 	r         *os.Root
 	stage     string // staging folder name at the root, "" when not staging
 	stageLock *os.File
 	snapshot  map[string]Kind
+	state     map[string]bool // state folders inside the root: never compared or written
+	inputs    map[string]bool // the snapshot's own files inside the root: never deleted or written
+	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
+	keptIn    []string
 	current   []Entry
 	cur       map[string]*Entry
 	special   map[string]bool
@@ -132,9 +140,9 @@ type restorePlan struct {
 // or, when m is set, a manifest whose files are fetched from their archives
 // only where they differ — and stages what must be written.
 func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOptions, stage bool) (_ *restorePlan, err error) {
-	limits := opts.Limits
-	if limits == (Limits{}) {
-		limits = DefaultLimits
+	limits := opts.Limits.Or(DefaultLimits)
+	if m != nil {
+		limits = opts.Limits.Or(limitsOf(m))
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -144,7 +152,15 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if m != nil {
 		n = len(m.Entries)
 	}
-	p := &restorePlan{root: root, r: r, snapshot: make(map[string]Kind, n)}
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
+	var inputs []string
+	if archive != "" {
+		inputs = append(inputs, archive)
+	}
+	if m != nil {
+		inputs = append(inputs, m.Files()...)
+	}
+	p.inputs = within(root, inputs)
 	defer func() {
 		if err != nil {
 			p.close()
@@ -181,12 +197,25 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	for _, s := range w.t.Special {
 		p.special[s] = true
 	}
+	p.alone = map[string]bool{}
+	for _, u := range w.t.Unreadable {
+		p.alone[u] = true
+	}
+	if m != nil {
+		for _, u := range m.Header.Unreadable {
+			p.alone[u] = true
+		}
+	}
 	if stage {
 		if err := p.openStage(); err != nil {
 			return nil, err
 		}
 	}
-	rules := newSnapshotRules(root, opts.Walk)
+	var recorded *Rules
+	if m != nil {
+		recorded = m.Header.Rules
+	}
+	rules := newSnapshotRules(root, opts.Walk, recorded)
 	if m != nil {
 		err = p.fromManifest(ctx, m, limits, stage, rules)
 	} else {
@@ -199,12 +228,21 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		c := &p.current[i]
 		k, ok := p.snapshot[c.Path]
 		switch {
+		case underAny(c.Path, p.alone):
+			// Unreadable now or when the snapshot was taken: its content is
+			// known to no backup, so it is never deleted.
+		case p.inputs[c.Path]:
+			if !ok { // else reported when the snapshot's entry was skipped
+				p.keptIn = append(p.keptIn, c.Path)
+			}
 		case ok && k == c.Kind:
 		case !ok && rules.ignored(c.Path, c.Kind == KindDir):
 			// In scope now only because the ignore rules changed since the
 			// snapshot: under the snapshot's rules it is an ignored file, and
 			// a restore never deletes those.
 			p.spared = append(p.spared, c.Path)
+		case c.Kind == KindFile && p.unreadable(c.Path):
+			p.alone[c.Path] = true // no backup can hold it: never deleted
 		default:
 			p.deletes = append(p.deletes, *c)
 		}
@@ -212,10 +250,25 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	return p, nil
 }
 
+// unreadable reports whether the tree's file name cannot be read (its
+// permissions, a failing disk): a backup taken before the restore could not
+// hold it, so the restore must not replace or delete it.
+func (p *restorePlan) unreadable(name string) bool {
+	f, err := p.r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return unreadableErr(err)
+	}
+	f.Close()
+	return false
+}
+
 // enter records a snapshot entry (and the folders it implies) and checks
 // that nothing out of scope stands in its way. It returns the tree's entry
 // at the same path, if any.
 func (p *restorePlan) enter(e *Entry) (*Entry, error) {
+	if first, _, _ := strings.Cut(e.Path, "/"); p.stage != "" && first == p.stage {
+		return nil, fmt.Errorf("cannot restore %s: it is the name this restore picked for its staging folder; run the restore again", e.Path)
+	}
 	if p.special[e.Path] {
 		return nil, fmt.Errorf("cannot restore %s: a socket, FIFO or device is in the way; remove it and retry", e.Path)
 	}
@@ -275,6 +328,10 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 
 // fromArchive reads a whole archive, comparing each file byte for byte.
 func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage bool, rules *snapshotRules) error {
+	if as.kind == "layer" {
+		return &ArchiveError{Archive: as.name,
+			Reason: "a layer over other snapshots (its header says so); restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	}
 	buf := make([]byte, 256*1024)
 	buf2 := make([]byte, 256*1024)
 	for n := 0; ; n++ {
@@ -290,9 +347,21 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if err != nil {
 			return err
 		}
-		if strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+		if as.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+			// An archive without a mark (an older rewind-snap's): a whiteout's
+			// name is all there is to tell a layer by.
 			return &ArchiveError{Archive: as.name, Entry: e.Path,
-				Reason: "a whiteout: this archive is a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+				Reason: "a whiteout in an archive without Rewind's mark, so probably a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+		}
+		if underAny(e.Path, p.state) {
+			continue // a snapshot taken before state folders were left out
+		}
+		if p.inputs[e.Path] {
+			p.keepInput(e.Path)
+			continue
+		}
+		if underAny(e.Path, p.alone) {
+			continue // unreadable: left as it is
 		}
 		c, err := p.enter(e)
 		if err != nil {
@@ -313,6 +382,9 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
 		if err != nil {
 			return err
+		}
+		if p.alone[e.Path] {
+			continue
 		}
 		p.addFile(e, c, same, staged)
 	}
@@ -340,8 +412,7 @@ const fetchAllAt = 64
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
 	chk := &archiveScanner{name: m.File, limits: limits, foldCase: caseInsensitive(p.root),
-		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4),
-		links: map[string]string{}, csize: 1 << 62}
+		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4), csize: 1 << 62}
 	if chk.foldCase {
 		chk.folded = map[string]string{}
 	}
@@ -359,6 +430,16 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		e := &m.Entries[i]
 		if err := chk.checkEntry(e); err != nil {
 			return err
+		}
+		if underAny(e.Path, p.state) {
+			continue // a snapshot taken before state folders were left out
+		}
+		if p.inputs[e.Path] {
+			p.keepInput(e.Path)
+			continue
+		}
+		if underAny(e.Path, p.alone) {
+			continue // unreadable: left as it is
 		}
 		c, err := p.enter(e)
 		if err != nil {
@@ -378,8 +459,12 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			if c.sameStat(e) && !m.racy(e) {
 				same = true
 			} else {
-				h, err := hashFile(filepath.Join(p.root, filepath.FromSlash(e.Path)))
-				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(e.Path)))
+				if err != nil && unreadableErr(err) {
+					p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+					continue
+				}
+				if err != nil && !changed(err) {
 					return err
 				}
 				same = h == e.Hash
@@ -394,11 +479,12 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			p.addFile(e, c, true, "")
 			continue
 		}
+		if c != nil && c.Kind == KindFile && p.unreadable(e.Path) {
+			p.alone[e.Path] = true
+			continue
+		}
 		p.addFile(e, c, false, "")
 		needs = append(needs, need{op: len(p.ops) - 1, e: e})
-	}
-	if err := chk.checkLinks(); err != nil {
-		return err
 	}
 	if !stage {
 		return nil
@@ -490,6 +576,34 @@ func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[s
 	return nil
 }
 
+// keepInput leaves the snapshot's entry at one of its own input files alone:
+// the tree keeps the file being read. The entry still counts as in the
+// snapshot, so the file is not deleted either.
+func (p *restorePlan) keepInput(name string) {
+	p.snapshot[name] = KindFile
+	for _, d := range missingParents(name, p.snapshot) {
+		p.snapshot[d] = KindDir
+	}
+	p.keptIn = append(p.keptIn, name)
+}
+
+// within returns the files of paths that lie inside root, relative to it
+// (slash-separated), compared with symlinks resolved.
+func within(root string, paths []string) map[string]bool {
+	out := map[string]bool{}
+	roots := resolvedForms(root)
+	for _, f := range paths {
+		for _, abs := range resolvedForms(f) {
+			for _, r := range roots {
+				if rel, err := filepath.Rel(r, abs); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+					out[filepath.ToSlash(rel)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // missingParents lists the folders above name, outermost first, that the
 // snapshot has not listed yet.
 func missingParents(name string, snapshot map[string]Kind) []string {
@@ -504,24 +618,50 @@ func missingParents(name string, snapshot map[string]Kind) []string {
 	return out
 }
 
-// checkNotInTheWay refuses to restore path when something out of scope
-// (ignored, or a symlink the walk did not follow) occupies it or one of its
-// parent folders is not a real folder of the tree in scope.
+// checkNotInTheWay refuses to restore name when something out of scope
+// (ignored, or special) occupies it or stands on its way, never looking
+// through a symlink: a parent that is a symlink or file of the tree in scope
+// gives way to the snapshot's folder, so nothing below it is in the way.
 func (p *restorePlan) checkNotInTheWay(name string, c *Entry) error {
 	if c != nil {
 		return nil
 	}
-	fi, err := p.r.Lstat(filepath.FromSlash(name))
-	if err == nil {
-		return fmt.Errorf("cannot restore %s: an ignored %s is in the way; move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()))
+	if at, fi := p.occupant(name); fi != nil {
+		return fmt.Errorf("cannot restore %s: an ignored %s is in the way (%s); move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()), at)
 	}
 	return nil
 }
 
+// occupant returns what stands at name, or on the way to it, that the
+// tree in scope does not hold, without following a symlink; nil when
+// nothing does, or when a parent in scope is not a folder (it will be
+// replaced by one).
+func (p *restorePlan) occupant(name string) (string, fs.FileInfo) {
+	els := strings.Split(name, "/")
+	for i := range els {
+		at := strings.Join(els[:i+1], "/")
+		if c := p.cur[at]; c != nil {
+			if c.Kind != KindDir {
+				return "", nil
+			}
+			continue
+		}
+		// Every folder above at is a real folder: Lstat follows no symlink.
+		fi, err := p.r.Lstat(filepath.FromSlash(at))
+		if err != nil {
+			return "", nil
+		}
+		if i == len(els)-1 || !fi.IsDir() {
+			return at, fi
+		}
+	}
+	return "", nil
+}
+
 // ignoredDir reports whether an out-of-scope real folder stands at name.
 func (p *restorePlan) ignoredDir(name string) bool {
-	fi, err := p.r.Lstat(filepath.FromSlash(name))
-	return err == nil && fi.IsDir()
+	at, fi := p.occupant(name)
+	return fi != nil && at == name && fi.IsDir()
 }
 
 // checkReplaceable refuses to replace the folder name by a file or symlink
@@ -529,19 +669,33 @@ func (p *restorePlan) ignoredDir(name string) bool {
 // restore must never delete.
 func (p *restorePlan) checkReplaceable(name string, cur map[string]*Entry) error {
 	var extra []string
-	err := fs.WalkDir(p.r.FS(), filepath.FromSlash(name), func(q string, d fs.DirEntry, err error) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		f, err := p.r.Open(filepath.FromSlash(dir))
 		if err != nil {
 			return err
 		}
-		if _, ok := cur[filepath.ToSlash(q)]; !ok {
-			extra = append(extra, q)
+		des, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, de := range des {
+			child := dir + "/" + de.Name()
+			if _, ok := cur[child]; !ok {
+				extra = append(extra, child)
+			} else if de.IsDir() {
+				if err := walk(child); err != nil {
+					return err
+				}
+			}
 			if len(extra) >= 3 {
-				return fs.SkipAll
+				return nil
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	if err := walk(name); err != nil {
 		return fmt.Errorf("cannot restore %s: %w", name, err)
 	}
 	if len(extra) > 0 {
@@ -566,10 +720,19 @@ func describeMode(m fs.FileMode) string {
 // file c (if any), and stages it when it differs and stage is set.
 func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
-	if c != nil && c.Kind == KindFile && c.Size == e.Size {
+	if c != nil && c.Kind == KindFile {
 		cf, err = p.r.Open(filepath.FromSlash(e.Path))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && unreadableErr(err) {
+			p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+			_, err := io.Copy(io.Discard, content)
+			return false, "", archiveReadErr(e, err)
+		}
+		if err != nil && !changed(err) {
 			return false, "", fmt.Errorf("read %s: %w", e.Path, err)
+		}
+		if cf != nil && c.Size != e.Size {
+			cf.Close()
+			cf = nil
 		}
 	}
 	if cf != nil {
@@ -620,43 +783,54 @@ func archiveReadErr(e *Entry, err error) error {
 	return fmt.Errorf("archive corrupt inside %s (%v); nothing was changed", e.Path, err)
 }
 
+// openStage creates the staging folder with its marker (see isStaging),
+// flock-held while the restore runs.
 func (p *restorePlan) openStage() error {
 	p.cleanStaleStages()
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	p.stage = stagingPrefix + hex.EncodeToString(rnd[:])
-	if err := p.r.Mkdir(p.stage, 0o700); err != nil {
-		p.stage = ""
+	name, marker := newStagingName()
+	if err := p.r.Mkdir(name, 0o700); err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
-	lf, err := p.r.OpenFile(p.stage+"/lock", os.O_CREATE|os.O_RDWR, 0o600)
+	p.stage = name
+	lf, err := p.r.OpenFile(name+"/"+stagingMarker, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
 	p.stageLock = lf
-	return syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("lock staging folder %s: %w", name, err)
+	}
+	if _, err := lf.Write(marker); err != nil {
+		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
+	}
+	return nil
 }
 
-// cleanStaleStages removes staging folders that a killed restore left
-// behind: those whose lock no process holds.
+// cleanStaleStages removes the staging folders killed restores left behind:
+// those proven to be staging folders (isStaging) whose lock no process
+// holds. Nothing else is removed, whatever its name.
 func (p *restorePlan) cleanStaleStages() {
 	des, err := os.ReadDir(p.root)
 	if err != nil {
 		return
 	}
 	for _, de := range des {
-		if !de.IsDir() || !strings.HasPrefix(de.Name(), stagingPrefix) {
+		if !stagingEntry(p.root, de.Name(), de.Type()) {
 			continue
 		}
-		lf, err := p.r.OpenFile(de.Name()+"/lock", os.O_RDWR, 0)
-		if err == nil {
-			if syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-				lf.Close()
-				continue // a live restore holds it
-			}
-			lf.Close()
+		lf, err := p.r.OpenFile(de.Name()+"/"+stagingMarker, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			p.r.Remove(de.Name()) // empty: killed right after creating it
+			continue
 		}
-		p.r.RemoveAll(de.Name())
+		if err != nil {
+			continue
+		}
+		held := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
+		lf.Close()
+		if !held { // else a live restore is using it
+			p.r.RemoveAll(de.Name())
+		}
 	}
 }
 
@@ -671,14 +845,17 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stage %s: %w", e.Path, err)
 	}
-	n, err := io.Copy(f, r)
-	if err != nil {
+	n, rerr, werr := copySparse(f, ctxReader{p.ctx, r})
+	if werr != nil {
 		f.Close()
-		var pe *fs.PathError
-		if errors.As(err, &pe) || errors.Is(err, syscall.ENOSPC) {
-			return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
+		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)
+	}
+	if rerr != nil {
+		f.Close()
+		if p.ctx.Err() != nil {
+			return "", p.ctx.Err()
 		}
-		return "", archiveReadErr(e, err)
+		return "", archiveReadErr(e, rerr)
 	}
 	if n != e.Size {
 		f.Close()
@@ -695,6 +872,49 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	return name, nil
 }
 
+// holeBlock is the unit copySparse skips when it is all zeros: a file
+// system block.
+const holeBlock = 4096
+
+var zeroBlock [holeBlock]byte
+
+// copySparse copies r to the new, empty file f, seeking over every block of
+// zeros instead of writing it, so a sparse file keeps its holes (and a file
+// of zeros gets some: the content is the same). It returns the bytes
+// copied, and the error reading r or writing f.
+func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	for {
+		m, err := io.ReadFull(r, buf)
+		for i := 0; i < m; i += holeBlock {
+			b := buf[i:min(i+holeBlock, m)]
+			if len(b) == holeBlock && bytes.Equal(b, zeroBlock[:]) {
+				n += holeBlock
+				continue
+			}
+			if _, werr := f.WriteAt(b, n); werr != nil {
+				return n, nil, werr
+			}
+			n += int64(len(b))
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return n, err, nil
+		}
+	}
+	// A file that ends in a hole has its size set by the truncate.
+	if err := f.Truncate(n); err != nil {
+		return n, nil, err
+	}
+	return n, nil, nil
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 func (p *restorePlan) close() {
 	if p.stage != "" {
 		p.r.RemoveAll(p.stage)
@@ -708,7 +928,11 @@ func (p *restorePlan) close() {
 }
 
 func (p *restorePlan) result(dry bool) *RestoreResult {
-	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared}
+	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared, Inputs: p.keptIn}
+	for u := range p.alone {
+		res.Unreadable = append(res.Unreadable, u)
+	}
+	sort.Strings(res.Unreadable)
 	for _, op := range p.ops {
 		switch op.kind {
 		case opWrite:
@@ -768,15 +992,37 @@ func (p *restorePlan) changes() []Change {
 // apply carries out the plan: deletions (deepest first), new folders
 // (shallowest first), staged files and links renamed into place, then mode
 // changes. Every parent of a path written is checked to be a real folder,
-// so an existing symlink never redirects a write.
-func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
+// so an existing symlink never redirects a write. Folder modes are set
+// last, deepest first: a folder the snapshot holds read-only is filled
+// before it becomes so, and a read-only folder of the tree is opened for the
+// owner while its entries change, then given its mode back. It is not
+// interrupted: stopping half way would leave a tree half restored, and
+// renames of staged files are quick.
+func (p *restorePlan) apply() (kept []string, err error) {
+	final := map[string]fs.FileMode{} // folder -> the mode it ends with
+	opened := map[string]bool{}       // folders known to be writable now
+	writable := func(name string) error {
+		dir := path.Dir(name)
+		if dir == "." || opened[dir] {
+			return nil
+		}
+		opened[dir] = true
+		fi, err := p.r.Lstat(filepath.FromSlash(dir))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o300 == 0o300 {
+			return nil
+		}
+		if _, ok := final[dir]; !ok {
+			final[dir] = fi.Mode().Perm()
+		}
+		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
+	}
 	dels := append([]Entry(nil), p.deletes...)
 	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
 	for _, d := range dels {
-		if err := ctx.Err(); err != nil {
-			return kept, err
-		}
 		name := filepath.FromSlash(d.Path)
+		if err := writable(d.Path); err != nil {
+			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
+		}
 		if d.Kind == KindDir {
 			if err := p.r.Remove(name); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -787,6 +1033,8 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 				}
 				kept = append(kept, d.Path) // holds ignored files: kept
 			}
+			delete(final, d.Path)
+			delete(opened, d.Path)
 			continue
 		}
 		if err := p.r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -795,31 +1043,45 @@ func (p *restorePlan) apply(ctx context.Context) (kept []string, err error) {
 	}
 	checked := map[string]bool{".": true}
 	for _, op := range p.ops {
-		if err := ctx.Err(); err != nil {
-			return kept, err
-		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
 			return kept, err
 		}
 		name := filepath.FromSlash(op.entry.Path)
-		switch op.kind {
-		case opMkdir:
-			if err := p.r.Mkdir(name, op.entry.Mode); err != nil {
+		if op.kind != opChmod {
+			if err := writable(op.entry.Path); err != nil {
+				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
+			}
+		}
+		switch {
+		case op.kind == opMkdir:
+			if err := p.r.Mkdir(name, 0o700); err != nil {
 				return kept, fmt.Errorf("create folder %s: %w", op.entry.Path, err)
 			}
-			// Mkdir applies the umask; the snapshot's bits win.
-			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
-				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
-			}
+			final[op.entry.Path] = op.entry.Mode
+			opened[op.entry.Path] = true
 			checked[op.entry.Path] = true
-		case opWrite:
+		case op.kind == opWrite:
 			if err := p.r.Rename(p.stage+"/"+op.staged, name); err != nil {
 				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
 			}
-		case opChmod:
+		case op.entry.Kind == KindDir:
+			final[op.entry.Path] = op.entry.Mode
+		default:
 			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
 				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
 			}
+		}
+	}
+	dirs := make([]string, 0, len(final))
+	for d := range final {
+		dirs = append(dirs, d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return comparePaths(dirs[i], dirs[j]) > 0 })
+	for _, d := range dirs {
+		// Mkdir applied the umask and a read-only folder was opened: the
+		// snapshot's (or the tree's own) bits win.
+		if err := p.r.Chmod(filepath.FromSlash(d), final[d]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return kept, fmt.Errorf("chmod %s: %w", d, err)
 		}
 	}
 	return kept, nil

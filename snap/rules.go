@@ -9,28 +9,56 @@ import (
 )
 
 // snapshotRules answers "would this path have been ignored when the snapshot
-// was taken?" from the .gitignore and .rewindignore files the snapshot holds,
-// plus the rules that live outside the tree (.git/info/exclude, global
-// excludes, folders above the root) as they are now.
+// was taken?" from the .gitignore and .rewindignore files the snapshot holds
+// and the rules from outside the tree it was taken under — each
+// repository's info/exclude, excludes file and the .gitignore files above
+// the root, Rewind's configured patterns — as its manifest records them; a
+// snapshot without them (an archive alone, an older manifest) is judged by
+// those rules as they are now.
 type snapshotRules struct {
-	base  *ignoreStack
-	files map[string][]pattern // folder -> patterns of its .gitignore then .rewindignore
-	order map[string][]string  // folder -> file names seen, to keep .gitignore before .rewindignore
-	data  map[string][]byte
+	root   string
+	top    *gitContext            // the root's repository (or none)
+	nested map[string]*gitContext // repositories nested in the tree, by their folder; nil: known to be none
+	live   bool                   // no recorded rules: nested repositories are looked for in the tree
+	extra  []pattern
+	data   map[string][]byte // the snapshot's ignore files, by path
 }
 
-func newSnapshotRules(root string, opts WalkOptions) *snapshotRules {
+func newSnapshotRules(root string, opts WalkOptions, recorded *Rules) *snapshotRules {
 	abs, _ := filepath.Abs(root)
-	gc := loadGitContext(abs)
-	st := &ignoreStack{global: gc.global}
-	for _, l := range gc.parents {
-		st = st.push(l)
+	r := &snapshotRules{root: abs, nested: map[string]*gitContext{}, data: map[string][]byte{}}
+	ignore := opts.Ignore
+	if recorded != nil {
+		ignore = recorded.Ignore
+		for _, rr := range recorded.Repos {
+			gc := &gitContext{base: rr.Base, rules: rr}
+			gc.build()
+			if rr.Base == "" {
+				r.top = gc
+			} else {
+				r.nested[rr.Base] = gc
+			}
+		}
 	}
-	r := &snapshotRules{base: st, data: map[string][]byte{}}
-	if extra := parsePatterns([]byte(joinLines(opts.Ignore))); len(extra) > 0 {
-		r.base = r.base.push(patternList{patterns: extra})
+	if r.top == nil {
+		gc, _ := loadGitContext(abs) // only its rules count here, which it reads whatever its index
+		r.top, r.live = &gc, true
 	}
+	r.extra = parsePatterns([]byte(joinLines(ignore)))
 	return r
+}
+
+// repoAt returns the repository whose top is the folder dir, or nil.
+func (r *snapshotRules) repoAt(dir string) *gitContext {
+	if gc, ok := r.nested[dir]; ok || !r.live {
+		return gc
+	}
+	var found *gitContext
+	if gc, ok, _ := nestedGitContext(filepath.Join(r.root, filepath.FromSlash(dir)), dir); ok {
+		found = &gc
+	}
+	r.nested[dir] = found
+	return found
 }
 
 // add tees the content of the snapshot's ignore file name as it is read.
@@ -59,24 +87,35 @@ func (r *snapshotRules) listsFor(dir string) []patternList {
 			f = dir + "/" + name
 		}
 		if b, ok := r.data[f]; ok && len(b) > 0 {
-			out = append(out, patternList{base: dir, patterns: parsePatterns(b)})
+			out = append(out, patternList{base: dir, patterns: parsePatterns(b), rewind: name == ".rewindignore"})
 		}
 	}
 	return out
 }
 
 // ignored reports whether p (relative to the root) is out of scope under the
-// snapshot's rules: it, or a folder above it, is ignored.
+// snapshot's rules: it, or a folder above it, is ignored. The rules are
+// stacked as a walk stacks them.
 func (r *snapshotRules) ignored(p string, isDir bool) bool {
-	st := r.base
+	st := &ignoreStack{global: r.top.global}
+	for _, l := range r.top.parents {
+		st = st.push(l)
+	}
 	els := strings.Split(p, "/")
 	for i := range els {
 		dir := strings.Join(els[:i], "/")
+		if i > 0 {
+			if gc := r.repoAt(dir); gc != nil {
+				st = st.nested(gc.global)
+			}
+		}
 		for _, l := range r.listsFor(dir) {
 			st = st.push(l)
 		}
-		sub := path.Join(els[:i+1]...)
-		if st.ignored(sub, i < len(els)-1 || isDir) {
+		if i == 0 && len(r.extra) > 0 {
+			st = st.push(patternList{patterns: r.extra, rewind: true})
+		}
+		if st.ignored(path.Join(els[:i+1]...), i < len(els)-1 || isDir) {
 			return true
 		}
 	}

@@ -4,8 +4,9 @@
 //
 // The scope of a snapshot is what git would not ignore: .gitignore files at
 // every level, .git/info/exclude, the global excludes file, tracked files,
-// plus .rewindignore files and the built-in excludes (.git, .agent/rewind).
-// The same rules apply outside a git repository. Regular files (with their
+// plus .rewindignore files and the built-in excludes (.git, .agent/rewind,
+// and the state folders of Rewind and the agents wherever the tree holds
+// them, see StateFolders). The same rules apply outside a git repository. Regular files (with their
 // permission bits), folders (empty ones too) and symlinks (as links) are
 // captured; sockets, FIFOs and devices are skipped and counted.
 package snap
@@ -101,19 +102,14 @@ func comparePaths(a, b string) int {
 }
 
 // builtinExcluded reports whether name (one path element) at rel is never
-// part of a snapshot: git's own folder, Rewind's store, and restore staging.
+// part of a snapshot: git's own folder and Rewind's store. (Restore staging
+// folders are left out too, once proven: see isStaging.)
 func builtinExcluded(rel, name string) bool {
 	switch {
 	case name == ".git":
 		return true
 	case name == "rewind" && (rel == ".agent/rewind" || strings.HasSuffix(rel, "/.agent/rewind")):
 		return true
-	case strings.HasPrefix(name, stagingPrefix) && !strings.Contains(rel, "/"):
-		return true
 	}
 	return false
 }
-
-// stagingPrefix names the folder a restore stages new content in, at the
-// root. It is never part of a snapshot.
-const stagingPrefix = ".rewind-restore-"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,9 +26,11 @@ type WalkOptions struct {
 // Tree is the result of a walk: the entries in scope, in walk order, and
 // what was skipped.
 type Tree struct {
-	Entries []Entry
-	Special []string // sockets, FIFOs and devices in scope, which cannot be captured
-	Started int64    // when the walk began, in nanoseconds since the epoch
+	Entries    []Entry
+	Special    []string // sockets, FIFOs and devices in scope, which cannot be captured
+	Unreadable []string // entries in scope the walk could not read (a folder it may not list)
+	Started    int64    // when the walk began, in nanoseconds since the epoch
+	Rules      Rules    // the rules from outside the tree it was walked under
 }
 
 // Walk lists the entries in scope under root, with their metadata but no
@@ -46,21 +49,27 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc := loadGitContext(abs)
+	gc, err := loadGitContext(abs)
+	if err != nil {
+		return nil, err
+	}
 	st := &ignoreStack{global: gc.global}
 	for _, l := range gc.parents {
 		st = st.push(l)
 	}
-	w := &walker{ctx: ctx, root: abs, gc: &gc, extra: parsePatterns([]byte(joinLines(opts.Ignore)))}
+	w := &walker{ctx: ctx, root: abs, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
+	w.rules.Ignore = opts.Ignore
+	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
 	top := &dirResult{}
 	w.wg.Add(1)
-	w.dir(top, "", st, false)
+	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
 	if w.err != nil {
 		return nil, w.err
 	}
-	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started}
+	sort.Slice(w.rules.Repos, func(i, j int) bool { return w.rules.Repos[i].Base < w.rules.Repos[j].Base })
+	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started, Rules: w.rules}
 	top.flatten(tree)
 	return tree, nil
 }
@@ -72,8 +81,9 @@ const walkWorkers = 8
 type walker struct {
 	ctx   context.Context
 	root  string
-	gc    *gitContext
+	rules Rules // under mu: every repository met
 	extra []pattern
+	state map[string]bool // Rewind's and the agents' state folders inside the root
 	sem   chan struct{}
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -81,11 +91,17 @@ type walker struct {
 }
 
 // dirResult is one folder's entries in name order; subs[i] holds the
-// contents of entries[i] when it is a folder.
+// contents of entries[i] when it is a folder. A folder that changed while it
+// was walked is marked: gone (removed, or now something out of scope),
+// replaced (now a file or symlink, which its entry in the parent holds), or
+// unreadable (its owner may list it, the walk may not).
 type dirResult struct {
-	entries []Entry
-	special []string
-	subs    []*dirResult
+	entries    []Entry
+	special    []string
+	unreadable []string // entries of this folder that could not be read
+	subs       []*dirResult
+
+	gone, replaced, denied bool
 }
 
 func (d *dirResult) count() int {
@@ -100,10 +116,19 @@ func (d *dirResult) count() int {
 
 func (d *dirResult) flatten(t *Tree) {
 	t.Special = append(t.Special, d.special...)
+	t.Unreadable = append(t.Unreadable, d.unreadable...)
 	for i := range d.entries {
-		t.Entries = append(t.Entries, d.entries[i])
-		if d.subs[i] != nil {
-			d.subs[i].flatten(t)
+		sub := d.subs[i]
+		switch {
+		case sub == nil || sub.replaced:
+			t.Entries = append(t.Entries, d.entries[i])
+		case sub.gone:
+			t.Special = append(t.Special, sub.special...)
+		case sub.denied:
+			t.Unreadable = append(t.Unreadable, d.entries[i].Path)
+		default:
+			t.Entries = append(t.Entries, d.entries[i])
+			sub.flatten(t)
 		}
 	}
 }
@@ -122,10 +147,13 @@ func (w *walker) failed() bool {
 	return w.err != nil
 }
 
-// dir reads the folder rel (already in scope) into res and schedules its
-// subfolders. inIgnored is true inside a folder that is ignored but holds
-// tracked files: there only tracked paths count.
-func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool) {
+// dir reads the folder rel (already in scope; self is its entry in the
+// parent's result, nil for the root) into res and schedules its subfolders.
+// st is the parent's ignore stack. inIgnored is true inside a folder that is
+// ignored but holds tracked files: there only tracked paths count. A folder
+// that is replaced while it is walked is looked at again (entry), up to a
+// few times: a tree an agent is changing never fails the walk.
+func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) {
 	defer w.wg.Done()
 	if w.failed() {
 		return
@@ -135,34 +163,80 @@ func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool
 		return
 	}
 	abs := w.abs(rel)
-	// Raw system calls: an *os.File would register the folder with the
-	// runtime's poller and switch its mode, several calls per folder that a
-	// walk of thousands of folders feels.
-	dfd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) && rel != "" {
-			return // removed while walking
+	var names []string
+	dfd := -1
+	for attempt := 0; ; attempt++ {
+		// Raw system calls: an *os.File would register the folder with the
+		// runtime's poller and switch its mode, several calls per folder that
+		// a walk of thousands of folders feels.
+		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			if names, err = readDirNames(fd); err == nil {
+				dfd = fd
+				break
+			}
+			unix.Close(fd)
 		}
-		w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
-		return
+		switch {
+		case rel == "":
+			w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
+			return
+		case denied(err):
+			res.denied = true
+			return
+		case !changed(err) || attempt == maxRetries:
+			w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
+			return
+		}
+		// Removed or replaced since its parent was read: what is there now?
+		e, ok, err := w.entry(unix.AT_FDCWD, abs, rel, st, repo, inIgnored)
+		switch {
+		case err != nil && denied(err):
+			res.denied = true
+			return
+		case err != nil:
+			w.fail(err)
+			return
+		case !ok:
+			res.gone = true
+			return
+		case e.Kind == 0:
+			res.gone = true
+			res.special = append(res.special, rel)
+			return
+		case e.Kind != KindDir:
+			*self = e
+			res.replaced = true
+			return
+		}
 	}
 	defer unix.Close(dfd)
-	names, err := readDirNames(dfd)
-	if err != nil {
-		w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
-		return
-	}
 	sort.Strings(names)
+	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
+		// A repository nested in the tree: inside it only its own rules
+		// apply, and its own tracked files, as for git run there.
+		nested, ok, err := nestedGitContext(abs, rel)
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		if ok {
+			repo, st, inIgnored = &nested, st.nested(nested.global), false
+			w.mu.Lock()
+			w.rules.Repos = append(w.rules.Repos, nested.rules)
+			w.mu.Unlock()
+		}
+	}
 	if !inIgnored {
 		for _, name := range []string{".gitignore", ".rewindignore"} {
 			if i := sort.SearchStrings(names, name); i < len(names) && names[i] == name {
-				if b, err := os.ReadFile(filepath.Join(abs, name)); err == nil {
-					st = st.push(patternList{base: rel, patterns: parsePatterns(b)})
+				if b, ok := readIgnoreFile(dfd, name); ok {
+					st = st.push(patternList{base: rel, patterns: parsePatterns(b), rewind: name == ".rewindignore"})
 				}
 			}
 		}
 		if rel == "" && len(w.extra) > 0 {
-			st = st.push(patternList{patterns: w.extra})
+			st = st.push(patternList{patterns: w.extra, rewind: true})
 		}
 	}
 	var sub []int
@@ -171,48 +245,30 @@ func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool
 		if rel != "" {
 			crel = rel + "/" + name
 		}
-		if builtinExcluded(crel, name) {
+		if builtinExcluded(crel, name) || w.state[crel] {
 			continue
 		}
-		var sys unix.Stat_t
-		if err := unix.Fstatat(dfd, name, &sys, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if errors.Is(err, unix.ENOENT) {
+		// Looked up in the folder as it was listed: were it replaced since,
+		// its names are gone, not someone else's.
+		e, ok, err := w.entry(dfd, name, crel, st, repo, inIgnored)
+		if err != nil {
+			if denied(err) {
+				res.unreadable = append(res.unreadable, crel)
 				continue
 			}
-			w.fail(fmt.Errorf("cannot stat %s: %w", crel, err))
+			w.fail(err)
 			return
 		}
-		e := entryFromStat(crel, &sys)
-		isDir := e.Kind == KindDir
-		ignored := inIgnored || st.ignored(crel, isDir)
-		if ignored {
-			if w.gc.tracked == nil {
-				continue
-			}
-			if isDir {
-				if !w.gc.trackedUnder(crel) {
-					continue
-				}
-			} else if !w.gc.isTracked(crel) {
-				continue
-			}
+		if !ok {
+			continue
+		}
+		if rel == "" && e.Kind == KindDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
+			continue // a restore's staging folder (a running one, or a killed one's)
 		}
 		switch e.Kind {
 		case KindDir:
 			sub = append(sub, len(res.entries))
-		case KindSymlink:
-			target, err := os.Readlink(filepath.Join(abs, name))
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				w.fail(fmt.Errorf("cannot read symlink %s: %w", crel, err))
-				return
-			}
-			e.Link = target
-			e.Size = int64(len(target))
-		case KindFile:
-		default:
+		case 0:
 			res.special = append(res.special, crel)
 			continue
 		}
@@ -223,17 +279,90 @@ func (w *walker) dir(res *dirResult, rel string, st *ignoreStack, inIgnored bool
 		child := &dirResult{}
 		res.subs[i] = child
 		w.wg.Add(1)
-		crel, ignored := res.entries[i].Path, inIgnored || st.ignored(res.entries[i].Path, true)
+		self := &res.entries[i]
+		crel, ignored := self.Path, inIgnored || st.ignored(self.Path, true)
 		select {
 		case w.sem <- struct{}{}:
 			go func() {
 				defer func() { <-w.sem }()
-				w.dir(child, crel, st, ignored)
+				w.dir(child, self, crel, st, repo, ignored)
 			}()
 		default:
-			w.dir(child, crel, st, ignored)
+			w.dir(child, self, crel, st, repo, ignored)
 		}
 	}
+}
+
+// maxRetries bounds how often the walk looks again at an entry that keeps
+// changing type while it is read.
+const maxRetries = 3
+
+// entry stats name (relative to the folder at, or a path with AT_FDCWD),
+// the tree's path rel, and reports whether it is in scope: not ignored, or
+// tracked. A special file has Kind 0. A symlink that stops being one while
+// its target is read is looked at again.
+func (w *walker) entry(at int, name, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
+	for attempt := 0; ; attempt++ {
+		var sys unix.Stat_t
+		if err := unix.Fstatat(at, name, &sys, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if changed(err) {
+				return Entry{}, false, nil
+			}
+			return Entry{}, false, fmt.Errorf("cannot stat %s: %w", rel, err)
+		}
+		e := entryFromStat(rel, &sys)
+		isDir := e.Kind == KindDir
+		if inIgnored || st.ignored(rel, isDir) {
+			switch {
+			case repo.tracked == nil:
+				return e, false, nil
+			case isDir && !repo.trackedUnder(rel), !isDir && !repo.isTracked(rel):
+				return e, false, nil
+			}
+		}
+		if e.Kind != KindSymlink {
+			return e, true, nil
+		}
+		target, err := readlinkat(at, name)
+		switch {
+		case err == nil:
+			e.Link, e.Size = target, int64(len(target))
+			return e, true, nil
+		case changed(err) && attempt < maxRetries:
+			continue // gone, or no longer a symlink
+		case changed(err):
+			return Entry{}, false, nil
+		default:
+			return Entry{}, false, fmt.Errorf("cannot read symlink %s: %w", rel, err)
+		}
+	}
+}
+
+func readlinkat(at int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		b := make([]byte, size)
+		n, err := unix.Readlinkat(at, name, b)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(b[:n]), nil
+		}
+	}
+}
+
+// changed reports whether err means a path changed under the walk: it is
+// gone, or one of its folders, or it is not what it was (a folder, a
+// symlink).
+func changed(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EINVAL) ||
+		errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EISDIR)
+}
+
+// denied reports whether err means the walk may not read a path its owner
+// may: the checkpoint is taken all the same, and records it unreadable.
+func denied(err error) bool {
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
 var direntBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -13,17 +13,18 @@ import (
 
 type backCmd struct {
 	common
-	both, inPlace, dryRun bool
-	transcript, agent     string
+	confirmation
+	both, inPlace     bool
+	transcript, agent string
 }
 
 func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
 	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; say which prompt it would cut before, the fork it would write, and with --both what it would write and delete")
 	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
 	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
+	c.registerConfirm(fs)
 }
 
 func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -34,7 +35,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil || n < 1 {
 		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -54,8 +55,20 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	o := store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent}
+	if c.asks() && canAsk(e) {
+		plan := o
+		plan.DryRun = true
+		p, err := s.Back(ctx, plan)
+		if err != nil {
+			return err
+		}
+		if err := confirmPlan(e, p, fmt.Sprintf("Go back to before the %s most recent prompt?", ordinal(n))); err != nil {
+			return err
+		}
+	}
 	ctx, stop := e.progress(ctx, "going back")
-	res, err := s.Back(ctx, store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent})
+	res, err := s.Back(ctx, o)
 	stop()
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json, err != nil)
@@ -69,7 +82,9 @@ func (c *backCmd) doc() doc {
 		summary: "rewind the chat to before the nth-most-recent prompt",
 		text: `Writes a fork of the conversation that ends before the nth-most-recent
 prompt (or cuts the transcript in place), and with --both also restores the
-code to the newest checkpoint taken before that prompt.`,
+code to the newest checkpoint taken before that prompt. On a terminal it shows
+where it would cut and what it would write, and asks first; --dry-run only
+shows it.`,
 		examples: []string{
 			"rewind back 1   # drop the last prompt from the chat",
 			"rewind back 2 --both --dry-run",

@@ -1,7 +1,7 @@
 // Package cli is the rewind command, importable so tests run it
 // in-process.
 //
-//	rewind init [--mode project|global]
+//	rewind init [--mode project|global] [--force]
 //	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL] [--full]
 //	rewind list [--all] [-n N]
 //	rewind show <cp>
@@ -9,9 +9,9 @@
 //	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
 //	rewind undo [--dry-run] [--yes]
 //	rewind undo-restore | redo [--dry-run] [--yes]
-//	rewind back <n> [--both] [--in-place] [--dry-run]
+//	rewind back <n> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
-//	rewind gc [--keep N] [--max-age D] [--max-bytes B] [--dry-run]
+//	rewind gc [--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]
 //	rewind pin <cp> [label] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
@@ -42,6 +42,7 @@ import (
 
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 // Version is set at build time (-X rewind.dev/rewind/cli.Version=…).
@@ -133,6 +134,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err == nil {
 		return 0
 	}
+	if ctx.Err() != nil {
+		// Interrupted (SIGINT, SIGTERM): whatever error the cut-short work
+		// returned, the run ends as interrupted.
+		err = context.Canceled
+	}
 	return report(stderr, err, wantsJSON(args))
 }
 
@@ -214,15 +220,19 @@ func exitCode(err error) int {
 // kind, else "".
 func hintOf(err error) string {
 	var h *store.HintError
+	var le *snap.LimitError
+	var ie *snap.IndexError
 	switch {
+	case errors.As(err, &ie):
+		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
+	case errors.As(err, &le):
+		return fmt.Sprintf("leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)", le.Limit)
 	case errors.As(err, &h):
 		return h.Hint
 	case errors.Is(err, store.ErrNoStore):
 		return "run 'rewind init' in the project first"
 	case errors.Is(err, store.ErrNoCheckpoints):
 		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
-	case errors.Is(err, store.ErrBusy):
-		return "let the other rewind finish and run this again (REWIND_LOCK_WAIT waits longer)"
 	}
 	return ""
 }
@@ -358,9 +368,10 @@ func (c *common) projectDir() (string, error) {
 	return store.FindProject(dir)
 }
 
-// open opens the project's store; $REWIND_LOCK_WAIT (a duration, e.g.
-// 10s) bounds the wait for its lock instead of store.DefaultLockWait.
-func (c *common) open() (*store.Store, error) {
+// open opens the project's store. $REWIND_LOCK_WAIT (a duration, e.g.
+// 10s) bounds the wait for its lock instead of store.DefaultLockWait;
+// waiting, it says on e's stderr who holds the lock.
+func (c *common) open(e *env) (*store.Store, error) {
 	p, err := c.projectDir()
 	if err != nil {
 		return nil, err
@@ -375,6 +386,9 @@ func (c *common) open() (*store.Store, error) {
 			return nil, usageError{fmt.Sprintf("REWIND_LOCK_WAIT=%q is not a duration such as 30s", v)}
 		}
 		s.LockWait = d
+	}
+	s.Waiting = func(holder string) {
+		fmt.Fprintf(e.stderr, "%s: waiting for the store's lock, held by %s\n", name, holder)
 	}
 	return s, nil
 }
@@ -428,6 +442,14 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// pronoun is "it" for one thing, else "they".
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "they"
 }
 
 func humanBytes(n int64) string {

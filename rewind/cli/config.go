@@ -12,6 +12,7 @@ import (
 
 	"rewind.dev/hookd"
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 type configCmd struct {
@@ -39,7 +40,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.registerHooks || c.unreg {
 		return c.hooks(ctx, e)
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -78,6 +79,11 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(tw, "Tier\t%s\n", tier)
 	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(r.MaxAge), humanBytes(r.MaxBytes), maxCount(r.MaxCheckpoints))
 	fmt.Fprintf(tw, "Ignore\t%s\n", orNone(ignore))
+	lim, note := snap.DefaultLimits, " (the defaults)"
+	if cfg.Limits != nil {
+		lim, note = cfg.Limits.Or(snap.DefaultLimits), ""
+	}
+	fmt.Fprintf(tw, "Limits\t%d entries, %s of content, %d path elements, %d-byte paths%s\n", lim.MaxEntries, humanBytes(lim.MaxBytes), lim.MaxDepth, lim.MaxPath, note)
 	fmt.Fprintf(tw, "Global file\t%s%s\n", store.GlobalConfigPath(), absentNote(store.GlobalConfigPath()))
 	fmt.Fprintf(tw, "Project file\t%s%s\n", s.ProjectConfigPath(), absentNote(s.ProjectConfigPath()))
 	return tw.Flush()

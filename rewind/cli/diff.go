@@ -33,7 +33,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 2, "diff"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
 		return usageError{"use 'rewind forks list' or 'rewind forks show <session-id>'"}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

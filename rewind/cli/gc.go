@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"rewind.dev/rewind/store"
@@ -11,34 +12,59 @@ import (
 
 type gcCmd struct {
 	common
-	keep     int
-	maxAge   string
-	maxBytes int64
-	dryRun   bool
+	keep, maxAge, maxBytes string
+	dryRun                 bool
 }
 
 func (c *gcCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.IntVar(&c.keep, "keep", 0, "keep the newest `N` checkpoints, delete older ones")
+	fs.StringVar(&c.keep, "keep", "", "keep the newest `N` checkpoints (N ≥ 1), delete older ones")
 	fs.StringVar(&c.maxAge, "max-age", "", "delete checkpoints older than `D` (e.g. 30d, 12h)")
-	fs.Int64Var(&c.maxBytes, "max-bytes", 0, "delete the oldest until the store uses at most `B` bytes")
+	fs.StringVar(&c.maxBytes, "max-bytes", "", "delete the oldest until the store uses at most `SIZE` (e.g. 500M, 2G)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be deleted")
+}
+
+// policy validates the flags into a policy: each one given must mean
+// something (keep at least one, sizes and ages above zero).
+func (c *gcCmd) policy() (store.GCOptions, error) {
+	o := store.GCOptions{DryRun: c.dryRun}
+	if c.keep != "" {
+		n, err := strconv.Atoi(c.keep)
+		if err != nil || n < 1 {
+			return o, usageError{fmt.Sprintf("--keep takes a number of checkpoints of at least 1 (the newest is always kept), got %q", c.keep)}
+		}
+		o.Keep = n
+	}
+	if c.maxAge != "" {
+		d, err := store.ParseAge(c.maxAge)
+		if err != nil || d <= 0 {
+			return o, usageError{fmt.Sprintf("--max-age takes an age above zero, e.g. 30d, 12h or 90m, got %q", c.maxAge)}
+		}
+		o.MaxAge = d
+	}
+	if c.maxBytes != "" {
+		n, err := store.ParseSize(c.maxBytes)
+		if err != nil || n <= 0 {
+			return o, usageError{fmt.Sprintf("--max-bytes takes a size above zero, e.g. 500M, 2G or a number of bytes, got %q", c.maxBytes)}
+		}
+		o.MaxBytes = n
+	}
+	return o, nil
 }
 
 func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "gc"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	opts, err := c.policy()
 	if err != nil {
 		return err
 	}
-	age, err := store.ParseAge(c.maxAge)
+	s, err := c.open(e)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
-	opts := store.GCOptions{Keep: c.keep, MaxAge: age, MaxBytes: c.maxBytes, DryRun: c.dryRun}
-	if c.keep == 0 && age == 0 && c.maxBytes == 0 {
+	if opts.Keep == 0 && opts.MaxAge == 0 && opts.MaxBytes == 0 {
 		cfg, err := s.Config()
 		if err != nil {
 			return err
@@ -64,7 +90,11 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %s\n", id)
 	}
 	if len(res.Protected) > 0 {
-		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned or needed by undo-restore (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
+		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
+	}
+	if len(res.Damaged) > 0 {
+		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s, so it deleted nothing older, nor any archive %s might read; 'rewind validate' says what is damaged\n",
+			name, plural(len(res.Damaged)), strings.Join(res.Damaged, ", "), pronoun(len(res.Damaged)))
 	}
 	return nil
 }

@@ -10,12 +10,14 @@ import (
 
 type initCmd struct {
 	common
-	mode string
+	mode  string
+	force bool
 }
 
 func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.mode, "mode", "project", "where the store lives: project (.agent/rewind/) or global (~/.rewind/storage/)")
+	fs.BoolVar(&c.force, "force", false, "create the store even in / or in your home folder")
 }
 
 func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -33,6 +35,12 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	project, err := store.FindProject(dir)
 	if err != nil {
 		return err
+	}
+	if why := store.TooBroad(project); why != "" && !c.force {
+		if _, err := store.Open(project); err != nil {
+			return withHint(fmt.Errorf("will not create a store for %s: %s, and every checkpoint would hold everything under it", project, why),
+				"run 'rewind init' in a project folder, or add --force to checkpoint this folder all the same (Rewind's and the agents' own folders are left out)")
+		}
 	}
 	s, created, err := store.Init(project, mode)
 	if err != nil {
@@ -57,7 +65,8 @@ func (c *initCmd) doc() doc {
 added to .git/info/exclude in a git repository; in global mode it is
 ~/.rewind/storage/<hash>/ and nothing is added to the project. The project is
 the git work tree holding the current folder, else the folder itself.
-Running it again changes nothing.`,
+Running it again changes nothing. It refuses / and your home folder (every
+checkpoint would hold everything under them) unless --force.`,
 		examples: []string{
 			"rewind init",
 			"rewind init --mode global   # keep the project folder clean",

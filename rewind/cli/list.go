@@ -41,7 +41,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.n < -1 {
 		return usageError{fmt.Sprintf("-n %d: want 0 (all) or more", c.n)}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, hi, sub); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.codeOnly && c.contextOnly {
 		return usageError{"--code-only and --context-only exclude each other"}
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -158,6 +158,12 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		paths("chmod", r.Code.ModeList)
 		for _, p := range r.Code.Spared {
 			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
+		}
+		for _, p := range r.Code.Unreadable {
+			fmt.Fprintf(w, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", p)
+		}
+		for _, p := range r.Code.Inputs {
+			fmt.Fprintf(w, "  kept   %s (the snapshot's own file)\n", p)
 		}
 	}
 	if c := r.Cut; c != nil {

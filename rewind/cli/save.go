@@ -24,7 +24,7 @@ func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 }
 
 func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
@@ -42,6 +42,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.json {
+		e.warnUnreadable(cp)
 		return e.json(checkpointJSON(cp))
 	}
 	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
@@ -52,6 +53,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		how = fmt.Sprintf("%d changed files stored, %s compressed", cp.Snapshot.LayerFiles, humanBytes(cp.Snapshot.CompressedBytes))
 	}
 	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s (%s)\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), how)
+	e.warnUnreadable(cp)
 	if cp.Transcript != nil {
 		if cp.HasTranscript {
 			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cp.Transcript.OriginalPath, cp.Transcript.Cursor.ByteOffsetEnd)
@@ -60,6 +62,25 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// warnUnreadable says on stderr which paths a checkpoint could not read,
+// and why its snapshot is full when the chain it would have built on is
+// damaged.
+func (e *env) warnUnreadable(cp *store.Checkpoint) {
+	if why := cp.Snapshot.FullBecause; why != "" {
+		fmt.Fprintf(e.stderr, "%s: warning: %s; checkpoint %s is a full snapshot, built on nothing ('rewind validate' lists the damage)\n", name, why, cp.ID)
+	}
+	u := cp.Snapshot.Unreadable
+	if len(u) == 0 {
+		return
+	}
+	list := u
+	if len(list) > 5 {
+		list = append(list[:5:5], fmt.Sprintf("and %d more", len(u)-5))
+	}
+	fmt.Fprintf(e.stderr, "%s: warning: checkpoint %s could not read %d path%s (no permission, or an I/O error), which it does not hold and its restores leave alone: %s\n",
+		name, cp.ID, len(u), plural(len(u)), strings.Join(list, ", "))
 }
 
 // checkpointJSON is a checkpoint as commands print it.

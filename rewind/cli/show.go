@@ -15,7 +15,7 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 1, "show"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

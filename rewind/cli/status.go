@@ -34,6 +34,7 @@ type Status struct {
 	LastGC     *time.Time      `json:"last_retention_at,omitempty"`
 	LastGCFree int64           `json:"last_retention_freed_bytes,omitempty"`
 	LastGCN    int             `json:"last_retention_removed,omitempty"`
+	Damage     []string        `json:"damage,omitempty"` // what is known damaged, without reading archives
 	Hooks      map[string]bool `json:"hooks"`
 }
 
@@ -68,6 +69,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if hs := s.HookState(); !hs.LastRetentionAt.IsZero() {
 			st.LastGC, st.LastGCFree, st.LastGCN = &hs.LastRetentionAt, hs.LastRetentionFreed, hs.LastRetentionCount
 		}
+		st.Damage = s.Damage()
 	}
 	if c.json {
 		return e.json(st)
@@ -82,6 +84,12 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "Checkpoints\t%d, %s on disk\n", st.Count, humanBytes(st.DiskBytes))
 		if st.LastAt != nil {
 			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", st.Last, ago(*st.LastAt))
+		}
+		if len(st.Damage) == 0 {
+			fmt.Fprintf(tw, "Damage\tnone known ('rewind validate' reads everything)\n")
+		}
+		for _, d := range st.Damage {
+			fmt.Fprintf(tw, "Damage\t%s\n", d)
 		}
 	}
 	fmt.Fprintf(tw, "Tier\t%s\n", st.Tier)

@@ -29,7 +29,7 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 	if err := needArgs(args, 0, 0, sub); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}

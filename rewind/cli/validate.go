@@ -14,12 +14,12 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "validate"); err != nil {
 		return err
 	}
-	s, err := c.open()
+	s, err := c.open(e)
 	if err != nil {
 		return err
 	}
 	_, stop := e.progress(ctx, "checking every checkpoint")
-	probs, n, err := s.Validate()
+	probs, n, err := s.Validate(ctx)
 	stop()
 	if err != nil {
 		return err
@@ -33,10 +33,10 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 		for _, p := range probs {
 			fmt.Fprintf(e.stdout, "problem: %s: %s\n", p.What, p.Issue)
 		}
-		fmt.Fprintf(e.stdout, "%d checkpoints checked, %d problems\n", n, len(probs))
+		fmt.Fprintf(e.stdout, "%d checkpoint%s checked, %d problem%s\n", n, plural(n), len(probs), plural(len(probs)))
 	}
 	if len(probs) > 0 {
-		return withHint(fmt.Errorf("the store has %d problems", len(probs)), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
+		return withHint(fmt.Errorf("the store has %d problem%s", len(probs), plural(len(probs))), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +39,51 @@ type Metadata struct {
 	Changes       Changes     `json:"changes"`
 	HasTranscript bool        `json:"hasTranscript"`
 	Transcript    *Transcript `json:"transcript,omitempty"`
+	// Sum is the hex SHA-256 of the file without it (see encodeMetadata):
+	// a damaged metadata.json is never taken for a checkpoint.
+	Sum string `json:"sum,omitempty"`
+}
+
+// sumField opens the last field of metadata.json, its checksum.
+const sumField = ",\n  \"sum\": \""
+
+// encodeMetadata is metadata.json: md as indented JSON whose last field,
+// sum, is the SHA-256 of the same text without that field — so that any
+// damage to the file is seen, while a reader still takes the fields it does
+// not know.
+func encodeMetadata(md Metadata) ([]byte, error) {
+	md.Sum = ""
+	b, err := json.MarshalIndent(md, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	b = b[:len(b)-2] // "\n}"
+	return fmt.Appendf(b, "%s%x\"\n}\n", sumField, sum), nil
+}
+
+// checkMetadataSum verifies the checksum encodeMetadata wrote; a file
+// without one (written before checksums were) passes.
+func checkMetadataSum(raw []byte) error {
+	i := bytes.LastIndex(raw, []byte(sumField))
+	if i < 0 {
+		return nil
+	}
+	want := string(bytes.TrimRight(raw[i+len(sumField):], "\"}\n"))
+	body := append(raw[:i:i], "\n}"...)
+	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != want {
+		return errors.New("metadata.json is damaged: its checksum differs")
+	}
+	return nil
+}
+
+// writeMetadata replaces a checkpoint's metadata.json atomically.
+func writeMetadata(dir string, md Metadata) error {
+	b, err := encodeMetadata(md)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, MetadataFile), b)
 }
 
 // TriggerKind is what took a checkpoint.
@@ -75,6 +123,12 @@ type Snapshot struct {
 	Layer      bool `json:"layer"`
 	Depth      int  `json:"depth"`
 	LayerFiles int  `json:"layer_files"`
+	// Unreadable lists what the save could not read (no permission, an I/O
+	// error): not in the snapshot, and left alone by its restores.
+	Unreadable []string `json:"unreadable,omitempty"`
+	// FullBecause says why the snapshot is full where it would have been a
+	// layer: the chain it would have built on is damaged.
+	FullBecause string `json:"full_because,omitempty"`
 }
 
 // Changes counts the difference from the previous checkpoint's tree.
@@ -103,6 +157,10 @@ type Transcript struct {
 	Chain      int          `json:"chain,omitempty"`
 	Cursor     jsonl.Cursor `json:"cursor"`
 	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
+	// Problem says why the transcript is not in the checkpoint, when a hook
+	// (or a restore's backup) could not read it: the tree was taken all the
+	// same.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Checkpoint is one checkpoint of the store.
@@ -135,7 +193,7 @@ func (s *Store) newID(now time.Time) string {
 	}
 	if des, err := os.ReadDir(s.layersDir()); err == nil {
 		for _, de := range des {
-			if id := strings.TrimSuffix(de.Name(), ".tar.gz"); id > last {
+			if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && id > last {
 				last = id
 			}
 		}
@@ -152,6 +210,21 @@ func (s *Store) newID(now time.Time) string {
 		}
 	}
 	return fmt.Sprintf("%s_%03d", base, n)
+}
+
+// isID reports whether name has the form of a checkpoint id,
+// 20261122_143052_001.
+func isID(name string) bool {
+	if len(name) < 19 || name[8] != '_' || name[15] != '_' {
+		return false
+	}
+	for i, c := range name {
+		if i != 8 && i != 15 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	_, ok := TimeOfID(name)
+	return ok
 }
 
 // TimeOfID is when a checkpoint id was made (from the id alone).
@@ -206,6 +279,9 @@ func (s *Store) Load(id string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	c := &Checkpoint{Dir: dir}
+	if err := checkMetadataSum(b); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
+	}
 	if err := json.Unmarshal(b, &c.Metadata); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata.json: %w", id, err)
 	}

@@ -3,7 +3,11 @@ package store
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+
+	"rewind.dev/snap"
 )
 
 // Config is Rewind's configuration: ~/.rewind/config.json (global) overlaid
@@ -13,6 +17,10 @@ type Config struct {
 	Tier      string    `json:"tier,omitempty"`
 	Retention Retention `json:"retention"`
 	Ignore    []string  `json:"ignore,omitempty"` // extra gitignore-style patterns
+	// Limits raise (or lower) what a snapshot may hold; unset fields keep
+	// snap.DefaultLimits. A checkpoint records the limits it was taken
+	// within, so its restore needs no setting.
+	Limits *snap.Limits `json:"limits,omitempty"`
 }
 
 // Retention is the policy gc and the hooks apply by default.
@@ -58,6 +66,13 @@ func (s *Store) Config() (Config, error) {
 			c.Retention.MaxBytes = o.Retention.MaxBytes
 		}
 		c.Ignore = append(c.Ignore, o.Ignore...)
+		if o.Limits != nil {
+			l := *o.Limits
+			if c.Limits != nil {
+				l = l.Or(*c.Limits)
+			}
+			c.Limits = &l
+		}
 	}
 	return c, nil
 }
@@ -95,4 +110,30 @@ func ParseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("bad age %q: use e.g. 30d, 12h, 90m", s)
 	}
 	return d, nil
+}
+
+// ParseSize parses a size in bytes: a number, optionally with a decimal
+// part, and a unit — B, K, M, G or T, with or without a trailing B or iB,
+// in any case — each 1024 times the one before: 500M, 2G, 1.5GiB, 4096.
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	n, err := strconv.ParseFloat(t[:i], 64)
+	if err != nil || i == 0 {
+		return 0, fmt.Errorf("bad size %q: use e.g. 500M, 2G or a number of bytes", s)
+	}
+	unit := strings.ToUpper(strings.TrimSpace(t[i:]))
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "IB"), "B")
+	shift := strings.Index("KMGT", unit) + 1
+	if len(unit) > 1 || (unit != "" && shift == 0) {
+		return 0, fmt.Errorf("bad size %q: the unit is one of B, K, M, G, T", s)
+	}
+	v := n * float64(int64(1)<<(10*shift))
+	if v >= 1<<63 {
+		return 0, fmt.Errorf("bad size %q: too large", s)
+	}
+	return int64(v), nil
 }

@@ -37,11 +37,16 @@ func writeJSONUnsynced(name string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFileUnsynced(name, append(b, '\n'))
+}
+
+// writeFileUnsynced is writeJSONUnsynced for bytes.
+func writeFileUnsynced(name string, b []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -74,18 +79,6 @@ func writeStaged(name string, write func(io.Writer) error) error {
 		os.Remove(name)
 	}
 	return err
-}
-
-// writeStagedJSON is writeJSON for a file in a staging folder.
-func writeStagedJSON(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeStaged(name, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	})
 }
 
 // readJSON reads name into v; a missing file leaves v as it is and is not an

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,14 +32,22 @@ type GCResult struct {
 	Removed    []string `json:"removed"`
 	FreedBytes int64    `json:"freed_bytes"`
 	Kept       int      `json:"kept"`
-	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned or needed by restore history
-	Partial    bool     `json:"partial,omitempty"`   // the time budget ran out
+	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned, needed by restore history, or perhaps by a damaged checkpoint
+	// Damaged lists the checkpoints gc could not read (metadata or
+	// manifest): what they need cannot be known, so nothing older than the
+	// newest of them is deleted, nor any archive it might read.
+	Damaged []string `json:"damaged,omitempty"`
+	Partial bool     `json:"partial,omitempty"` // the time budget ran out
 }
 
 // GC deletes old checkpoints by the policy, never pinned ones, never ones
 // the restore history refers to, and never the newest. A checkpoint whose
 // transcript bytes others build on is merged into them first; snapshots
-// shared with others are hard links, so they survive.
+// shared with others are hard links, so they survive. It deletes nothing
+// that any checkpoint, readable or not, might still need: a checkpoint whose
+// metadata or manifest cannot be read might need anything older than it, so
+// those are kept (and listed in Damaged), and a checkpoint whose removal
+// would need a file that is damaged is kept too.
 func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
@@ -59,6 +69,15 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		return nil, err
 	}
 	ref := h.referenced()
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	res.Damaged = s.unreadable(ids)
+	barrier := "" // the newest damaged id: nothing older goes
+	if len(res.Damaged) > 0 {
+		barrier = res.Damaged[len(res.Damaged)-1]
+	}
 	sizes := make([]int64, len(cps))
 	var total int64
 	for i, c := range cps {
@@ -74,7 +93,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		if !byKeep && !byAge && !byBytes {
 			continue
 		}
-		if c.Pinned != "" || ref[c.ID] {
+		if c.Pinned != "" || ref[c.ID] || c.ID <= barrier {
 			res.Protected = append(res.Protected, c.ID)
 			continue
 		}
@@ -87,9 +106,17 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 		freed := dirBytes(c.Dir, true)
 		if !o.DryRun {
-			if err := s.remove(c); err != nil {
+			err := s.remove(c)
+			if errors.Is(err, errNeeded) {
+				res.Protected = append(res.Protected, c.ID)
+				continue
+			}
+			if err != nil {
 				return res, err
 			}
+		} else if s.removable(c) != nil {
+			res.Protected = append(res.Protected, c.ID)
+			continue
 		}
 		res.Removed = append(res.Removed, c.ID)
 		res.FreedBytes += freed
@@ -97,7 +124,12 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	}
 	res.Kept = len(cps) - len(res.Removed)
 	if !o.DryRun {
-		freed, err := s.sweepLayers(false)
+		defer func() {
+			k := s.newChecker(ctx, false)
+			k.prune()
+			k.save()
+		}()
+		freed, err := s.sweepLayers(barrier)
 		res.FreedBytes += freed
 		if err != nil {
 			return res, err
@@ -106,16 +138,76 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	return res, nil
 }
 
+// unreadable lists, oldest first, the checkpoints whose metadata or
+// manifest cannot be read.
+func (s *Store) unreadable(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if _, err := s.Load(id); err != nil {
+			out = append(out, id)
+			continue
+		}
+		if _, err := snap.ManifestArchives(filepath.Join(s.checkpointDir(id), ManifestFile)); err != nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// errNeeded means a checkpoint is kept: removing it would need a file that
+// is damaged (the manifest a newer one's must be rewritten over, transcript
+// bytes a newer one builds on).
+var errNeeded = errors.New("kept: a newer checkpoint needs what cannot be read")
+
+// removable reports why c cannot be removed without losing what a newer
+// checkpoint needs: every file remove would read must read.
+func (s *Store) removable(c *Checkpoint) error {
+	cps, _, err := s.List()
+	if err != nil {
+		return err
+	}
+	cm := c.ManifestPath()
+	for _, child := range cps {
+		if child.ID <= c.ID {
+			continue
+		}
+		if over, err := deltaOver(child, cm); err != nil || over {
+			if err == nil {
+				_, err = s.rebased(child, cm)
+			}
+			if err != nil {
+				return fmt.Errorf("%w (%s's manifest: %v)", errNeeded, child.ID, err)
+			}
+		}
+		if child.Transcript != nil && child.Transcript.Base == c.ID {
+			if c.Transcript == nil || c.Transcript.Snapshot == "" {
+				return fmt.Errorf("%w (%s's transcript builds on none)", errNeeded, child.ID)
+			}
+			for _, f := range []string{filepath.Join(c.Dir, c.Transcript.Snapshot), filepath.Join(child.Dir, child.Transcript.Snapshot)} {
+				if _, err := os.Stat(f); err != nil {
+					return fmt.Errorf("%w (%s's transcript: %v)", errNeeded, child.ID, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // remove deletes one checkpoint. What newer checkpoints build on is kept
 // whole first: a manifest that is a delta over this one's is rewritten over
 // this one's parent (or in full), and a transcript that builds on this one's
-// bytes gets them merged in. Each of those files is replaced atomically, so a
-// crash at any point leaves every chain readable. The folder is renamed out
-// of checkpoints/ before it is deleted, so it is never listed half gone;
+// bytes gets them merged in. Everything those rewrites read is checked
+// first (removable): when something is damaged the checkpoint is kept and
+// errNeeded returned. Each file is replaced atomically, so a crash at any
+// point leaves every chain readable. The folder is renamed out of
+// checkpoints/ before it is deleted, so it is never listed half gone;
 // archives in layers/ that nothing reads any more go in sweepLayers.
 func (s *Store) remove(c *Checkpoint) error {
 	c, err := s.Load(c.ID) // an earlier removal may have merged into it
 	if err != nil {
+		return err
+	}
+	if err := s.removable(c); err != nil {
 		return err
 	}
 	cps, _, err := s.List()
@@ -124,7 +216,7 @@ func (s *Store) remove(c *Checkpoint) error {
 	}
 	cm := c.ManifestPath()
 	for _, child := range cps {
-		if child.ID == c.ID {
+		if child.ID <= c.ID {
 			continue
 		}
 		if err := s.rebaseManifest(child, cm); err != nil {
@@ -145,46 +237,72 @@ func (s *Store) remove(c *Checkpoint) error {
 	return os.RemoveAll(trash)
 }
 
-// rebaseManifest rewrites child's manifest when it is a delta over gone (a
-// manifest about to be deleted): over gone's own parent, or in full.
-func (s *Store) rebaseManifest(child *Checkpoint, gone string) error {
-	b, err := os.ReadFile(child.ManifestPath())
+// deltaOver reports whether child's manifest is a delta over the manifest
+// gone.
+func deltaOver(child *Checkpoint, gone string) (bool, error) {
+	f, err := os.Open(child.ManifestPath())
 	if err != nil {
-		return err
+		return false, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		return false, err
+	}
 	var hdr struct {
 		Parent string `json:"parent"`
 	}
-	if json.Unmarshal([]byte(line), &hdr) != nil || hdr.Parent == "" {
-		return nil
+	if err := json.Unmarshal([]byte(line), &hdr); err != nil {
+		return false, err
 	}
-	if filepath.Join(child.Dir, filepath.FromSlash(hdr.Parent)) != gone {
-		return nil
-	}
+	return hdr.Parent != "" && filepath.Join(child.Dir, filepath.FromSlash(hdr.Parent)) == gone, nil
+}
+
+// rebased is child's manifest as it must be written without gone, its
+// parent: over gone's own parent, or in full; and that parent.
+func (s *Store) rebased(child *Checkpoint, gone string) (*snap.Manifest, error) {
 	full, err := snap.ReadManifest(child.ManifestPath())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	goneM, err := snap.ReadManifest(gone)
+	if err != nil {
+		return nil, err
+	}
+	full.Header.Parent = ""
+	if goneM.Header.Parent == "" {
+		return full, nil
+	}
+	full.Header.Parent = goneM.Header.Parent
+	return full, nil
+}
+
+// rebaseManifest rewrites child's manifest when it is a delta over gone (a
+// manifest about to be deleted): over gone's own parent, or in full.
+func (s *Store) rebaseManifest(child *Checkpoint, gone string) error {
+	over, err := deltaOver(child, gone)
+	if err != nil || !over {
+		return err
+	}
+	full, err := s.rebased(child, gone)
 	if err != nil {
 		return err
 	}
 	var parent *snap.Manifest
-	full.Header.Parent = ""
-	if goneM.Header.Parent != "" {
-		if parent, err = snap.ReadManifest(goneM.Header.Parent); err != nil {
+	if full.Header.Parent != "" {
+		if parent, err = snap.ReadManifest(full.Header.Parent); err != nil {
 			return err
 		}
-		full.Header.Parent = parent.File
 	}
 	return snap.WriteManifestFile(child.ManifestPath(), full, parent)
 }
 
 // sweepLayers deletes the archives in layers/ that no checkpoint reads from
-// any more, and returns the bytes freed. Call it under the lock (no save is
-// writing one then).
-func (s *Store) sweepLayers(dryRun bool) (int64, error) {
+// any more, and returns the bytes freed. It deletes only archives Rewind
+// names (<id>.tar.gz), and none at or before barrier, the newest checkpoint
+// it cannot read (which might read any of those). Call it under the lock (no
+// save is writing one then).
+func (s *Store) sweepLayers(barrier string) (int64, error) {
 	ids, err := s.IDs()
 	if err != nil {
 		return 0, err
@@ -193,7 +311,10 @@ func (s *Store) sweepLayers(dryRun bool) (int64, error) {
 	for _, id := range ids {
 		arcs, err := snap.ManifestArchives(filepath.Join(s.checkpointDir(id), ManifestFile))
 		if err != nil {
-			return 0, fmt.Errorf("gc: checkpoint %s: %w (nothing was swept)", id, err)
+			if id > barrier {
+				barrier = id
+			}
+			continue
 		}
 		for _, a := range arcs {
 			used[a] = true
@@ -205,16 +326,15 @@ func (s *Store) sweepLayers(dryRun bool) (int64, error) {
 	}
 	var freed int64
 	for _, de := range des {
+		id, ok := strings.CutSuffix(de.Name(), ".tar.gz")
 		p := filepath.Join(s.layersDir(), de.Name())
-		if used[p] {
+		if !ok || !isID(id) || id <= barrier || used[p] {
 			continue
 		}
 		if fi, err := de.Info(); err == nil {
 			freed += fi.Size()
 		}
-		if !dryRun {
-			os.Remove(p)
-		}
+		os.Remove(p)
 	}
 	return freed, nil
 }
@@ -233,7 +353,7 @@ func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
 		tr.Chain-- // parent's file and this one are one now
 	}
 	md.Transcript = &tr
-	if err := writeJSON(filepath.Join(child.Dir, MetadataFile), md); err != nil {
+	if err := writeMetadata(child.Dir, md); err != nil {
 		os.Remove(merged)
 		return err
 	}

@@ -72,7 +72,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	}
 	c, err := s.SaveLocked(ctx, SaveOptions{
 		Trigger:        Trigger{Kind: TriggerHook, Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
-		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true,
+		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true, TranscriptBestEffort: true,
 		SkipUnchanged: req.Checkpoint == hookd.CheckpointThrottled && req.MinChangedFiles > 0,
 	})
 	if errors.Is(err, ErrUnchanged) {
@@ -115,7 +115,7 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
 	defer l.Unlock()
 	md := c.Metadata
 	md.Pinned = label
-	if err := writeJSON(c.Dir+"/"+MetadataFile, md); err != nil {
+	if err := writeMetadata(c.Dir, md); err != nil {
 		return err
 	}
 	c.Metadata = md

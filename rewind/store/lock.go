@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -16,43 +18,65 @@ type Lock struct{ f *os.File }
 // command could wait for it.
 var ErrBusy = errors.New("the store is busy")
 
-// DefaultLockWait bounds how long a command waits for the store's lock
-// when Store.LockWait is not set.
-const DefaultLockWait = time.Minute
+// DefaultLockWait is how long Lock waits for a busy store at most, unless
+// Store.LockWait or REWIND_LOCK_WAIT (a Go duration) says otherwise.
+const DefaultLockWait = 30 * time.Second
 
-// Lock takes the store's exclusive lock, waiting until ctx is done or
-// s.LockWait (DefaultLockWait when 0) has passed. The lock file is never
-// renamed or deleted, so every process locks the same inode.
+// lockTell is how long Lock waits before it says who holds the lock.
+const lockTell = time.Second
+
+// Lock takes the store's exclusive lock. It waits for a busy store at most
+// s.LockWait (else REWIND_LOCK_WAIT, else DefaultLockWait), and when ctx has
+// a deadline — a hook's — at most three quarters of the time left, so the
+// caller can still report in time; after a second it tells s.Waiting who
+// holds the lock. The holder writes who it is into the lock file, which is
+// never renamed or deleted, so every process locks the same inode.
 func (s *Store) Lock(ctx context.Context) (*Lock, error) {
-	wait := s.LockWait
-	if wait <= 0 {
-		wait = DefaultLockWait
-	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
 	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open store lock %s: %w", s.lockPath(), err)
 	}
+	start := time.Now()
+	limit := s.LockWait
+	if limit <= 0 {
+		limit = lockWait()
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(dl)*3/4)
+	}
+	told := false
 	delay := time.Millisecond
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// Who holds it, for anyone who waits: best effort.
+			f.Truncate(0)
+			f.WriteAt([]byte(holderLine()), 0)
 			return &Lock{f}, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", s.lockPath(), err)
 		}
+		waited := time.Since(start)
+		if waited >= lockTell && !told && s.Waiting != nil {
+			s.Waiting(holderOf(f))
+			told = true
+		}
+		if waited >= limit {
+			who := holderOf(f)
+			f.Close()
+			return nil, busy(s.Dir, who, waited)
+		}
 		select {
 		case <-ctx.Done():
+			who := holderOf(f)
 			f.Close()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%w: another rewind held the lock of %s for %s", ErrBusy, s.Dir, time.Since(start).Round(time.Millisecond))
+				return nil, busy(s.Dir, who, time.Since(start))
 			}
-			return nil, fmt.Errorf("waiting for the lock of %s: %w", s.Dir, ctx.Err())
-		case <-time.After(delay):
+			return nil, fmt.Errorf("waiting for the lock of %s (held by %s): %w", s.Dir, who, ctx.Err())
+		case <-time.After(min(delay, limit-waited)):
 		}
 		if delay < 50*time.Millisecond {
 			delay *= 2
@@ -60,9 +84,43 @@ func (s *Store) Lock(ctx context.Context) (*Lock, error) {
 	}
 }
 
+// busy is ErrBusy for the store in dir, held by who for waited.
+func busy(dir, who string, waited time.Duration) error {
+	return &HintError{Err: fmt.Errorf("%w: store %s held by %s; gave up after %v", ErrBusy, dir, who, waited.Round(100*time.Millisecond)),
+		Hint: "let it finish and run this again (REWIND_LOCK_WAIT waits longer); if that process is stuck, end it"}
+}
+
+// lockWait is DefaultLockWait, or $REWIND_LOCK_WAIT.
+func lockWait() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("REWIND_LOCK_WAIT")); err == nil && d >= 0 {
+		return d
+	}
+	return DefaultLockWait
+}
+
+// holderLine says who this process is: its pid, its command and since when.
+func holderLine() string {
+	cmd := filepath.Base(os.Args[0])
+	if len(os.Args) > 1 {
+		cmd += " " + os.Args[1]
+	}
+	return fmt.Sprintf("pid %d (%s, since %s)\n", os.Getpid(), cmd, time.Now().Format("15:04:05"))
+}
+
+// holderOf reads who holds the lock from the lock file.
+func holderOf(f *os.File) string {
+	b := make([]byte, 256)
+	n, _ := f.ReadAt(b, 0)
+	if line := strings.TrimSpace(string(b[:n])); line != "" {
+		return line
+	}
+	return "another process"
+}
+
 // Unlock releases the lock.
 func (l *Lock) Unlock() {
 	if l != nil && l.f != nil {
+		l.f.Truncate(0) // no stale holder for the next waiter to name
 		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 		l.f.Close()
 		l.f = nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"rewind.dev/fork"
@@ -107,6 +108,18 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		return nil, &HintError{Err: fmt.Errorf("checkpoint %s holds no transcript (it was taken before the session wrote one)", cp.ID),
 			Hint: "restore the code only (--code-only), or pick another checkpoint"}
 	}
+	what := part(0)
+	if opts.Code {
+		what |= partCode
+	}
+	if opts.Context != "" {
+		what |= partChat
+	}
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	if err := k.check(cp, what); err != nil {
+		return nil, damaged(err)
+	}
 	if opts.DryRun {
 		if opts.Code {
 			r, err := s.restoreTree(ctx, cp, true)
@@ -132,10 +145,10 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		}
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
-		TranscriptPath: transcriptOf(cp)})
+	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
+		TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+		return nil, err
 	}
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
@@ -164,6 +177,26 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	return res, s.updateHistory(entry)
 }
 
+// backup takes the checkpoint a restore starts from, and makes sure it
+// restores before anything changes.
+func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
+	backup, err := s.SaveLocked(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+	}
+	k.refresh()
+	if err := k.check(backup, partAll); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("the backup checkpoint does not restore, so nothing was changed: %w", err),
+			Hint: "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"}
+	}
+	return backup, nil
+}
+
+// damaged is the error of a restore refused for a damaged checkpoint.
+func damaged(err error) error {
+	return &HintError{Err: fmt.Errorf("%w; nothing was changed", err), Hint: "'rewind validate' lists the damage; restore another checkpoint ('rewind list')"}
+}
+
 func transcriptOf(cp *Checkpoint) string {
 	if cp.Transcript != nil {
 		return cp.Transcript.OriginalPath
@@ -173,6 +206,13 @@ func transcriptOf(cp *Checkpoint) string {
 
 // restoreContext forks (or truncates) cp's transcript at its cursor.
 func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, res *RestoreResult, entry *HistoryEntry) error {
+	// The live transcript is a regular file (checked without blocking)
+	// before the fork opens it.
+	live, err := jsonl.Open(cp.Transcript.OriginalPath, nil)
+	if err != nil {
+		return err
+	}
+	live.Close()
 	chain, err := s.TranscriptChain(cp)
 	if err != nil {
 		return err
@@ -325,14 +365,42 @@ func (s *Store) moveAside(p string) (string, error) {
 	if !fileExists(p) {
 		return "", nil
 	}
-	dst := filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-"+filepath.Base(p))
-	if err := os.Rename(p, dst); err == nil {
+	return s.keepAside(p, filepath.Base(p), true)
+}
+
+// keepAside puts a copy of p into transcript-backup/ under a new name that
+// starts with the time and ends in base — moved when move is set, copied
+// otherwise — and returns its path. It never replaces a file already there.
+func (s *Store) keepAside(p, base string, move bool) (string, error) {
+	stamp := time.Now().UTC().Format("20060102_150405")
+	for n := 0; ; n++ {
+		dst := filepath.Join(s.backupDir(), stamp+"-"+base)
+		if n > 0 {
+			dst = filepath.Join(s.backupDir(), fmt.Sprintf("%s.%d-%s", stamp, n, base))
+		}
+		if fileExists(dst) {
+			continue
+		}
+		if move {
+			// A hard link cannot replace an existing file: no backup is lost
+			// to a name taken in the same second.
+			err := os.Link(p, dst)
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			if err == nil {
+				syncPath(s.backupDir())
+				return dst, os.Remove(p)
+			}
+		}
+		if err := copyFile(p, dst); err != nil {
+			return "", fmt.Errorf("keep %s aside: %w", p, err)
+		}
+		if move {
+			return dst, os.Remove(p)
+		}
 		return dst, nil
 	}
-	if err := copyFile(p, dst); err != nil {
-		return "", fmt.Errorf("move %s aside: %w", p, err)
-	}
-	return dst, os.Remove(p)
 }
 
 // untruncate gives a truncated transcript its bytes back: the current file
@@ -341,21 +409,17 @@ func (s *Store) moveAside(p string) (string, error) {
 // bytes went ("" when there was no file).
 func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
 	if fileExists(t.Path) {
-		saved = filepath.Join(s.backupDir(), time.Now().UTC().Format("20060102_150405")+"-before-undo-"+filepath.Base(t.Path))
-		if err := copyFile(t.Path, saved); err != nil {
+		saved, err = s.keepAside(t.Path, "before-undo-"+filepath.Base(t.Path), false)
+		if err != nil {
 			return "", fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
 		}
 	}
-	tmp := t.Path + ".rewind-undo"
-	if err := copyFile(t.Backup, tmp); err != nil {
-		os.Remove(tmp)
+	// copyFile writes through a temporary name of its own and renames: no
+	// fixed side name that a file of the user's could hold.
+	if err := copyFile(t.Backup, t.Path); err != nil {
 		return saved, fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
 	}
-	if err := os.Rename(tmp, t.Path); err != nil {
-		os.Remove(tmp)
-		return saved, fmt.Errorf("bring back %s: %w", t.Path, err)
-	}
-	return saved, syncPath(filepath.Dir(t.Path))
+	return saved, nil
 }
 
 func copyFile(src, dst string) error {
@@ -422,15 +486,20 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if path == "" {
 		return nil, &HintError{Err: errors.New("no transcript known for this project"), Hint: "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"}
 	}
+	path = realPath(path)
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)
 	}
 	t, err := jsonl.Open(path, d)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		return nil, err
 	}
 	defer t.Close()
+	if !t.Exists() {
+		return nil, &HintError{Err: fmt.Errorf("transcript %s: %w", path, syscall.ENOENT),
+			Hint: "pass the session's file with --transcript PATH (the hooks record the current one in session.json)"}
+	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
 	}
@@ -458,6 +527,13 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if o.InPlace {
 		how = "in-place"
 	}
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	if target != nil {
+		if err := k.check(target, partCode); err != nil {
+			return nil, damaged(err)
+		}
+	}
 	if o.DryRun {
 		if target != nil {
 			r, err := s.restoreTree(ctx, target, true)
@@ -472,9 +548,9 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		res.Cut.Before, res.Cut.N = turn.Text, o.N
 		return res, nil
 	}
-	backup, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before going back: %w", err)
+		return nil, err
 	}
 	res.Backup = backup.ID
 	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: KindBack, BackupCheckpoint: backup.ID, Context: how}

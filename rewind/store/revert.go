@@ -82,13 +82,20 @@ func (s *Store) Revert(ctx context.Context, o RevertOptions) (*RestoreResult, er
 			fk = u.Fork
 		}
 	}
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	if e.Code {
+		if err := k.check(backup, partCode); err != nil {
+			return nil, damaged(err)
+		}
+	}
 	if o.DryRun {
 		return res, s.planRevert(ctx, e, fk, backup, res)
 	}
-	now, err := s.SaveLocked(ctx, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(kind) + " of " + e.What(&h), UseSession: true,
-		TranscriptPath: transcriptOf(backup)})
+	now, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(kind) + " of " + e.What(&h), UseSession: true,
+		TranscriptPath: transcriptOf(backup), TranscriptBestEffort: true})
 	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before %s: %w", kind, err)
+		return nil, err
 	}
 	res.Backup = now.ID
 	rev := HistoryEntry{ID: now.ID, At: time.Now().UTC(), Kind: kind, UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}

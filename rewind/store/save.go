@@ -33,6 +33,10 @@ type SaveOptions struct {
 	// Full writes a full snapshot instead of a layer over the newest
 	// checkpoint.
 	Full bool
+	// TranscriptBestEffort takes the checkpoint of the tree even when the
+	// transcript cannot be read (hooks, a restore's backup): the metadata
+	// says why it holds none. Without it such a transcript fails the save.
+	TranscriptBestEffort bool
 }
 
 // ErrUnchanged is returned by Save with SkipUnchanged when the tree has not
@@ -75,24 +79,46 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}()
 
-	// The newest checkpoint's manifest is read while the tree is walked:
-	// on an unchanged tree the two are most of the time a checkpoint takes.
-	parentc := make(chan *snap.Manifest, 1)
+	// The newest checkpoint's manifest is read, and its chain checked, while
+	// the tree is walked: on an unchanged tree the two are most of the time
+	// a checkpoint takes. Nothing is built on a damaged chain: then the
+	// snapshot is full, and says why.
+	k := s.newChecker(ctx, false)
+	type parentOf struct {
+		m      *snap.Manifest
+		damage error
+	}
+	parentc := make(chan parentOf, 1)
 	go func() {
-		var m *snap.Manifest
+		var p parentOf
 		if newest != nil {
-			m, _ = snap.ReadManifest(newest.ManifestPath()) // unreadable: take a full snapshot
+			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
+				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
+			}
 		}
-		parentc <- m
+		parentc <- p
 	}()
 	tree, err := snap.Walk(ctx, s.Project, snap.WalkOptions{Ignore: cfg.Ignore})
-	parent := <-parentc
+	p := <-parentc
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
+	parent, base := p.m, p.m
+	var fullBecause string
+	switch {
+	case p.damage != nil:
+		parent, base = nil, nil
+		fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
+	case opts.Full:
+		base = nil // --full: nothing of the newest checkpoint is linked or layered on
+	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
+	var limits snap.Limits
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
 	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-		Out: layerFile, Parent: parent, Layer: !opts.Full, Reuse: !opts.Full,
+		Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: limits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
@@ -110,9 +136,10 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	md := Metadata{
 		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
 		Snapshot: Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
-			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles},
+			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles,
+			Unreadable: res.Unreadable, FullBecause: fullBecause},
 	}
-	if res.Unchanged {
+	if res.Unchanged && base != nil {
 		md.Snapshot.ReusedFrom = newest.ID
 		if newest.Snapshot.ReusedFrom != "" {
 			md.Snapshot.ReusedFrom = newest.Snapshot.ReusedFrom
@@ -157,14 +184,23 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}
 	if tpath != "" {
-		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session)
+		tpath = realPath(tpath)
+		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session, k)
+		var unread *unreadableTranscript
+		if errors.As(err, &unread) && opts.TranscriptBestEffort {
+			tr, err = &Transcript{Agent: agent, OriginalPath: tpath, SessionID: session, Problem: unread.Error()}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
 		md.Transcript = tr
 		md.HasTranscript = tr.Snapshot != ""
 	}
-	if err := writeStagedJSON(filepath.Join(stage, MetadataFile), md); err != nil {
+	mb, err := encodeMetadata(md)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeStaged(filepath.Join(stage, MetadataFile), func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
 		return nil, fmt.Errorf("write metadata in %s: %w", stage, err)
 	}
 	// The layer's folder was synced when the layer was committed.
@@ -180,6 +216,16 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	// weakens how the rename survives a power cut, and must not make the
 	// caller (a restore taking its backup) believe there is no backup.
 	syncPath(s.checkpointsDir())
+	// What this save wrote is known whole: a restore need not read it again
+	// (a reused manifest is a link to one just checked).
+	k.record(filepath.Join(final, ManifestFile), "")
+	if res.Archive != "" {
+		k.record(layerFile, "")
+	}
+	if md.Transcript != nil && md.Transcript.Snapshot != "" {
+		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
+	}
+	k.save()
 	return &Checkpoint{Metadata: md, Dir: final}, nil
 }
 
@@ -214,7 +260,7 @@ func (s *Store) cleanStaging() {
 	}
 	des, _ := os.ReadDir(s.layersDir())
 	for _, de := range des {
-		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && id > newest {
+		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && id > newest {
 			os.Remove(filepath.Join(s.layersDir(), de.Name()))
 		}
 	}

@@ -11,6 +11,7 @@
 //	session.json           agent, transcript_path, session_id, env_file, updated_at
 //	hook-state.json        anti-spam and retention counters
 //	restore-history.json   every restore, newest last
+//	verified               what reading each file whole found (see verify.go)
 //	lock                   flock target; never renamed or deleted
 //	checkpoints/<id>/      snapshot.tar.gz, manifest, transcript.jsonl.gz, metadata.json (last)
 //	layers/<id>.tar.gz     the snapshot archives; checkpoints/<id>/snapshot.tar.gz is a hard link
@@ -34,6 +35,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"rewind.dev/snap"
 )
 
 // Mode is where a project's store lives.
@@ -52,24 +55,19 @@ type Store struct {
 	Dir     string // the store folder
 	Project string // the project root (absolute)
 	Mode    Mode
-	// LockWait bounds the wait for the store's lock (DefaultLockWait when 0).
+	// LockWait bounds the wait for the store's lock (see Lock).
 	LockWait time.Duration
+	// Waiting, when set, is told who holds the store's lock once Lock has
+	// waited a second for it.
+	Waiting func(holder string)
 }
 
 // ProjectDir is the project folder a store sits in, relative to it.
 const ProjectDir = ".agent/rewind"
 
-// Home is Rewind's own folder, ~/.rewind (or $REWIND_HOME).
-func Home() string {
-	if h := os.Getenv("REWIND_HOME"); h != "" {
-		return h
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ".rewind"
-	}
-	return filepath.Join(home, ".rewind")
-}
+// Home is Rewind's own folder, ~/.rewind (or $REWIND_HOME). Snapshots
+// never hold it (see snap.StateFolders).
+func Home() string { return snap.RewindHome() }
 
 // GlobalDir is where a project's store lives in global mode: a hash of its
 // absolute path, so two checkouts never share one.
@@ -79,11 +77,17 @@ func GlobalDir(project string) string {
 }
 
 // FindProject returns the project root for dir: the nearest folder (dir or
-// above) that has a store, else the git work tree top, else dir itself.
+// above) that has a store, else the git work tree top, else dir itself. dir
+// must be an existing folder.
 func FindProject(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return "", &HintError{Err: fmt.Errorf("project folder %s: %w", abs, err), Hint: "name an existing folder (-C DIR)"}
+	} else if !fi.IsDir() {
+		return "", &HintError{Err: fmt.Errorf("project folder %s is not a folder", abs), Hint: "name a folder (-C DIR)"}
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
@@ -107,6 +111,31 @@ func FindProject(dir string) (string, error) {
 		}
 	}
 	return abs, nil
+}
+
+// TooBroad says why project is too broad a folder to hold a store — the
+// file system's root, or the user's home folder: every checkpoint would
+// hold everything under it — or "" when it is not.
+func TooBroad(project string) string {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	if abs == "/" {
+		return "it is the root of the file system"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+		if abs == filepath.Clean(home) {
+			return "it is your home folder"
+		}
+	}
+	return ""
 }
 
 // Open opens the store of project (already a root, see FindProject).

@@ -139,7 +139,7 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 	if got := inflate(t, s, b); !bytes.Equal(got, data) {
 		t.Fatalf("reconstructed transcript differs (%d bytes, want %d)", len(got), len(data))
 	}
-	if err := s.verifyTranscript(b); err != nil {
+	if err := s.verifyTranscript(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,10 +182,10 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	if err := s.remove(layer); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.sweepLayers(false); err != nil {
+	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 	for _, c := range []*Checkpoint{base, noop, over} {
@@ -276,7 +276,7 @@ func TestConcurrentSaves(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	if probs, n, err := s.Validate(); err != nil || len(probs) > 0 || n != 16 {
+	if probs, n, err := s.Validate(ctx); err != nil || len(probs) > 0 || n != 16 {
 		t.Fatalf("validate: %d checkpoints, %v, %v", n, probs, err)
 	}
 }
@@ -582,7 +582,7 @@ func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
 	if got := inflate(t, s, last); !bytes.Equal(got, data) {
 		t.Fatal("the newest checkpoint's transcript broke when its bases were deleted")
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 }
@@ -594,7 +594,7 @@ func TestValidateFindsDamage(t *testing.T) {
 	fi, _ := f.Stat()
 	f.WriteAt([]byte{0xff, 0xff}, fi.Size()-6)
 	f.Close()
-	probs, _, err := s.Validate()
+	probs, _, err := s.Validate(ctx)
 	if err != nil || len(probs) != 1 || probs[0].What != c.ID {
 		t.Fatalf("validate: %+v %v", probs, err)
 	}
@@ -711,10 +711,10 @@ func TestGCOverLayerChains(t *testing.T) {
 		}
 		delete(want, cps[i].ID)
 	}
-	if _, err := s.sweepLayers(false); err != nil {
+	if _, err := s.sweepLayers(""); err != nil {
 		t.Fatal(err)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate after gc: %v %v", probs, err)
 	}
 	ids := make([]string, 0, len(want))
@@ -892,7 +892,7 @@ func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
 		delete(want, gone.ID)
 		check("after removing " + gone.ID)
 	}
-	if probs, _, err := s.Validate(); err != nil || len(probs) > 0 {
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Fatalf("validate: %v %v", probs, err)
 	}
 }

@@ -24,19 +24,22 @@ const maxTranscriptChain = 64
 // as one gzip member (concatenated members are one gzip stream); otherwise
 // the whole complete data is. A transcript that does not exist yet is
 // recorded with an empty cursor.
-func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string) (*Transcript, error) {
+func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *checker) (*Transcript, error) {
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)
 	}
 	t, err := jsonl.Open(path, d)
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		return nil, &unreadableTranscript{err}
 	}
 	defer t.Close()
 	cur, err := t.Cursor(ctx, jsonl.CursorOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &unreadableTranscript{fmt.Errorf("transcript %s: %w", path, err)}
 	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
@@ -50,7 +53,7 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	}
 	var from int64
 	tr.Chain = 1
-	if base, chain := s.transcriptBase(t, path); base != nil {
+	if base, chain := s.transcriptBase(t, path, k); base != nil {
 		bt := base.Transcript
 		if bt.Cursor.ByteOffsetEnd == cur.ByteOffsetEnd {
 			// Nothing appended since base: share its file, so a run of
@@ -65,22 +68,47 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 		tr.Base, tr.BaseOffset, tr.Chain = base.ID, bt.Cursor.ByteOffsetEnd, chain+1
 		from = tr.BaseOffset
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	defer f.Close()
-	if err := writeGzip(filepath.Join(dir, TranscriptFile), io.NewSectionReader(f, from, cur.ByteOffsetEnd-from)); err != nil {
+	// From the file Open checked and opened: a path that changed since is
+	// not read again.
+	if err := writeGzip(filepath.Join(dir, TranscriptFile), ctxReader{ctx, io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)}); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("capture transcript %s: %w", path, err)
 	}
 	tr.Snapshot = TranscriptFile
 	return tr, nil
 }
 
+// realPath is a transcript's path with its symlinks resolved, so that a
+// checkpoint records, and a fork goes beside, the file itself, and two
+// names of one transcript are one; a path that does not exist yet keeps
+// its name (with its folder's symlinks resolved, when that exists).
+func realPath(p string) string {
+	if p == "" {
+		return p
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p))
+	}
+	return p
+}
+
+// unreadableTranscript is a transcript that could not be read: not a
+// regular file, no permission, an I/O error.
+type unreadableTranscript struct{ err error }
+
+func (e *unreadableTranscript) Error() string { return e.err.Error() }
+func (e *unreadableTranscript) Unwrap() error { return e.err }
+
 // transcriptBase finds the newest checkpoint of the same transcript whose
-// captured bytes the file still starts with, if its chain is short enough,
-// and the length of that chain.
-func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, int) {
+// captured bytes the file still starts with, if its chain is short enough
+// and whole (every file there, none known to be damaged), and the length of
+// that chain.
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*Checkpoint, int) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, 0
@@ -94,6 +122,9 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, i
 		tried++
 		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
 			continue
+		}
+		if k.checkParts(c, partChat) != nil {
+			return nil, 0 // damaged: capture the whole transcript
 		}
 		n := c.Transcript.Chain
 		if n == 0 { // recorded before Chain was
@@ -109,6 +140,20 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string) (*Checkpoint, i
 		return c, n
 	}
 	return nil, 0
+}
+
+// ctxReader reads from r until ctx is done: copying a large transcript
+// stops within a buffer of an interrupt.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // writeGzip writes r gzipped as a new file in a staging folder.
@@ -196,7 +241,7 @@ func (r *chainReader) Close() error {
 
 // verifyTranscript inflates c's transcript and checks its length and the
 // cursor's hashes.
-func (s *Store) verifyTranscript(c *Checkpoint) error {
+func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
 	r, err := s.openTranscript(c)
 	if err != nil {
 		return err
@@ -208,6 +253,9 @@ func (s *Store) verifyTranscript(c *Checkpoint) error {
 	tail := make([]byte, 0, jsonl.HashWindow)
 	buf := make([]byte, 256*1024)
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		m, err := r.Read(buf)
 		if m > 0 {
 			b := buf[:m]

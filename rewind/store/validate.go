@@ -1,10 +1,10 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
-
-	"rewind.dev/snap"
 )
 
 // Problem is one thing validate found wrong.
@@ -14,12 +14,14 @@ type Problem struct {
 	Issue string `json:"issue"`
 }
 
-// Validate checks the configuration files and every checkpoint end to end:
-// metadata, its manifest chain, every file's content in the layer archive
-// that holds it (content hashes, gzip checksums; each archive is read once),
-// the tree hash against the metadata, and the transcript chain against its
-// cursor. It returns every problem found.
-func (s *Store) Validate() ([]Problem, int, error) {
+// Validate checks the configuration files and every checkpoint end to end,
+// by the checks every restore makes (see verify.go), reading every file
+// whole again: metadata and its checksum, the manifest chain, every file's
+// content in the archive that holds it (content hashes, gzip checksums; each
+// archive is read once), the tree hash against the metadata, and the
+// transcript chain against its cursor. It returns every problem found, and
+// records what it read in the verified file.
+func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	var probs []Problem
 	add := func(what, format string, args ...any) {
 		probs = append(probs, Problem{Type: "problem", What: what, Issue: fmt.Sprintf(format, args...)})
@@ -39,29 +41,19 @@ func (s *Store) Validate() ([]Problem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	v := snap.NewVerifier()
+	k := s.newChecker(ctx, true)
+	defer k.save()
 	for _, id := range ids {
 		c, err := s.Load(id)
 		if err != nil {
 			add(id, "not a checkpoint: %v", err)
 			continue
 		}
-		m, err := snap.ReadManifest(c.ManifestPath())
-		if err != nil {
-			add(id, "%v", err)
-			continue
-		}
-		if m.Header.TreeHash != c.Snapshot.TreeHash {
-			add(id, "manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
-		}
-		// The whole chain: every file's content in the layer that holds it.
-		if err := v.Check(m); err != nil {
-			add(id, "%v", err)
-		}
-		if c.Transcript != nil && c.Transcript.Snapshot != "" {
-			if err := s.verifyTranscript(c); err != nil {
-				add(id, "transcript: %v", err)
+		if err := k.check(c, partAll); err != nil {
+			if ctx.Err() != nil {
+				return probs, len(ids), ctx.Err()
 			}
+			add(id, "%v", errors.Unwrap(err))
 		}
 	}
 	return probs, len(ids), nil

@@ -61,7 +61,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		ShortHelp:  "snapshot, diff and restore a project tree",
 		LongHelp: strings.TrimSpace(`
 Snapshots capture what git would not ignore (plus .rewindignore and the
-built-in excludes .git and .agent/rewind) as a standard tar.gz, with an
+built-in excludes .git, .agent/rewind and the state folders of Rewind and
+the agents) as a standard tar.gz, with an
 optional manifest that makes diffs and "nothing changed" checks cheap.
 Output is JSON on stdout. See rewind-snap(1).`),
 		FlagSet: rootFS,
@@ -95,7 +96,9 @@ Output is JSON on stdout. See rewind-snap(1).`),
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 2 // ffcli printed the usage
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		// Interrupted (SIGINT, SIGTERM): whatever error the cut-short work
+		// returned, the run ends as interrupted.
 		fmt.Fprintf(stderr, "%s: interrupted\n", name)
 		return 130
 	}

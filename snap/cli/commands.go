@@ -15,6 +15,7 @@ import (
 type createCmd struct {
 	root, out, manifest, parentManifest, parentDir string
 	level, maxDepth                                int
+	maxBytes                                       int64
 	full                                           bool
 }
 
@@ -27,6 +28,7 @@ func (c *createCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.full, "full", false, "with --parent: write a full snapshot anyway")
 	fs.IntVar(&c.maxDepth, "max-depth", snap.DefaultMaxDepth, "with --parent: past this many layers, write a full snapshot")
 	fs.IntVar(&c.level, "level", 1, "gzip level, 1 (fastest) to 9")
+	fs.Int64Var(&c.maxBytes, "max-bytes", snap.DefaultLimits.MaxBytes, "refuse a tree holding more file content than this; a limit above the default is recorded in the manifest")
 }
 
 func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
@@ -42,7 +44,10 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if c.parentDir != "" && c.manifest == "" {
 		return usageError{"a layer is only usable with its manifest: add --manifest FILE"}
 	}
-	opts := snap.CreateOptions{Out: c.out, Level: c.level, MaxDepth: c.maxDepth}
+	if c.maxBytes <= 0 {
+		return usageError{"--max-bytes must be a positive number of bytes"}
+	}
+	opts := snap.CreateOptions{Out: c.out, Level: c.level, MaxDepth: c.maxDepth, Limits: snap.Limits{MaxBytes: c.maxBytes}}
 	pm := c.parentManifest
 	if c.parentDir != "" {
 		pm = filepath.Join(c.parentDir, "manifest")
@@ -56,6 +61,18 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		opts.Parent = m
 	}
 	res, err := snap.Create(ctx, c.root, opts)
+	var ie *snap.IndexError
+	if errors.As(err, &ie) {
+		return withHint(err, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)")
+	}
+	var le *snap.LimitError
+	if errors.As(err, &le) {
+		hint := "leave it out with a pattern in a .rewindignore file"
+		if le.Limit == "max_bytes" {
+			hint += ", or raise --max-bytes (restores through the manifest then need no flag)"
+		}
+		return withHint(err, hint)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,16 +99,17 @@ func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`")
 	fs.StringVar(&c.manifest, "manifest", "", "restore from the snapshot this manifest `FILE` describes (a full one or a layer chain), reading only files that differ")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be written and deleted")
-	fs.Int64Var(&c.maxBytes, "max-bytes", snap.DefaultLimits.MaxBytes, "refuse archives holding more file content than this")
+	fs.Int64Var(&c.maxBytes, "max-bytes", 0, "refuse archives holding more file content than this (default: the limit the manifest records, else 8 GiB)")
 }
 
 func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if (c.from == "") == (c.manifest == "") {
 		return usageError{"restore needs exactly one of --from and --manifest; run 'rewind-snap restore --help'"}
 	}
-	limits := snap.DefaultLimits
-	limits.MaxBytes = c.maxBytes
-	opts := snap.RestoreOptions{DryRun: c.dryRun, Limits: limits}
+	if c.maxBytes < 0 {
+		return usageError{"--max-bytes must be a positive number of bytes"}
+	}
+	opts := snap.RestoreOptions{DryRun: c.dryRun, Limits: snap.Limits{MaxBytes: c.maxBytes}}
 	if c.manifest != "" {
 		m, err := snap.ReadManifest(c.manifest)
 		if err != nil {

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLockSaysWhoHoldsItAndGivesUp: waiting for a busy store says after a
+// second who holds the lock, and gives up after a bounded time with an
+// error naming the holder; with a deadline (a hook's) it gives up well
+// inside it.
+func TestLockSaysWhoHoldsItAndGivesUp(t *testing.T) {
+	s := project(t)
+	held, err := s.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	me := fmt.Sprintf("pid %d", os.Getpid())
+
+	t.Setenv("REWIND_LOCK_WAIT", "2s")
+	var told []string
+	waiter := *s
+	waiter.Waiting = func(h string) { told = append(told, h) }
+	start := time.Now()
+	_, err = waiter.Lock(ctx)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "busy") || !strings.Contains(err.Error(), me) {
+		t.Fatalf("err = %v, want a busy store held by %s", err, me)
+	}
+	if took < 2*time.Second || took > 4*time.Second {
+		t.Errorf("gave up after %v, want about 2s", took)
+	}
+	if len(told) != 1 || !strings.Contains(told[0], me) {
+		t.Errorf("told %q while waiting, want once, naming %s", told, me)
+	}
+
+	t.Setenv("REWIND_LOCK_WAIT", "")
+	c, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	start = time.Now()
+	if _, err := waiter.Lock(c); err == nil {
+		t.Fatal("took a held lock")
+	}
+	if took := time.Since(start); took > 1700*time.Millisecond {
+		t.Errorf("with 2s to its deadline, gave up after %v: not well inside it", took)
+	}
+}

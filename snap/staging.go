@@ -1,0 +1,79 @@
+package snap
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// A restore stages new content in a folder at the root, which the walk
+// leaves out and the next restore removes if a killed one left it. Both act
+// only on a folder they can prove a restore made, never on a name alone: its
+// name is stagingPrefix and a token of 24 random hex digits followed by 8 of
+// their checksum, and it holds a marker file (stagingMarker) whose content is
+// stagingMagic and the token — or, in the instant between creating the
+// folder and writing the marker, nothing but an empty marker. A user's folder
+// that merely starts with the prefix (.rewind-restore-notes) is captured and
+// restored like any other, and never removed.
+const (
+	stagingPrefix = ".rewind-restore-"
+	stagingMarker = "lock" // also flock-held by the restore while it runs
+	stagingMagic  = "rewind-snap restore staging folder"
+)
+
+// newStagingName returns a fresh staging folder name and the marker's
+// content for it.
+func newStagingName() (name string, marker []byte) {
+	var rnd [12]byte
+	rand.Read(rnd[:])
+	token := hex.EncodeToString(rnd[:])
+	token += stagingSum(token)
+	return stagingPrefix + token, []byte(stagingMagic + "\n" + token + "\n")
+}
+
+func stagingSum(random string) string {
+	sum := sha256.Sum256([]byte(stagingMagic + random))
+	return hex.EncodeToString(sum[:4])
+}
+
+// isStaging reports whether the entry name in folder dir is a staging folder
+// a restore made (see above). It follows no symlink.
+func isStaging(dir, name string) bool {
+	token, ok := strings.CutPrefix(name, stagingPrefix)
+	if !ok || len(token) != 32 || strings.ToLower(token) != token || stagingSum(token[:24]) != token[24:] {
+		return false
+	}
+	p := filepath.Join(dir, name)
+	if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+		return false
+	}
+	f, err := os.OpenFile(filepath.Join(p, stagingMarker), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		des, err := os.ReadDir(p)
+		return err == nil && len(des) == 0 // killed right after creating it
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	var b [256]byte
+	n, _ := f.Read(b[:])
+	if n == 0 {
+		des, err := os.ReadDir(p)
+		return err == nil && len(des) == 1 // killed before the marker was written
+	}
+	return bytes.Equal(b[:n], []byte(stagingMagic+"\n"+token+"\n"))
+}
+
+// stagingEntry reports whether a root entry with mode m is a staging folder
+// (the cheap name test first: the marker is read only for names that match).
+func stagingEntry(root, name string, m fs.FileMode) bool {
+	return m.IsDir() && strings.HasPrefix(name, stagingPrefix) && isStaging(root, name)
+}

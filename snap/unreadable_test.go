@@ -1,0 +1,99 @@
+package snap
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// asUnprivileged runs the calling test again as nobody when the tests run
+// as root (for whom every file is readable) and reports whether the caller
+// should go on: true in that child, or when the tests run as a user.
+func asUnprivileged(t *testing.T) bool {
+	t.Helper()
+	if os.Getuid() != 0 {
+		return true
+	}
+	// A copy of the test binary that nobody may run.
+	dir, err := os.MkdirTemp("", "snap-as-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "snap.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Skipf("cannot copy the test binary to run it as nobody: %v", err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as nobody:\n%s", out)
+	if err != nil {
+		t.Fatalf("the test failed as nobody: %v", err)
+	}
+	return false
+}
+
+// TestUnreadableEntriesLeftAlone: a file and a folder the save may not read
+// do not fail it: they are recorded as unreadable, not captured, and a
+// restore neither deletes nor replaces what is at them.
+func TestUnreadableEntriesLeftAlone(t *testing.T) {
+	if !asUnprivileged(t) {
+		return
+	}
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	writeTree(t, dir, map[string]string{"a.txt": "a", "secret.key": "secret", "private/notes.txt": "notes", "sub/b.txt": "b"})
+	os.Chmod(filepath.Join(dir, "secret.key"), 0)
+	os.Chmod(filepath.Join(dir, "private"), 0)
+	defer os.Chmod(filepath.Join(dir, "private"), 0o755)
+	snaps := t.TempDir()
+	res, m := layerSave(t, dir, snaps, 0, 0)
+	if want := []string{"private", "secret.key"}; !slices.Equal(res.Unreadable, want) || !slices.Equal(m.Header.Unreadable, want) {
+		t.Fatalf("unreadable %v (manifest %v), want %v", res.Unreadable, m.Header.Unreadable, want)
+	}
+	// The tree changes around them; a restore brings back the rest and
+	// leaves them as they are.
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)
+	os.Remove(filepath.Join(dir, "sub/b.txt"))
+	r, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "a" {
+		t.Errorf("a.txt = %q, want it restored", b)
+	}
+	for _, p := range []string{"secret.key", "private"} {
+		if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v: a restore deleted what it could not read", p, err)
+		}
+	}
+	if !slices.Equal(r.Unreadable, []string{"private", "secret.key"}) {
+		t.Errorf("unreadable_paths %v", r.Unreadable)
+	}
+	// A snapshot taken when they were readable: the restore still leaves
+	// them alone, since no backup could hold them now.
+	os.Chmod(filepath.Join(dir, "secret.key"), 0o644)
+	os.Chmod(filepath.Join(dir, "private"), 0o755)
+	_, m2 := layerSave(t, dir, snaps, 1, 0)
+	os.WriteFile(filepath.Join(dir, "secret.key"), []byte("new secret"), 0o644)
+	os.Chmod(filepath.Join(dir, "secret.key"), 0)
+	if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m2}); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(dir, "secret.key"), 0o644)
+	if b, _ := os.ReadFile(filepath.Join(dir, "secret.key")); string(b) != "new secret" {
+		t.Errorf("secret.key = %q: a restore replaced a file it could not read", b)
+	}
+}
