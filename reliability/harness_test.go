@@ -80,7 +80,13 @@ func repoRoot() (string, error) {
 	}
 }
 
-func bin(name string) string { return filepath.Join(binDir, name) }
+// bin is the path of the built binary name (or name itself when absolute).
+func bin(name string) string {
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(binDir, name)
+}
 
 // result is one finished (or killed) process.
 type result struct {
