@@ -36,7 +36,7 @@ func runBridgeFaults(t *testing.T, a *agentE2E) {
 				t.Fatal(err)
 			}
 			return func() { f.Close() }
-		}, "lock"},
+		}, "the store is busy"},
 		{"rewind-hook missing", func(t *testing.T, h *harness) func() {
 			hook := filepath.Join(h.bin, "rewind-hook")
 			if err := os.Rename(hook, hook+".away"); err != nil {
