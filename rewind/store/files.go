@@ -154,3 +154,74 @@ func (s *Store) SetHookState(v HookState) error {
 }
 
 func (s *Store) path(name string) string { return s.Dir + "/" + name }
+
+// moveAside moves a file Rewind made into transcript-backup/ (never
+// deleting it: the user may have chatted in the fork since). It returns the
+// new path, "" when the file is already gone.
+func (s *Store) moveAside(p string) (string, error) {
+	if !fileExists(p) {
+		return "", nil
+	}
+	return s.keepAside(p, filepath.Base(p), true)
+}
+
+// keepAside puts a copy of p into transcript-backup/ under a new name that
+// starts with the time and ends in base — moved when move is set, copied
+// otherwise — and returns its path. It never replaces a file already there.
+func (s *Store) keepAside(p, base string, move bool) (string, error) {
+	stamp := time.Now().UTC().Format("20060102_150405")
+	for n := 0; ; n++ {
+		dst := filepath.Join(s.backupDir(), stamp+"-"+base)
+		if n > 0 {
+			dst = filepath.Join(s.backupDir(), fmt.Sprintf("%s.%d-%s", stamp, n, base))
+		}
+		if fileExists(dst) {
+			continue
+		}
+		if move {
+			// A hard link cannot replace an existing file: no backup is lost
+			// to a name taken in the same second.
+			err := os.Link(p, dst)
+			if errors.Is(err, os.ErrExist) {
+				continue
+			}
+			if err == nil {
+				syncPath(s.backupDir())
+				return dst, os.Remove(p)
+			}
+		}
+		if err := copyFile(p, dst); err != nil {
+			return "", fmt.Errorf("keep %s aside: %w", p, err)
+		}
+		if move {
+			return dst, os.Remove(p)
+		}
+		return dst, nil
+	}
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := snap.CreateAtomic(dst, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

@@ -305,3 +305,22 @@ func (s *Store) planRevert(ctx context.Context, e HistoryEntry, fk *ForkRecord, 
 	}
 	return nil
 }
+
+// untruncate gives a truncated transcript its bytes back: the current file
+// (which may hold newer turns) is saved aside first, then the backup taken
+// before the truncation replaces it atomically. saved is where the current
+// bytes went ("" when there was no file).
+func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
+	if fileExists(t.Path) {
+		saved, err = s.keepAside(t.Path, "before-undo-"+filepath.Base(t.Path), false)
+		if err != nil {
+			return "", fmt.Errorf("save %s before undoing its truncation: %w", t.Path, err)
+		}
+	}
+	// copyFile writes through a temporary name of its own and renames: no
+	// fixed side name that a file of the user's could hold.
+	if err := copyFile(t.Backup, t.Path); err != nil {
+		return saved, fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
+	}
+	return saved, nil
+}

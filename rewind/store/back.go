@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"rewind.dev/fork"
+	"rewind.dev/jsonl"
+)
+
+// BackOptions say how far back to go.
+type BackOptions struct {
+	N              int
+	Both           bool
+	InPlace        bool
+	DryRun         bool
+	TranscriptPath string // default: session.json's
+	Agent          string
+	// InAgent: rewind runs inside the agent's own session (its shell tool), in the middle of a
+	// prompt: that prompt counts as the newest even when the agent has not written its line
+	// yet, so N means the same whenever the agent writes it.
+	InAgent bool
+}
+
+// Back rewinds the conversation to before the Nth most recent prompt (a fork
+// by default), and with Both the code to the newest checkpoint of the same
+// conversation taken before that prompt. With Both and no such checkpoint it
+// changes nothing.
+func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	path, agent := o.TranscriptPath, o.Agent
+	if path == "" {
+		sess, err := s.Session()
+		if err != nil {
+			return nil, err
+		}
+		path = sess.TranscriptPath
+		if agent == "" {
+			agent = sess.Agent
+		}
+	}
+	if path == "" {
+		return nil, &HintError{Err: errors.New("no transcript known for this project"), Hint: "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"}
+	}
+	path = realPath(path)
+	var d *jsonl.Dialect
+	if agent != "" {
+		d, _ = jsonl.LookupDialect(agent)
+	}
+	t, err := jsonl.Open(path, d)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if !t.Exists() {
+		return nil, &HintError{Err: fmt.Errorf("transcript %s: %w", path, syscall.ENOENT),
+			Hint: "pass the session's file with --transcript PATH (the hooks record the current one in session.json)"}
+	}
+	if t.Dialect != nil {
+		agent = t.Dialect.Name
+	}
+	turn, err := s.backTurn(ctx, t, path, o)
+	if err != nil {
+		if errors.Is(err, jsonl.ErrFewerPrompts) {
+			return nil, fewerPrompts(ctx, t, o.N)
+		}
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	res := &RestoreResult{Type: "restore", Kind: KindBack, DryRun: o.DryRun}
+	var target *Checkpoint
+	if o.Both {
+		target, err = s.checkpointBefore(ctx, t, path, turn)
+		if err != nil {
+			return nil, err
+		}
+		if target == nil {
+			return nil, &HintError{Err: fmt.Errorf("no checkpoint of this conversation is older than prompt %d (%q); nothing was changed", o.N, turn.Text),
+				Hint: "rewind chat only (drop --both), or pick a checkpoint with 'rewind list' and 'rewind restore'"}
+		}
+		res.Checkpoint = target.ID
+	}
+	how := "fork"
+	if o.InPlace {
+		how = "in-place"
+	}
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	if target != nil {
+		if err := k.check(target, partCode); err != nil {
+			return nil, damaged(err)
+		}
+	}
+	if o.DryRun {
+		if target != nil {
+			r, err := s.restoreTree(ctx, target, true)
+			if err != nil {
+				return nil, err
+			}
+			res.Code = r
+		}
+		if res.Cut, err = s.planCut(ctx, path, agent, fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}, nil, how); err != nil {
+			return nil, err
+		}
+		res.Cut.Before, res.Cut.N = turn.Text, o.N
+		return res, nil
+	}
+	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
+	if err != nil {
+		return nil, err
+	}
+	res.Backup = backup.ID
+	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: KindBack, BackupCheckpoint: backup.ID, Context: how}
+	if target != nil {
+		entry.Checkpoint, entry.Code = target.ID, true
+	}
+	if err := s.appendHistory(entry); err != nil { // before anything changes
+		return nil, err
+	}
+	if target != nil {
+		r, err := s.restoreTree(ctx, target, false)
+		res.Code = r
+		if err != nil {
+			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", target.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was"}
+		}
+	}
+	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}
+	err = s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry)
+	if err == nil {
+		entry.Done = true
+	}
+	if uerr := s.updateHistory(entry); err == nil {
+		err = uerr
+	}
+	return res, err
+}
+
+// backTurn is the Nth most recent prompt of t. Inside the agent (InAgent), the prompt being
+// answered may not be in the transcript yet (Claude Code writes it late in interactive mode,
+// early with -p): the newest prompt-hook checkpoint of this transcript tells, since its cursor
+// is where the file ended when the prompt was submitted. When no prompt of the file starts at
+// or after it, that prompt is the first of the N, and "before it" is that cursor.
+func (s *Store) backTurn(ctx context.Context, t *jsonl.Transcript, path string, o BackOptions) (jsonl.Turn, error) {
+	if !o.InAgent {
+		return t.Back(ctx, o.N)
+	}
+	ups := s.newestPromptCheckpoint(path)
+	if ups == nil {
+		return t.Back(ctx, o.N)
+	}
+	cur := ups.Transcript.Cursor
+	if v, err := t.Verify(cur); err != nil || !v.Extends {
+		return t.Back(ctx, o.N)
+	}
+	newest, err := t.Turns(ctx, 1)
+	if err != nil {
+		return jsonl.Turn{}, err
+	}
+	if len(newest) > 0 && newest[0].PromptOffset >= cur.ByteOffsetEnd {
+		return t.Back(ctx, o.N) // the running prompt is written: count as usual
+	}
+	if o.N == 1 {
+		// The lines the agent wrote for the prompt before the hook (Claude's queue lines)
+		// go with it, as they would in a cut before its written line.
+		start, err := t.PreambleStart(ctx, cur.ByteOffsetEnd)
+		if err != nil {
+			return jsonl.Turn{}, err
+		}
+		return jsonl.Turn{N: 1, Offset: start, PromptOffset: cur.ByteOffsetEnd, End: t.End(), Text: ups.Trigger.Prompt}, nil
+	}
+	turn, err := t.Back(ctx, o.N-1)
+	turn.N = o.N
+	return turn, err
+}
+
+// newestPromptCheckpoint is the newest checkpoint taken at a prompt hook of the transcript at
+// path, among the newest few, or nil.
+func (s *Store) newestPromptCheckpoint(path string) *Checkpoint {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil
+	}
+	for i, n := len(ids)-1, 0; i >= 0 && n < 64; i, n = i-1, n+1 {
+		c, err := s.Load(ids[i])
+		if err != nil || c.Transcript == nil || c.Trigger.Event != "UserPromptSubmit" || c.Transcript.OriginalPath != path {
+			continue
+		}
+		return c
+	}
+	return nil
+}
+
+// SessionTranscript is the transcript (and its agent) that the hooks recorded for session id:
+// session.json's when it names that session, else the newest checkpoint's of that session.
+func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
+	if sess, err := s.Session(); err == nil && sess.SessionID == id && sess.TranscriptPath != "" {
+		return sess.TranscriptPath, sess.Agent, true
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return "", "", false
+	}
+	for i, n := len(ids)-1, 0; i >= 0 && n < 256; i, n = i-1, n+1 {
+		c, err := s.Load(ids[i])
+		if err == nil && c.Transcript != nil && c.Transcript.SessionID == id && c.Transcript.OriginalPath != "" {
+			return c.Transcript.OriginalPath, c.Transcript.Agent, true
+		}
+	}
+	return "", "", false
+}
+
+// fewerPrompts explains why back cannot go that far: the conversation is
+// short, or compaction hid the older prompts.
+func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
+	turns, _ := t.Turns(ctx, 0)
+	compacted, _ := t.Compacted(ctx)
+	err := &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
+	if compacted {
+		return &HintError{Err: err,
+			Hint: "go back at most " + fmt.Sprint(len(turns)) + ", or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)"}
+	}
+	return &HintError{Err: err, Hint: "'rewind-jsonl turns' lists them"}
+}
+
+// checkpointBefore finds the newest checkpoint of this conversation whose
+// transcript cursor lies at or before promptOffset and whose bytes the
+// transcript still holds. The conversation includes the sessions it was
+// forked from (recorded in the restore history): their checkpoints count
+// when they lie inside the shared prefix, which Verify checks by hash — with
+// the ancestor's own first line in place where a fork rewrote it (Droid).
+func (s *Store) checkpointBefore(ctx context.Context, t *jsonl.Transcript, path string, turn jsonl.Turn) (*Checkpoint, error) {
+	promptOffset := turn.PromptOffset
+	h, err := s.History()
+	if err != nil {
+		return nil, err
+	}
+	lineage, err := lineageOf(t, path, promptOffset, h)
+	if err != nil {
+		return nil, err
+	}
+	cps, _, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cps { // newest first
+		if c.Transcript == nil || c.Backup() {
+			continue
+		}
+		a, ok := lineage[c.Transcript.OriginalPath]
+		cur := c.Transcript.Cursor
+		// The cursor's data ends at ByteOffsetEnd, or — where the agent rewrote its first
+		// line since (Droid) — that moved by the line's change in length, never below this.
+		if !ok || cur.ByteOffsetEnd-max(cur.FirstLine-1, 0) > a.limit {
+			continue
+		}
+		if cur.ByteOffsetEnd == 0 {
+			if c.Transcript.OriginalPath == path {
+				return c, nil // taken before the session wrote anything
+			}
+			continue
+		}
+		if off, found, err := a.held.Locate(cur); err == nil && found && off <= a.limit {
+			return c, nil
+		}
+	}
+	return s.checkpointInParentSessions(ctx, t, turn, cps)
+}
