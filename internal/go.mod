@@ -1,0 +1,3 @@
+module rewind.dev/internal
+
+go 1.25.0
