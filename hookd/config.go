@@ -1,15 +1,14 @@
 package hookd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"rewind.dev/internal/layout"
 )
 
 // DefaultDeadline is how long rewind-hook gives one event when the config
@@ -18,101 +17,36 @@ import (
 // 15 s).
 const DefaultDeadline = 10 * time.Second
 
-// Config is what rewind-hook reads of ~/.rewind/config.json and of the
-// project's .agent/rewind/config.json (which overrides the tier). Other
-// members (retention, …) belong to the rewind porcelain and are ignored here.
-type Config struct {
-	Version        int    `json:"version"`
-	Tier           string `json:"tier,omitempty"`
-	BinDir         string `json:"bin_dir,omitempty"`          // where install.sh linked the binaries
-	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"` // default DefaultDeadline
-	// AutoInit, when false, keeps the hooks from creating a store in a git
-	// work tree that has none (default true).
-	AutoInit *bool `json:"auto_init,omitempty"`
-}
-
-// AutoInitOn reports the auto_init setting (on unless set false).
-func (c Config) AutoInitOn() bool { return c.AutoInit == nil || *c.AutoInit }
-
-// RewindHome is Rewind's own folder: $REWIND_HOME, else ~/.rewind (the
-// rewind porcelain uses the same rule).
-func RewindHome(home string) string {
-	if h := os.Getenv("REWIND_HOME"); h != "" {
-		return h
-	}
-	return filepath.Join(home, ".rewind")
-}
-
-// GlobalConfigPath is ~/.rewind/config.json.
-func GlobalConfigPath(home string) string { return filepath.Join(RewindHome(home), "config.json") }
-
-// ProjectConfigPath is the project's override file: in its store, which is
-// <project>/.agent/rewind/ (project mode) or, when that does not exist,
-// ~/.rewind/storage/<hash of the project path>/ (global mode). The hash rule
-// is the porcelain's (rewind/store.GlobalDir); a test there keeps the two
-// in step.
-func ProjectConfigPath(projectDir string) string {
-	if dir, ok := storeDir(projectDir); ok {
-		return filepath.Join(dir, "config.json")
-	}
-	return filepath.Join(projectDir, ".agent", "rewind", "config.json")
-}
-
-// storeDir is the store of exactly projectDir, if it has one.
-func storeDir(projectDir string) (string, bool) {
-	local := filepath.Join(projectDir, ".agent", "rewind")
-	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-		return local, true
-	}
-	home, _ := os.UserHomeDir()
-	abs, err := filepath.Abs(projectDir)
-	if err != nil {
-		abs = projectDir
-	}
-	sum := sha256.Sum256([]byte(abs))
-	global := filepath.Join(RewindHome(home), "storage", hex.EncodeToString(sum[:8]))
-	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
-		return global, true
-	}
-	return "", false
-}
-
-// StoreRoot is the project a folder belongs to, as the rewind CLI finds it: the nearest folder,
-// dir or above, that has a store; dir itself when none has. An agent started in a subfolder of
-// the project checkpoints the project.
-func StoreRoot(dir string) string {
-	for d := dir; ; {
-		if _, ok := storeDir(d); ok {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
-	}
-}
-
-// LoadConfig reads the global config and lets the project's tier override
-// it. Missing files are fine. On an unreadable or invalid file it still
-// returns the best config it has (the defaults filled in) with the error,
-// so a hook can checkpoint and then report the problem.
-func LoadConfig(home, projectDir string) (Config, error) {
-	c := Config{Version: 1}
-	var errs []error
-	if err := readConfig(GlobalConfigPath(home), &c); err != nil {
-		errs = append(errs, err)
-	}
+// LoadConfig is the config an event in projectDir runs with: the global
+// config.json and the project's (in its store, when it has one) merged by
+// layout.Merge, with rewind-hook's defaults for the bin dir and the
+// deadline. On an unreadable or invalid file it still returns the best
+// config it has with the error, so a hook can checkpoint and then report
+// the problem.
+func LoadConfig(home, projectDir string) (layout.Config, error) {
+	store := ""
 	if projectDir != "" {
-		var p Config
-		if err := readConfig(ProjectConfigPath(projectDir), &p); err != nil {
-			errs = append(errs, err)
-		} else if p.Tier != "" {
-			c.Tier = p.Tier
-		}
+		store, _, _ = layout.FindStore(layout.Home(home), absPath(projectDir))
 	}
-	if c.Tier == "" {
-		c.Tier = DefaultTier
+	c, err := layout.LoadConfig(layout.Home(home), store)
+	if err != nil {
+		// hookd's own parser says what is wrong more exactly (a trailing
+		// comma, where it is).
+		files := []string{GlobalConfigPath(home)}
+		if store != "" {
+			files = append(files, filepath.Join(store, layout.ConfigFile))
+		}
+		var exact []error
+		for _, p := range files {
+			if b, rerr := os.ReadFile(p); rerr == nil {
+				if _, perr := parseObject(b, p); perr != nil {
+					exact = append(exact, perr)
+				}
+			}
+		}
+		if len(exact) > 0 {
+			err = errors.Join(exact...)
+		}
 	}
 	if c.BinDir == "" {
 		c.BinDir = filepath.Join(home, ".local", "bin")
@@ -120,34 +54,51 @@ func LoadConfig(home, projectDir string) (Config, error) {
 	if c.HookDeadlineMS <= 0 {
 		c.HookDeadlineMS = DefaultDeadline.Milliseconds()
 	}
-	return c, errors.Join(errs...)
+	return c, err
 }
 
-func readConfig(path string, c *Config) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// GlobalConfigPath is ~/.rewind/config.json (home is the user's home).
+func GlobalConfigPath(home string) string { return layout.GlobalConfig(layout.Home(home)) }
+
+// StoreRoot is the project a folder belongs to, as the rewind CLI finds it: the nearest folder,
+// dir or above, that has a store; dir itself when none has. An agent started in a subfolder of
+// the project checkpoints the project.
+func StoreRoot(dir string) string {
+	home, _ := os.UserHomeDir()
+	if root, ok := layout.StoreRoot(layout.Home(home), dir); ok {
+		return root
 	}
-	if err != nil {
-		return err
-	}
-	if _, err := parseObject(b, path); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, c); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return dir
 }
 
-// SetConfigTier writes tier into ~/.rewind/config.json, creating the file as
-// {"version": 1, "tier": …} or changing only the "tier" member of an existing
-// one (every other byte stays). It reports whether the file changed.
+// StoreDir is the store of exactly projectDir, "" when it has none.
+func StoreDir(projectDir string) string {
+	home, _ := os.UserHomeDir()
+	dir, _, _ := layout.FindStore(layout.Home(home), absPath(projectDir))
+	return dir
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// SetConfigTier writes tier into ~/.rewind/config.json (see SetTier).
 func SetConfigTier(home, tier string) (bool, error) {
+	return SetTier(GlobalConfigPath(home), tier)
+}
+
+// SetTier writes tier into the config.json at path — the global one or a
+// project's — creating the file as {"version": 1, "tier": …} or changing only
+// the "tier" member of an existing one (every other byte stays, keys Rewind
+// does not know too). It reports whether the file changed.
+func SetTier(path, tier string) (bool, error) {
 	if _, err := LoadTier(tier); err != nil {
 		return false, err
 	}
-	return setConfigString(home, "tier", tier)
+	return setConfigString(path, "tier", tier)
 }
 
 // SetConfigBinDir records where the binaries are linked (install.sh
@@ -156,11 +107,12 @@ func SetConfigBinDir(home, dir string) (bool, error) {
 	if !filepath.IsAbs(dir) {
 		return false, fmt.Errorf("bin dir %q is not absolute", dir)
 	}
-	return setConfigString(home, "bin_dir", dir)
+	return setConfigString(GlobalConfigPath(home), "bin_dir", dir)
 }
 
-func setConfigString(home, key, value string) (bool, error) {
-	path := GlobalConfigPath(home)
+// setConfigString sets the string member key of the config file at path
+// with the byte-preserving editor, the one way Rewind writes a config.
+func setConfigString(path, key, value string) (bool, error) {
 	old, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		old = nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestRewindHomeAndProjectConfig(t *testing.T) {
+func TestRewindHomeAndStoreDir(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("REWIND_HOME", "")
@@ -19,9 +19,9 @@ func TestRewindHomeAndProjectConfig(t *testing.T) {
 		t.Errorf("with REWIND_HOME: GlobalConfigPath = %s, want %s", got, want)
 	}
 	proj := t.TempDir()
-	// No store: the project-mode path, where 'rewind config' would create it.
-	if got, want := ProjectConfigPath(proj), filepath.Join(proj, ".agent", "rewind", "config.json"); got != want {
-		t.Errorf("no store: %s, want %s", got, want)
+	// No store: none to read or skip from.
+	if got := StoreDir(proj); got != "" {
+		t.Errorf("no store: StoreDir = %s", got)
 	}
 	// A global-mode store under REWIND_HOME/storage/<hash>/ is found.
 	os.WriteFile(filepath.Join(rh, "config.json"), []byte(`{"version":1,"tier":"minimal"}`), 0o644)

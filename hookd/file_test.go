@@ -219,11 +219,11 @@ func TestSetConfigTier(t *testing.T) {
 	}
 	proj := t.TempDir()
 	os.MkdirAll(filepath.Join(proj, ".agent", "rewind"), 0o755)
-	os.WriteFile(ProjectConfigPath(proj), []byte(`{"version":1,"tier":"aggressive"}`), 0o644)
+	os.WriteFile(filepath.Join(proj, ".agent", "rewind", "config.json"), []byte(`{"version":1,"tier":"aggressive"}`), 0o644)
 	if c, _ := LoadConfig(home, proj); c.Tier != "aggressive" {
 		t.Errorf("project override: tier %s", c.Tier)
 	}
-	os.WriteFile(ProjectConfigPath(proj), []byte("{\"tier\": \"minimal\",}"), 0o644)
+	os.WriteFile(filepath.Join(proj, ".agent", "rewind", "config.json"), []byte("{\"tier\": \"minimal\",}"), 0o644)
 	c, err = LoadConfig(home, proj)
 	if err == nil || !strings.Contains(err.Error(), "config.json:1:19: trailing comma") || c.Tier != "balanced" {
 		t.Errorf("invalid project config: %+v, %v", c, err)

@@ -5,11 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-)
 
-// SessionRefresh is how old session.json may get before rewind rewrites it
-// on a hook event that changes nothing in it (rewind/store.Store.Hook).
-const SessionRefresh = time.Minute
+	"rewind.dev/internal/layout"
+)
 
 // Skip tells whether rewind, given req, would write nothing and only answer
 // "skip" with the reason returned ("" when rewind must run): a throttled
@@ -20,9 +18,9 @@ const SessionRefresh = time.Minute
 // session end here (in Copilot CLI, whose hooks take no tool matcher, every
 // tool call). It only reads, without the store lock, and any doubt (a file
 // missing or unreadable) answers "", leaving the decision to rewind. A test
-// in rewind/store keeps the two in step.
+// in rewind/store keeps the two decisions in step.
 func Skip(storeDir string, req Request, now time.Time) string {
-	if req.Retention {
+	if req.Retention || storeDir == "" {
 		return ""
 	}
 	reason := ""
@@ -30,10 +28,8 @@ func Skip(storeDir string, req Request, now time.Time) string {
 	case CheckpointNone:
 		reason = "none"
 	case CheckpointThrottled:
-		var hs struct {
-			LastCheckpointAt time.Time `json:"last_checkpoint_at"`
-		}
-		if req.MinIntervalMS <= 0 || !readJSONFile(filepath.Join(storeDir, "hook-state.json"), &hs) || hs.LastCheckpointAt.IsZero() ||
+		var hs layout.HookState
+		if req.MinIntervalMS <= 0 || !readJSONFile(filepath.Join(storeDir, layout.HookStateFile), &hs) || hs.LastCheckpointAt.IsZero() ||
 			now.Sub(hs.LastCheckpointAt) >= time.Duration(req.MinIntervalMS)*time.Millisecond {
 			return ""
 		}
@@ -41,14 +37,8 @@ func Skip(storeDir string, req Request, now time.Time) string {
 	default:
 		return ""
 	}
-	var sess struct {
-		Agent          string    `json:"agent"`
-		TranscriptPath string    `json:"transcript_path"`
-		SessionID      string    `json:"session_id"`
-		EnvFile        string    `json:"env_file"`
-		UpdatedAt      time.Time `json:"updated_at"`
-	}
-	if !readJSONFile(filepath.Join(storeDir, "session.json"), &sess) {
+	var sess layout.Session
+	if !readJSONFile(filepath.Join(storeDir, layout.SessionFile), &sess) {
 		return ""
 	}
 	if req.TranscriptPath == "" && req.SessionID == "" && req.EnvFile == "" {
@@ -57,7 +47,7 @@ func Skip(storeDir string, req Request, now time.Time) string {
 	same := func(want, have string) bool { return want == "" || want == have }
 	if same(req.Agent, sess.Agent) && same(req.TranscriptPath, sess.TranscriptPath) &&
 		same(req.SessionID, sess.SessionID) && same(req.EnvFile, sess.EnvFile) &&
-		now.Sub(sess.UpdatedAt) <= SessionRefresh {
+		now.Sub(sess.UpdatedAt) <= layout.SessionRefresh {
 		return reason
 	}
 	return ""

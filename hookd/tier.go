@@ -12,10 +12,6 @@ import (
 //go:embed tiers/*.json
 var tierFS embed.FS
 
-// DefaultTier is the tier used when neither ~/.rewind/config.json nor the
-// project names one.
-const DefaultTier = "balanced"
-
 // Policy says whether an event takes a checkpoint (Request.Checkpoint).
 type Policy string
 

@@ -18,6 +18,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	golang.org/x/tools v0.26.0 // indirect
+	rewind.dev/internal v0.0.0
 )
 
 replace (
@@ -26,3 +27,5 @@ replace (
 	rewind.dev/jsonl => ../jsonl
 	rewind.dev/snap => ../snap
 )
+
+replace rewind.dev/internal => ../internal

@@ -26,18 +26,6 @@ var stateFolders = []struct{ home, env, sub string }{
 	{home: ".config/opencode", env: "XDG_CONFIG_HOME", sub: "opencode"},
 }
 
-// RewindHome is Rewind's own folder: $REWIND_HOME, else ~/.rewind.
-func RewindHome() string {
-	if h := os.Getenv("REWIND_HOME"); h != "" {
-		return h
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ".rewind"
-	}
-	return filepath.Join(home, ".rewind")
-}
-
 // StateFolders lists the absolute folders of stateFolders for the current
 // environment.
 func StateFolders() []string {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 )
 
 // sessionEndDeadline: Claude Code gives SessionEnd hooks about 1.5 s in all.
@@ -120,7 +121,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	tier, err := hookd.LoadTier(cfg.Tier)
 	if err != nil {
 		problems = append(problems, fmt.Errorf("config: %w", err))
-		if tier, err = hookd.LoadTier(hookd.DefaultTier); err != nil {
+		if tier, err = hookd.LoadTier(layout.DefaultTier); err != nil {
 			return err
 		}
 	}
@@ -154,7 +155,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	}
 
 	var resp hookd.Response
-	if reason := hookd.Skip(filepath.Dir(hookd.ProjectConfigPath(project)), req, time.Now()); reason != "" {
+	if reason := hookd.Skip(hookd.StoreDir(project), req, time.Now()); reason != "" {
 		// What rewind would answer, read from the store without starting it.
 		resp = hookd.Response{Type: "hook", Action: "skip", Reason: reason}
 	} else {
@@ -250,7 +251,7 @@ func callRewind(ctx context.Context, req hookd.Request) (hookd.Response, error) 
 const maxLog = 1 << 20
 
 func appendLog(home string, le logEntry) {
-	dir := filepath.Join(hookd.RewindHome(home), "logs")
+	dir := layout.Logs(layout.Home(home))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
@@ -274,7 +275,7 @@ func appendLog(home string, le logEntry) {
 // they now are (~/.rewind/logs/notices, a line per project). Any trouble answers false: a notice
 // is a courtesy, never a reason to fail or to repeat.
 func firstNotice(home, project string) bool {
-	p := filepath.Join(hookd.RewindHome(home), "logs", "notices")
+	p := filepath.Join(layout.Logs(layout.Home(home)), "notices")
 	if b, err := os.ReadFile(p); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
 			if l == project {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -73,7 +74,7 @@ func TestSetup(t *testing.T) {
 // An interrupted command exits 130 and says so, once.
 func TestInterrupted(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

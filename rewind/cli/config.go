@@ -52,11 +52,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		pc, err := s.ProjectConfig()
-		if err == nil {
-			pc.Tier = c.tier
-			err = s.SetProjectConfig(pc)
-		}
+		err = s.SetTier(c.tier)
 		l.Unlock()
 		if err != nil {
 			return err
@@ -79,9 +75,9 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(tw, "Tier\t%s\n", tier)
 	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(r.MaxAge), humanBytes(r.MaxBytes), maxCount(r.MaxCheckpoints))
 	fmt.Fprintf(tw, "Ignore\t%s\n", orNone(ignore))
-	lim, note := snap.DefaultLimits, " (the defaults)"
-	if cfg.Limits != nil {
-		lim, note = cfg.Limits.Or(snap.DefaultLimits), ""
+	lim, note := s.Limits().Or(snap.DefaultLimits), ""
+	if len(cfg.Limits) == 0 {
+		note = " (the defaults)"
 	}
 	fmt.Fprintf(tw, "Limits\t%d entries, %s of content, %d path elements, %d-byte paths%s\n", lim.MaxEntries, humanBytes(lim.MaxBytes), lim.MaxDepth, lim.MaxPath, note)
 	fmt.Fprintf(tw, "Global file\t%s%s\n", store.GlobalConfigPath(), absentNote(store.GlobalConfigPath()))

@@ -41,26 +41,14 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	old, err := snap.ReadManifest(from.ManifestPath())
-	if err != nil {
-		return err
-	}
-	cfg, err := s.Config()
-	if err != nil {
-		return err
-	}
 	var to *store.Checkpoint
-	var changes []snap.Change
 	if len(args) == 2 {
 		if to, err = s.Resolve(args[1]); err != nil {
 			return err
 		}
-		cur, err := snap.ReadManifest(to.ManifestPath())
-		if err != nil {
-			return err
-		}
-		changes = snap.DiffManifests(old, cur)
-	} else if changes, err = snap.DiffManifest(ctx, s.Project, old, snap.WalkOptions{Ignore: cfg.Ignore}); err != nil {
+	}
+	changes, err := s.Diff(ctx, from, to)
+	if err != nil {
 		return err
 	}
 	if c.json {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -40,7 +41,7 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return e.json(hookd.Response{Type: "hook", Action: "skip", Reason: "no-store",
 				Message: fmt.Sprintf("Rewind is installed, but %s has no checkpoint store, so nothing is checkpointed; run 'rewind init' there to start.", req.ProjectDir)})
 		}
-		if s, _, err = store.Init(top, store.ModeProject); err != nil {
+		if s, _, err = store.Init(top, layout.ModeProject); err != nil {
 			return fmt.Errorf("create the store of %s: %w", top, err)
 		}
 		created = s.Dir

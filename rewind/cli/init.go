@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -24,8 +25,8 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "init"); err != nil {
 		return err
 	}
-	mode := store.Mode(c.mode)
-	if mode != store.ModeProject && mode != store.ModeGlobal {
+	mode := layout.Mode(c.mode)
+	if mode != layout.ModeProject && mode != layout.ModeGlobal {
 		return usageError{"--mode is project or global"}
 	}
 	dir := c.project

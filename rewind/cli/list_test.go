@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // checkpoint unless -n is given.
 func TestListDefaultAndJSONUncapped(t *testing.T) {
 	dir := t.TempDir()
-	s, _, err := store.Init(dir, store.ModeProject)
+	s, _, err := store.Init(dir, layout.ModeProject)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -18,24 +19,24 @@ func (c *statusCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
 
 // Status is what 'rewind status' reports.
 type Status struct {
-	Type       string          `json:"type"` // "status"
-	Version    string          `json:"version"`
-	Binary     string          `json:"binary"`
-	Project    string          `json:"project"`
-	Store      string          `json:"store,omitempty"`
-	Mode       string          `json:"mode,omitempty"`
-	Tier       string          `json:"tier"`
-	Retention  store.Retention `json:"retention"`
-	Session    *store.Session  `json:"session,omitempty"`
-	Count      int             `json:"checkpoints"`
-	DiskBytes  int64           `json:"disk_bytes"`
-	Last       string          `json:"last_checkpoint,omitempty"`
-	LastAt     *time.Time      `json:"last_checkpoint_at,omitempty"`
-	LastGC     *time.Time      `json:"last_retention_at,omitempty"`
-	LastGCFree int64           `json:"last_retention_freed_bytes,omitempty"`
-	LastGCN    int             `json:"last_retention_removed,omitempty"`
-	Damage     []string        `json:"damage,omitempty"` // what is known damaged, without reading archives
-	Hooks      map[string]bool `json:"hooks"`
+	Type       string           `json:"type"` // "status"
+	Version    string           `json:"version"`
+	Binary     string           `json:"binary"`
+	Project    string           `json:"project"`
+	Store      string           `json:"store,omitempty"`
+	Mode       string           `json:"mode,omitempty"`
+	Tier       string           `json:"tier"`
+	Retention  layout.Retention `json:"retention"`
+	Session    *layout.Session  `json:"session,omitempty"`
+	Count      int              `json:"checkpoints"`
+	DiskBytes  int64            `json:"disk_bytes"`
+	Last       string           `json:"last_checkpoint,omitempty"`
+	LastAt     *time.Time       `json:"last_checkpoint_at,omitempty"`
+	LastGC     *time.Time       `json:"last_retention_at,omitempty"`
+	LastGCFree int64            `json:"last_retention_freed_bytes,omitempty"`
+	LastGCN    int              `json:"last_retention_removed,omitempty"`
+	Damage     []string         `json:"damage,omitempty"` // what is known damaged, without reading archives
+	Hooks      map[string]bool  `json:"hooks"`
 }
 
 func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -47,7 +48,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	exe, _ := os.Executable()
-	st := Status{Type: "status", Version: versionString(), Binary: exe, Project: project, Tier: store.DefaultTier, Retention: store.DefaultRetention, Hooks: hooksRegistered()}
+	st := Status{Type: "status", Version: versionString(), Binary: exe, Project: project, Tier: layout.DefaultTier, Retention: layout.DefaultRetention, Hooks: hooksRegistered()}
 	s, err := store.Open(project)
 	if err == nil {
 		st.Store, st.Mode = s.Dir, string(s.Mode)

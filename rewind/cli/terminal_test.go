@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
 
@@ -64,7 +65,7 @@ func (b *syncBuffer) String() string {
 // "n" changes nothing, "y" goes ahead.
 func TestRevertAsksOnATerminal(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
 	}
 	write := func(name, data string) {
@@ -146,7 +147,7 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 // '! stderr .').
 func TestProgressOnATerminal(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := store.Init(dir, store.ModeProject); err != nil {
+	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 200 {

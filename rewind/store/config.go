@@ -1,94 +1,85 @@
 package store
 
 import (
+	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
-// Config is Rewind's configuration: ~/.rewind/config.json (global) overlaid
-// by the store's config.json (project).
-type Config struct {
-	Version   int       `json:"version"`
-	Tier      string    `json:"tier,omitempty"`
-	Retention Retention `json:"retention"`
-	Ignore    []string  `json:"ignore,omitempty"` // extra gitignore-style patterns
-	// Limits raise (or lower) what a snapshot may hold; unset fields keep
-	// snap.DefaultLimits. A checkpoint records the limits it was taken
-	// within, so its restore needs no setting.
-	Limits *snap.Limits `json:"limits,omitempty"`
+// Config is the configuration of the store's project: ~/.rewind/config.json
+// overlaid by the store's config.json (layout.Merge), read once, when the
+// store is first asked. Every command that walks the tree takes its ignore
+// patterns from here (see walkOptions), so none can forget them.
+func (s *Store) Config() (layout.Config, error) {
+	c := s.loadConfig()
+	return c.config, c.err
 }
 
-// Retention is the policy gc and the hooks apply by default.
-type Retention struct {
-	MaxCheckpoints int    `json:"max_checkpoints,omitempty"` // 0: no limit
-	MaxAge         string `json:"max_age,omitempty"`         // e.g. "30d", "12h"
-	MaxBytes       int64  `json:"max_bytes,omitempty"`
+// Limits are the snapshot limits the configuration sets (zero fields: snap's
+// defaults).
+func (s *Store) Limits() snap.Limits { return s.loadConfig().limits }
+
+// loadedConfig is the configuration as read once.
+type loadedConfig struct {
+	config layout.Config
+	limits snap.Limits
+	err    error
 }
 
-// DefaultRetention keeps 30 days and at most 2 GiB per project.
-var DefaultRetention = Retention{MaxAge: "30d", MaxBytes: 2 << 30}
+func (s *Store) loadConfig() *loadedConfig {
+	if s.config != nil {
+		return s.config
+	}
+	c := &loadedConfig{}
+	var err error
+	c.config, err = layout.LoadConfig(layout.UserHome(), s.Dir)
+	if err != nil {
+		c.err = fmt.Errorf("config: %w; fix or remove it", err)
+	} else if len(c.config.Limits) > 0 {
+		if err := json.Unmarshal(c.config.Limits, &c.limits); err != nil {
+			c.err = fmt.Errorf("config: limits: %w; fix or remove them", err)
+		}
+	}
+	s.config = c
+	return c
+}
 
-// DefaultTier is the tier when none is configured.
-const DefaultTier = "balanced"
+// walkOptions is how this project's tree is walked: with the ignore
+// patterns of its configuration. A broken config is an error: a walk
+// without its patterns would capture, or delete, what the user left out.
+func (s *Store) walkOptions() (snap.WalkOptions, error) {
+	c, err := s.Config()
+	return snap.WalkOptions{Ignore: c.Ignore}, err
+}
 
 // GlobalConfigPath is ~/.rewind/config.json.
-func GlobalConfigPath() string { return filepath.Join(Home(), "config.json") }
+func GlobalConfigPath() string { return layout.GlobalConfig(layout.UserHome()) }
 
 // ProjectConfigPath is the store's config.json.
-func (s *Store) ProjectConfigPath() string { return s.path("config.json") }
-
-// Config reads the effective configuration.
-func (s *Store) Config() (Config, error) {
-	c := Config{Version: Version, Tier: DefaultTier, Retention: DefaultRetention}
-	var g, p Config
-	if err := readJSON(GlobalConfigPath(), &g); err != nil {
-		return c, fmt.Errorf("global config: %w; fix or remove it", err)
-	}
-	if err := readJSON(s.ProjectConfigPath(), &p); err != nil {
-		return c, fmt.Errorf("project config: %w; fix or remove it", err)
-	}
-	for _, o := range []Config{g, p} {
-		if o.Tier != "" {
-			c.Tier = o.Tier
-		}
-		if o.Retention.MaxCheckpoints != 0 {
-			c.Retention.MaxCheckpoints = o.Retention.MaxCheckpoints
-		}
-		if o.Retention.MaxAge != "" {
-			c.Retention.MaxAge = o.Retention.MaxAge
-		}
-		if o.Retention.MaxBytes != 0 {
-			c.Retention.MaxBytes = o.Retention.MaxBytes
-		}
-		c.Ignore = append(c.Ignore, o.Ignore...)
-		if o.Limits != nil {
-			l := *o.Limits
-			if c.Limits != nil {
-				l = l.Or(*c.Limits)
-			}
-			c.Limits = &l
-		}
-	}
-	return c, nil
-}
+func (s *Store) ProjectConfigPath() string { return s.path(layout.ConfigFile) }
 
 // ProjectConfig reads only the project's config.json.
-func (s *Store) ProjectConfig() (Config, error) {
-	var p Config
-	err := readJSON(s.ProjectConfigPath(), &p)
-	p.Version = Version
+func (s *Store) ProjectConfig() (layout.Config, error) {
+	var p layout.Config
+	err := layout.ReadJSON(s.ProjectConfigPath(), &p)
 	return p, err
 }
 
-// SetProjectConfig writes the project's config.json.
-func (s *Store) SetProjectConfig(c Config) error {
-	c.Version = Version
-	return writeJSON(s.ProjectConfigPath(), c)
+// SetTier sets the project's tier in its config.json through hookd's
+// byte-preserving editor: every other member, and every byte of them, stays
+// (hook_deadline_ms, a key of the user's own). Call it under the lock.
+func (s *Store) SetTier(tier string) error {
+	if _, err := hookd.SetTier(s.ProjectConfigPath(), tier); err != nil {
+		return err
+	}
+	s.config = nil // read again at the next Config
+	return nil
 }
 
 // ParseAge parses a duration with a d (days) unit besides Go's (h, m, s).

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"rewind.dev/internal/layout"
 )
 
 // chainStore makes a project whose store holds a chain of checkpoints —
@@ -117,7 +119,7 @@ func cloneStore(t *testing.T, s *Store) *Store {
 	if out, err := exec.Command("cp", "-a", s.Project, dst).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v %s", err, out)
 	}
-	return &Store{Dir: filepath.Join(dst, ProjectDir), Project: dst, Mode: s.Mode}
+	return &Store{Dir: filepath.Join(dst, layout.ProjectStore), Project: dst, Mode: s.Mode}
 }
 
 // restoresWhole reports whether checkpoint id of s restores — tree and

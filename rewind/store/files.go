@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -97,48 +98,26 @@ func readJSON(name string, v any) error {
 	return nil
 }
 
-// Session is what the hooks last learned of the agent session working in
-// the project (session.json).
-type Session struct {
-	Version        int       `json:"version"`
-	Agent          string    `json:"agent,omitempty"`
-	TranscriptPath string    `json:"transcript_path,omitempty"`
-	SessionID      string    `json:"session_id,omitempty"`
-	EnvFile        string    `json:"env_file,omitempty"`
-	UpdatedAt      time.Time `json:"updated_at"`
-}
-
 // Session reads session.json (zero when absent).
-func (s *Store) Session() (Session, error) {
-	var v Session
-	err := readJSON(s.path("session.json"), &v)
+func (s *Store) Session() (layout.Session, error) {
+	var v layout.Session
+	err := readJSON(s.path(layout.SessionFile), &v)
 	return v, err
 }
 
 // SetSession writes session.json; call it under the lock.
-func (s *Store) SetSession(v Session) error {
+func (s *Store) SetSession(v layout.Session) error {
 	v.Version = Version
 	v.UpdatedAt = time.Now().UTC()
-	return writeJSON(s.path("session.json"), v)
-}
-
-// HookState is what the hooks keep between events (hook-state.json).
-type HookState struct {
-	Version            int       `json:"version"`
-	LastCheckpoint     string    `json:"last_checkpoint,omitempty"`
-	LastCheckpointAt   time.Time `json:"last_checkpoint_at,omitempty"`
-	SinceRetention     int       `json:"checkpoints_since_retention"`
-	LastRetentionAt    time.Time `json:"last_retention_at,omitempty"`
-	LastRetentionFreed int64     `json:"last_retention_freed_bytes"`
-	LastRetentionCount int       `json:"last_retention_removed"`
+	return writeJSON(s.path(layout.SessionFile), v)
 }
 
 // HookState reads hook-state.json. A corrupt file reads as empty: it only
 // holds counters, and a hook must never fail over it.
-func (s *Store) HookState() HookState {
-	var v HookState
-	if err := readJSON(s.path("hook-state.json"), &v); err != nil {
-		return HookState{}
+func (s *Store) HookState() layout.HookState {
+	var v layout.HookState
+	if err := readJSON(s.path(layout.HookStateFile), &v); err != nil {
+		return layout.HookState{}
 	}
 	return v
 }
@@ -148,9 +127,9 @@ func (s *Store) HookState() HookState {
 // costs at most one checkpoint the interval would have skipped, or a
 // retention run sooner or later than due. The hook's hot path saves two
 // fsyncs.
-func (s *Store) SetHookState(v HookState) error {
+func (s *Store) SetHookState(v layout.HookState) error {
 	v.Version = Version
-	return writeJSONUnsynced(s.path("hook-state.json"), v)
+	return writeJSONUnsynced(s.path(layout.HookStateFile), v)
 }
 
 func (s *Store) path(name string) string { return s.Dir + "/" + name }

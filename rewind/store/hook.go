@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 )
 
 // retentionEvery is how many new checkpoints pass between automatic
@@ -48,7 +49,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		// Rewritten when something changed, or to refresh updated_at once a
 		// minute: an unchanged session costs no write (and no fsync) on the
 		// hook's hot path. hookd.Skip mirrors these rules.
-		if sess != before || time.Since(sess.UpdatedAt) > hookd.SessionRefresh {
+		if sess != before || time.Since(sess.UpdatedAt) > layout.SessionRefresh {
 			if err := s.SetSession(sess); err != nil {
 				return resp, err
 			}
@@ -91,7 +92,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	return s.retentionIfDue(ctx, req, hs, resp)
 }
 
-func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs HookState, resp hookd.Response) (hookd.Response, error) {
+func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout.HookState, resp hookd.Response) (hookd.Response, error) {
 	if !req.Retention && hs.SinceRetention < retentionEvery {
 		return resp, nil
 	}

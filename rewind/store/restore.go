@@ -194,7 +194,7 @@ func transcriptOf(cp *Checkpoint) string {
 // restoreTree makes the project's tree equal to c's snapshot, reading from
 // its layer chain only the files that differ.
 func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*snap.RestoreResult, error) {
-	cfg, err := s.Config()
+	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -202,5 +202,5 @@ func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*s
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}
-	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: snap.WalkOptions{Ignore: cfg.Ignore}})
+	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: walk})
 }

@@ -58,7 +58,7 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // is written, so it appears whole or not at all.
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	s.cleanStaging()
-	cfg, err := s.Config()
+	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 		parentc <- p
 	}()
-	tree, err := snap.Walk(ctx, s.Project, snap.WalkOptions{Ignore: cfg.Ignore})
+	tree, err := snap.Walk(ctx, s.Project, walk)
 	p := <-parentc
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
@@ -113,12 +113,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		base = nil // --full: nothing of the newest checkpoint is linked or layered on
 	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	var limits snap.Limits
-	if cfg.Limits != nil {
-		limits = *cfg.Limits
-	}
 	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-		Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: limits,
+		Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/internal/layout"
 )
 
 // TestGlobalStoreInHome: with the project in HOME and its store in
@@ -18,7 +20,7 @@ func TestGlobalStoreInHome(t *testing.T) {
 	write(t, home, "notes.txt", "v1")
 	transcript := filepath.Join(home, ".claude/projects/-home/s.jsonl")
 	write(t, home, ".claude/projects/-home/s.jsonl", string(fixtureBytes(t)))
-	s, _, err := Init(home, ModeGlobal)
+	s, _, err := Init(home, layout.ModeGlobal)
 	if err != nil {
 		t.Fatal(err)
 	}

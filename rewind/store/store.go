@@ -4,19 +4,11 @@
 // validate). All changes happen under an flock on the store's lock file;
 // every file appears atomically.
 //
-// Layout (project mode: <project>/.agent/rewind/; global mode:
-// ~/.rewind/storage/<project-hash>/):
-//
-//	config.json            project overrides (tier, retention, ignore additions)
-//	session.json           agent, transcript_path, session_id, env_file, updated_at
-//	hook-state.json        anti-spam and retention counters
-//	restore-history.json   every restore, newest last
-//	verified               what reading each file whole found (see verify.go)
-//	lock                   flock target; never renamed or deleted
-//	checkpoints/<id>/      snapshot.tar.gz, manifest, transcript.jsonl.gz, metadata.json (last)
-//	layers/<id>.tar.gz     the snapshot archives; checkpoints/<id>/snapshot.tar.gz is a hard link
-//	staging/               checkpoints being written; stale ones are removed
-//	transcript-backup/     copies taken before any transcript change
+// Its folder and files are described, once, by rewind.dev/internal/layout:
+// config.json, session.json, hook-state.json, restore-history.json, the
+// verified file, the lock, checkpoints/<id>/ (snapshot.tar.gz, manifest,
+// transcript.jsonl.gz, metadata.json written last), layers/<id>.tar.gz,
+// staging/ and transcript-backup/.
 //
 // A checkpoint's snapshot is usually a layer: only the files that changed
 // since the previous checkpoint, over its chain (see rewind-snap(1)); its
@@ -26,8 +18,6 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -36,15 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"rewind.dev/snap"
-)
-
-// Mode is where a project's store lives.
-type Mode string
-
-const (
-	ModeProject Mode = "project" // <project>/.agent/rewind/
-	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<project-hash>/
+	"rewind.dev/internal/layout"
 )
 
 // ErrNoStore means the project has no store yet.
@@ -54,26 +36,14 @@ var ErrNoStore = errors.New("no checkpoint store for this project")
 type Store struct {
 	Dir     string // the store folder
 	Project string // the project root (absolute)
-	Mode    Mode
+	Mode    layout.Mode
 	// LockWait bounds the wait for the store's lock (see Lock).
 	LockWait time.Duration
 	// Waiting, when set, is told who holds the store's lock once Lock has
 	// waited a second for it.
 	Waiting func(holder string)
-}
 
-// ProjectDir is the project folder a store sits in, relative to it.
-const ProjectDir = ".agent/rewind"
-
-// Home is Rewind's own folder, ~/.rewind (or $REWIND_HOME). Snapshots
-// never hold it (see snap.StateFolders).
-func Home() string { return snap.RewindHome() }
-
-// GlobalDir is where a project's store lives in global mode: a hash of its
-// absolute path, so two checkouts never share one.
-func GlobalDir(project string) string {
-	sum := sha256.Sum256([]byte(project))
-	return filepath.Join(Home(), "storage", hex.EncodeToString(sum[:8]))
+	config *loadedConfig // read at the first Config or Limits
 }
 
 // FindProject returns the project root for dir: the nearest folder (dir or
@@ -92,18 +62,8 @@ func FindProject(dir string) (string, error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	for d := abs; ; {
-		if fi, err := os.Stat(filepath.Join(d, ProjectDir)); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		if fi, err := os.Stat(GlobalDir(d)); err == nil && fi.IsDir() {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
+	if root, ok := layout.StoreRoot(layout.UserHome(), abs); ok {
+		return root, nil
 	}
 	if out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output(); err == nil {
 		if top := strings.TrimSpace(string(out)); top != "" {
@@ -144,13 +104,8 @@ func Open(project string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	local := filepath.Join(abs, ProjectDir)
-	if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-		return &Store{Dir: local, Project: abs, Mode: ModeProject}, nil
-	}
-	global := GlobalDir(abs)
-	if fi, err := os.Stat(global); err == nil && fi.IsDir() {
-		return &Store{Dir: global, Project: abs, Mode: ModeGlobal}, nil
+	if dir, mode, ok := layout.FindStore(layout.UserHome(), abs); ok {
+		return &Store{Dir: dir, Project: abs, Mode: mode}, nil
 	}
 	// (A store made before layers/ existed gets it at its next save.)
 	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
@@ -160,7 +115,7 @@ func Open(project string) (*Store, error) {
 // In project mode inside a git repository it adds the store to
 // .git/info/exclude, so git never sees it. created is false when the store
 // already existed.
-func Init(project string, mode Mode) (s *Store, created bool, err error) {
+func Init(project string, mode layout.Mode) (s *Store, created bool, err error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return nil, false, err
@@ -171,16 +126,16 @@ func Init(project string, mode Mode) (s *Store, created bool, err error) {
 		}
 		return existing, false, existing.ensureLayout()
 	}
-	dir := filepath.Join(abs, ProjectDir)
-	if mode == ModeGlobal {
-		dir = GlobalDir(abs)
+	dir := filepath.Join(abs, layout.ProjectStore)
+	if mode == layout.ModeGlobal {
+		dir = layout.GlobalStore(layout.UserHome(), abs)
 	}
 	s = &Store{Dir: dir, Project: abs, Mode: mode}
 	if err := s.ensureLayout(); err != nil {
 		return nil, false, err
 	}
-	if mode == ModeGlobal {
-		if err := writeFileAtomic(filepath.Join(dir, "project"), []byte(abs+"\n")); err != nil {
+	if mode == layout.ModeGlobal {
+		if err := writeFileAtomic(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n")); err != nil {
 			return nil, false, err
 		}
 	} else if err := excludeFromGit(abs); err != nil {
@@ -218,7 +173,7 @@ func excludeFromGit(project string) error {
 	if len(lines) > 1 {
 		prefix = lines[1]
 	}
-	entry := "/" + prefix + ProjectDir + "/"
+	entry := "/" + prefix + layout.ProjectStore + "/"
 	exclude := filepath.Join(gitDir, "info", "exclude")
 	b, err := os.ReadFile(exclude)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -239,11 +194,11 @@ func excludeFromGit(project string) error {
 	return writeFileAtomic(exclude, b)
 }
 
-func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, "checkpoints") }
-func (s *Store) stagingDir() string             { return filepath.Join(s.Dir, "staging") }
-func (s *Store) layersDir() string              { return filepath.Join(s.Dir, "layers") }
-func (s *Store) backupDir() string              { return filepath.Join(s.Dir, "transcript-backup") }
-func (s *Store) lockPath() string               { return filepath.Join(s.Dir, "lock") }
+func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, layout.CheckpointsDir) }
+func (s *Store) stagingDir() string             { return filepath.Join(s.Dir, layout.StagingDir) }
+func (s *Store) layersDir() string              { return filepath.Join(s.Dir, layout.LayersDir) }
+func (s *Store) backupDir() string              { return filepath.Join(s.Dir, layout.BackupDir) }
+func (s *Store) lockPath() string               { return filepath.Join(s.Dir, layout.LockFile) }
 func (s *Store) checkpointDir(id string) string { return filepath.Join(s.checkpointsDir(), id) }
 
 // BackupDir is where transcript backups go.

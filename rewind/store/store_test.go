@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/snap"
 )
 
 const fixture = "../testdata/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"
@@ -41,7 +43,7 @@ func project(t *testing.T) *Store {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	write(t, dir, "main.go", "package main\n")
-	s, created, err := Init(dir, ModeProject)
+	s, created, err := Init(dir, layout.ModeProject)
 	if err != nil || !created {
 		t.Fatalf("init: %v %v", created, err)
 	}
@@ -102,7 +104,7 @@ func turns(t *testing.T, path string) []jsonl.Turn {
 
 func TestInitIdempotentAndExcluded(t *testing.T) {
 	s := project(t)
-	if _, created, err := Init(s.Project, ModeProject); err != nil || created {
+	if _, created, err := Init(s.Project, layout.ModeProject); err != nil || created {
 		t.Fatalf("second init: created=%v err=%v", created, err)
 	}
 	ex := read(t, filepath.Join(s.Project, ".git", "info", "exclude"))
@@ -113,7 +115,7 @@ func TestInitIdempotentAndExcluded(t *testing.T) {
 	if strings.Contains(string(out), ".agent") {
 		t.Errorf("git sees the store:\n%s", out)
 	}
-	if _, _, err := Init(s.Project, ModeGlobal); err == nil {
+	if _, _, err := Init(s.Project, layout.ModeGlobal); err == nil {
 		t.Error("switching modes silently")
 	}
 }
@@ -621,7 +623,11 @@ func TestResolveNames(t *testing.T) {
 func TestStoreNeverCapturedOrRestoredOver(t *testing.T) {
 	s := project(t)
 	c := save(t, s, SaveOptions{})
-	for _, e := range mustManifest(c).Entries {
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range m.Entries {
 		if strings.HasPrefix(e.Path, ".agent/rewind") {
 			t.Fatalf("the store is in the snapshot: %s", e.Path)
 		}
@@ -747,11 +753,10 @@ func TestGCOverLayerChains(t *testing.T) {
 	}
 }
 
-// TestHookdFindsTheProjectConfig: rewind-hook (which cannot import this
-// package) finds a project's config.json where the store keeps it, in both
-// modes; the global-mode hash rule is written twice and must agree.
-func TestHookdFindsTheProjectConfig(t *testing.T) {
-	for _, mode := range []Mode{ModeProject, ModeGlobal} {
+// TestHookdFindsTheStore: rewind-hook finds the store (and its config.json)
+// where Init made it, in both modes.
+func TestHookdFindsTheStore(t *testing.T) {
+	for _, mode := range []layout.Mode{layout.ModeProject, layout.ModeGlobal} {
 		home := t.TempDir()
 		t.Setenv("HOME", home)
 		t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
@@ -760,8 +765,8 @@ func TestHookdFindsTheProjectConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := hookd.ProjectConfigPath(dir), s.ProjectConfigPath(); got != want {
-			t.Errorf("%s mode: rewind-hook reads %s, the store writes %s", mode, got, want)
+		if got := hookd.StoreDir(dir); got != s.Dir {
+			t.Errorf("%s mode: rewind-hook finds the store at %q, Init made it at %s", mode, got, s.Dir)
 		}
 	}
 }
@@ -817,7 +822,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		{name: "always", change: func(r *hookd.Request) { r.Checkpoint = "always" }},
 		{name: "session.json stale", before: func() {
 			sess, _ := s.Session()
-			sess.UpdatedAt = time.Now().Add(-2 * hookd.SessionRefresh)
+			sess.UpdatedAt = time.Now().Add(-2 * layout.SessionRefresh)
 			writeJSON(s.path("session.json"), sess)
 		}},
 	} {

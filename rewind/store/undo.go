@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"rewind.dev/snap"
 )
@@ -24,8 +25,11 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 		return nil, ErrNoCheckpoints
 	}
 	target := cps[0]
-	changes, err := snap.DiffManifest(ctx, s.Project, mustManifest(cps[0]), snap.WalkOptions{})
-	if err == nil && len(changes) == 0 {
+	changes, err := s.Diff(ctx, cps[0], nil)
+	if err != nil {
+		return nil, fmt.Errorf("compare the tree with checkpoint %s: %w", cps[0].ID, err)
+	}
+	if len(changes) == 0 {
 		if len(cps) < 2 {
 			return nil, &HintError{Err: errors.New("nothing to undo: the tree equals the only checkpoint"), Hint: "'rewind list' shows the checkpoints"}
 		}
@@ -34,10 +38,24 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: KindUndo})
 }
 
-func mustManifest(c *Checkpoint) *snap.Manifest {
-	m, err := snap.ReadManifest(c.ManifestPath())
+// Diff lists what changed from checkpoint from to checkpoint to, or, when
+// to is nil, to the project's tree as it is now (walked with the project's
+// ignore patterns, as a save would).
+func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, error) {
+	old, err := snap.ReadManifest(from.ManifestPath())
 	if err != nil {
-		return &snap.Manifest{}
+		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}
-	return m
+	if to != nil {
+		cur, err := snap.ReadManifest(to.ManifestPath())
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
+		}
+		return snap.DiffManifests(old, cur), nil
+	}
+	walk, err := s.walkOptions()
+	if err != nil {
+		return nil, err
+	}
+	return snap.DiffManifest(ctx, s.Project, old, walk)
 }

@@ -1,0 +1,118 @@
+// Package layout is where Rewind keeps its state on disk: its home folder
+// (~/.rewind), a project's store (<project>/.agent/rewind/, or a hashed
+// folder under the home in global mode), the names of the files and folders
+// in a store, and the JSON of the files both the hooks (hookd) and the
+// porcelain (rewind/store) read: config.json, session.json and
+// hook-state.json. It is their one owner; it reads, and leaves writing to
+// its callers (config files only through hookd's byte-preserving editor).
+//
+//	~/.rewind/                 Home
+//	  config.json              Config (global)
+//	  storage/<hash>/          a store in global mode (GlobalStore)
+//	  logs/                    hook.log, notices
+//	<project>/.agent/rewind/   a store in project mode (ProjectStore)
+//	  config.json              Config (the project's overrides)
+//	  session.json             Session
+//	  hook-state.json          HookState
+//	  restore-history.json, lock, verified, project (global mode),
+//	  checkpoints/, layers/, staging/, transcript-backup/
+package layout
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+)
+
+// ProjectStore is where a project keeps its store in project mode,
+// relative to the project.
+const ProjectStore = ".agent/rewind"
+
+// Mode is where a project's store lives.
+type Mode string
+
+const (
+	ModeProject Mode = "project" // <project>/.agent/rewind/
+	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<hash of the project path>/
+)
+
+// Home is Rewind's own folder: $REWIND_HOME, else userHome/.rewind.
+func Home(userHome string) string {
+	if h := os.Getenv("REWIND_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(userHome, ".rewind")
+}
+
+// UserHome is Home for the current user (".rewind" when the user has no
+// home folder).
+func UserHome() string {
+	h, _ := os.UserHomeDir()
+	return Home(h)
+}
+
+// GlobalConfig is the global config.json in home (a Home).
+func GlobalConfig(home string) string { return filepath.Join(home, ConfigFile) }
+
+// Logs is the folder of the hooks' log and notices in home (a Home).
+func Logs(home string) string { return filepath.Join(home, "logs") }
+
+// GlobalStore is the store of project in global mode: a hash of its
+// absolute path under home (a Home), so two checkouts never share one.
+func GlobalStore(home, project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return filepath.Join(home, "storage", hex.EncodeToString(sum[:8]))
+}
+
+// FindStore is the store of exactly project (an absolute path), if it has
+// one: the project-mode folder first, else the global one under home.
+func FindStore(home, project string) (dir string, mode Mode, ok bool) {
+	local := filepath.Join(project, ProjectStore)
+	if isDir(local) {
+		return local, ModeProject, true
+	}
+	if g := GlobalStore(home, project); isDir(g) {
+		return g, ModeGlobal, true
+	}
+	return "", "", false
+}
+
+// StoreRoot is the project dir (absolute) belongs to: the nearest folder,
+// dir or above, that has a store. ok is false when none has.
+func StoreRoot(home, dir string) (project string, ok bool) {
+	for d := dir; ; {
+		if _, _, ok := FindStore(home, d); ok {
+			return d, true
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false
+		}
+		d = parent
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// The files and folders of a store.
+const (
+	ConfigFile     = "config.json"          // Config: the project's overrides
+	SessionFile    = "session.json"         // Session
+	HookStateFile  = "hook-state.json"      // HookState
+	HistoryFile    = "restore-history.json" // the restores, for undo-restore and redo
+	LockFile       = "lock"                 // flock'ed by every writer; never renamed or deleted
+	VerifiedFile   = "verified"             // what reading each file whole found
+	ProjectFile    = "project"              // global mode: the project's path
+	CheckpointsDir = "checkpoints"          // checkpoints/<id>/
+	LayersDir      = "layers"               // layers/<id>.tar.gz, the archives
+	StagingDir     = "staging"              // what a save writes before it commits
+	BackupDir      = "transcript-backup"    // transcripts and forks set aside, never deleted
+	SnapshotFile   = "snapshot.tar.gz"      // in a checkpoint: a hard link to its layer
+	ManifestFile   = "manifest"             // in a checkpoint
+	TranscriptFile = "transcript.jsonl.gz"  // in a checkpoint: the transcript's new bytes
+	MetadataFile   = "metadata.json"        // in a checkpoint, written last
+)
