@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-	"time"
 
 	"rewind.dev/fork"
 	"rewind.dev/jsonl"
@@ -111,34 +110,19 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		res.Cut.Before, res.Cut.N = turn.Text, o.N
 		return res, nil
 	}
-	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent})
-	if err != nil {
-		return nil, err
-	}
-	res.Backup = backup.ID
-	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: KindBack, BackupCheckpoint: backup.ID, Context: how}
-	if target != nil {
-		entry.Checkpoint, entry.Code = target.ID, true
-	}
-	if err := s.appendHistory(entry); err != nil { // before anything changes
-		return nil, err
-	}
-	if target != nil {
-		r, err := s.restoreTree(ctx, target, false)
-		res.Code = r
-		if err != nil {
-			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", target.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was"}
-		}
-	}
 	ck := fork.Checkpoint{Offset: turn.Offset, Agent: agent, Leaf: turn.ParentID}
-	err = s.cutTranscript(ctx, path, agent, ck, nil, how, res, &entry)
-	if err == nil {
-		entry.Done = true
+	c := change{
+		backup: SaveOptions{Description: fmt.Sprintf("before back %d", o.N), TranscriptPath: path, Agent: agent},
+		entry:  HistoryEntry{Kind: KindBack, Context: how},
+		tree:   target,
+		conversation: func(e *HistoryEntry) error {
+			return s.cutTranscript(ctx, path, agent, ck, nil, how, res, e)
+		},
 	}
-	if uerr := s.updateHistory(entry); err == nil {
-		err = uerr
+	if target != nil {
+		c.entry.Checkpoint, c.entry.Code = target.ID, true
 	}
-	return res, err
+	return s.applied(ctx, k, c, res)
 }
 
 // backTurn is the Nth most recent prompt of t. Inside the agent (InAgent), the prompt being

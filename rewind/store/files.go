@@ -82,26 +82,10 @@ func writeStaged(name string, write func(io.Writer) error) error {
 	return err
 }
 
-// readJSON reads name into v; a missing file leaves v as it is and is not an
-// error.
-func readJSON(name string, v any) error {
-	b, err := os.ReadFile(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
 // Session reads session.json (zero when absent).
 func (s *Store) Session() (layout.Session, error) {
 	var v layout.Session
-	err := readJSON(s.path(layout.SessionFile), &v)
+	err := layout.ReadJSON(s.path(layout.SessionFile), &v)
 	return v, err
 }
 
@@ -116,7 +100,7 @@ func (s *Store) SetSession(v layout.Session) error {
 // holds counters, and a hook must never fail over it.
 func (s *Store) HookState() layout.HookState {
 	var v layout.HookState
-	if err := readJSON(s.path(layout.HookStateFile), &v); err != nil {
+	if err := layout.ReadJSON(s.path(layout.HookStateFile), &v); err != nil {
 		return layout.HookState{}
 	}
 	return v

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"time"
+
+	"rewind.dev/internal/layout"
 )
 
 // History is restore-history.json: every restore, newest last.
@@ -84,7 +86,7 @@ func (s *Store) historyPath() string { return s.path("restore-history.json") }
 // History reads restore-history.json.
 func (s *Store) History() (History, error) {
 	var h History
-	if err := readJSON(s.historyPath(), &h); err != nil {
+	if err := layout.ReadJSON(s.historyPath(), &h); err != nil {
 		return h, fmt.Errorf("restore history: %w", err)
 	}
 	return h, nil
@@ -98,22 +100,6 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 	h.Version = Version
 	h.Entries = append(h.Entries, e)
 	return writeJSON(s.historyPath(), h)
-}
-
-// updateHistory replaces the entry with e's id.
-func (s *Store) updateHistory(e HistoryEntry) error {
-	h, err := s.History()
-	if err != nil {
-		return err
-	}
-	for i := range h.Entries {
-		if h.Entries[i].ID == e.ID {
-			h.Entries[i] = e
-			h.Version = Version
-			return writeJSON(s.historyPath(), h)
-		}
-	}
-	return s.appendHistory(e)
 }
 
 // referenced returns the checkpoint ids the restore history needs.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"rewind.dev/fork"
 	"rewind.dev/hookd"
@@ -137,51 +136,18 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		}
 		return res, nil
 	}
-	backup, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
-		TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true})
-	if err != nil {
-		return nil, err
-	}
-	res.Backup = backup.ID
-	entry := HistoryEntry{ID: backup.ID, At: time.Now().UTC(), Kind: opts.Kind, Checkpoint: cp.ID, BackupCheckpoint: backup.ID, Code: opts.Code, Context: opts.Context}
-	// Recorded before anything changes: killed half way, the restore can
-	// still be undone from its backup.
-	if err := s.appendHistory(entry); err != nil {
-		return nil, err
+	c := change{
+		backup: SaveOptions{Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
+			TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true},
+		entry: HistoryEntry{Kind: opts.Kind, Checkpoint: cp.ID, Code: opts.Code, Context: opts.Context},
 	}
 	if opts.Code {
-		r, err := s.restoreTree(ctx, cp, false)
-		res.Code = r
-		if err != nil {
-			return res, &HintError{Err: fmt.Errorf("restore code from %s: %w", cp.ID, err), Hint: "'rewind undo-restore' brings back the tree as it was (backup " + backup.ID + ")"}
-		}
+		c.tree = cp
 	}
 	if opts.Context != "" {
-		err := s.restoreContext(ctx, cp, opts.Context, res, &entry)
-		if uerr := s.updateHistory(entry); err == nil {
-			err = uerr
-		}
-		if err != nil {
-			return res, err
-		}
+		c.conversation = func(e *HistoryEntry) error { return s.restoreContext(ctx, cp, opts.Context, res, e) }
 	}
-	entry.Done = true
-	return res, s.updateHistory(entry)
-}
-
-// backup takes the checkpoint a restore starts from, and makes sure it
-// restores before anything changes.
-func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
-	backup, err := s.SaveLocked(ctx, o)
-	if err != nil {
-		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
-	}
-	k.refresh()
-	if err := k.check(backup, partAll); err != nil {
-		return nil, &HintError{Err: fmt.Errorf("the backup checkpoint does not restore, so nothing was changed: %w", err),
-			Hint: "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"}
-	}
-	return backup, nil
+	return s.applied(ctx, k, c, res)
 }
 
 func transcriptOf(cp *Checkpoint) string {

@@ -92,39 +92,39 @@ func (s *Store) Revert(ctx context.Context, o RevertOptions) (*RestoreResult, er
 	if o.DryRun {
 		return res, s.planRevert(ctx, e, fk, backup, res)
 	}
-	now, err := s.backup(ctx, k, SaveOptions{Trigger: Trigger{Kind: TriggerPreRestore}, Description: "before " + string(kind) + " of " + e.What(&h), UseSession: true,
-		TranscriptPath: transcriptOf(backup), TranscriptBestEffort: true})
-	if err != nil {
-		return nil, err
+	c := change{
+		backup: SaveOptions{Description: "before " + string(kind) + " of " + e.What(&h), UseSession: true,
+			TranscriptPath: transcriptOf(backup), TranscriptBestEffort: true},
+		entry: HistoryEntry{Kind: kind, UndoOf: e.ID, Checkpoint: backup.ID, Code: e.Code},
+		conversation: func(rev *HistoryEntry) error {
+			var err error
+			if fk != nil {
+				if rev.Fork, err = s.revertFork(fk, res); err != nil {
+					return err
+				}
+			}
+			if e.Truncate != nil {
+				saved, err := s.untruncate(e.Truncate)
+				if err != nil {
+					return err
+				}
+				res.Transcript = &Swap{Path: e.Truncate.Path, From: e.Truncate.Backup, Saved: saved}
+				if saved != "" {
+					rev.Truncate = &TruncateRecord{Path: e.Truncate.Path, Backup: saved}
+				}
+			}
+			return nil
+		},
+		done: func(h *History, rev HistoryEntry) {
+			if r := h.Entry(e.ID); r != nil {
+				r.UndoneBy = rev.ID
+			}
+		},
 	}
-	res.Backup = now.ID
-	rev := HistoryEntry{ID: now.ID, At: time.Now().UTC(), Kind: kind, UndoOf: e.ID, BackupCheckpoint: now.ID, Checkpoint: backup.ID, Code: e.Code, Done: true}
 	if e.Code {
-		r, err := s.restoreTree(ctx, backup, false)
-		res.Code = r
-		if err != nil {
-			return res, fmt.Errorf("restore the tree from backup %s: %w", backup.ID, err)
-		}
+		c.tree = backup
 	}
-	if fk != nil {
-		if rev.Fork, err = s.revertFork(fk, res); err != nil {
-			return res, err
-		}
-	}
-	if e.Truncate != nil {
-		saved, err := s.untruncate(e.Truncate)
-		if err != nil {
-			return res, err
-		}
-		res.Transcript = &Swap{Path: e.Truncate.Path, From: e.Truncate.Backup, Saved: saved}
-		if saved != "" {
-			rev.Truncate = &TruncateRecord{Path: e.Truncate.Path, Backup: saved}
-		}
-	}
-	h.Entries[idx].UndoneBy = rev.ID
-	h.Entries = append(h.Entries, rev)
-	h.Version = Version
-	return res, writeJSON(s.historyPath(), h)
+	return s.applied(ctx, k, c, res)
 }
 
 // undoTarget is the index of the entry undo-restore reverts: the newest not

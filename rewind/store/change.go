@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Restore, undo, back, undo-restore and redo change the project in one
+// crash-safe sequence, written here once:
+//
+//  1. a backup checkpoint of the tree and transcript as they are, checked to
+//     restore before anything changes (backup);
+//  2. a history entry naming that backup, recorded not done;
+//  3. the tree restored, then the conversation's part (a fork, a cut, a
+//     fork moved aside or back, a transcript given its bytes back);
+//  4. the entry recorded done, with what step 3 did.
+//
+// Killed anywhere after step 1, the history names the backup, and
+// undo-restore (or redo, for an interrupted undo-restore) brings back the
+// state before.
+
+// change is what one of those commands does after its backup.
+type change struct {
+	backup SaveOptions  // how the backup checkpoint is taken
+	entry  HistoryEntry // recorded before anything changes; ID, At and BackupCheckpoint are filled in
+	tree   *Checkpoint  // the tree is restored from it (nil: the tree is left alone)
+	// conversation does the rest, recording what it did in the entry; nil
+	// for none.
+	conversation func(e *HistoryEntry) error
+	// done, when set, edits the history in the write that marks the entry
+	// e done (a revert marks the entry it reverts).
+	done func(h *History, e HistoryEntry)
+}
+
+// apply runs c's sequence, filling in res; k checks the backup.
+func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreResult) error {
+	backup, err := s.backup(ctx, k, c.backup)
+	if err != nil {
+		return err
+	}
+	res.Backup = backup.ID
+	e := c.entry
+	e.ID, e.BackupCheckpoint, e.At, e.Done = backup.ID, backup.ID, time.Now().UTC(), false
+	if err := s.appendHistory(e); err != nil {
+		return err
+	}
+	if c.tree != nil {
+		r, err := s.restoreTree(ctx, c.tree, false)
+		res.Code = r
+		if err != nil {
+			err = fmt.Errorf("restore the tree from %s: %w", c.tree.ID, err)
+			if e.Kind == KindUndoRestore || e.Kind == KindRedo {
+				return err
+			}
+			return &HintError{Err: err, Hint: "'rewind undo-restore' brings back the tree as it was (backup " + backup.ID + ")"}
+		}
+	}
+	if c.conversation != nil {
+		err = c.conversation(&e)
+	}
+	e.Done = err == nil
+	h, herr := s.History()
+	if herr != nil {
+		return firstErr(err, herr)
+	}
+	if old := h.Entry(e.ID); old != nil {
+		*old = e
+	} else {
+		h.Entries = append(h.Entries, e)
+	}
+	if e.Done && c.done != nil {
+		c.done(&h, e)
+	}
+	h.Version = Version
+	return firstErr(err, writeJSON(s.historyPath(), h))
+}
+
+// applied is apply's result as the commands return it: no result when
+// nothing changed (the backup failed), else the result with the error.
+func (s *Store) applied(ctx context.Context, k *checker, c change, res *RestoreResult) (*RestoreResult, error) {
+	err := s.apply(ctx, k, c, res)
+	if err != nil && res.Backup == "" {
+		return nil, err
+	}
+	return res, err
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backup takes the checkpoint a change starts from, and makes sure it
+// restores before anything changes.
+func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
+	o.Trigger = Trigger{Kind: TriggerPreRestore}
+	backup, err := s.SaveLocked(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
+	}
+	k.refresh()
+	if err := k.check(backup, partAll); err != nil {
+		return nil, &HintError{Err: fmt.Errorf("the backup checkpoint does not restore, so nothing was changed: %w", err),
+			Hint: "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"}
+	}
+	return backup, nil
+}
