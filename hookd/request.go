@@ -53,12 +53,30 @@ type Request struct {
 	AutoInit bool `json:"auto_init,omitempty"`
 }
 
+// Action is what a hook event came to.
+type Action string
+
+const (
+	ActionCheckpoint Action = "checkpoint" // a checkpoint was taken
+	ActionSkip       Action = "skip"       // none was taken; Reason says why
+)
+
+// SkipReason is why a hook event took no checkpoint.
+type SkipReason string
+
+const (
+	SkipNoStore   SkipReason = "no-store"  // the project has no store, and none was made
+	SkipInterval  SkipReason = "interval"  // inside the tier's interval since the last one
+	SkipUnchanged SkipReason = "unchanged" // the tree has not changed enough
+	SkipNone      SkipReason = "none"      // the tier takes none at this event
+)
+
 // Response is what `rewind hook` prints.
 type Response struct {
-	Type       string `json:"type"`                 // "hook"
-	Action     string `json:"action"`               // "checkpoint", "skip"
-	Checkpoint string `json:"checkpoint,omitempty"` // the id taken
-	Reason     string `json:"reason,omitempty"`     // why skipped: "no-store", "interval", "unchanged", "none"
+	Type       string     `json:"type"` // "hook"
+	Action     Action     `json:"action"`
+	Checkpoint string     `json:"checkpoint,omitempty"` // the id taken
+	Reason     SkipReason `json:"reason,omitempty"`     // why skipped
 	Removed    int    `json:"removed,omitempty"`    // checkpoints retention removed
 	// Created is the store rewind made for the project (AutoInit).
 	Created string `json:"created,omitempty"`

@@ -19,21 +19,21 @@ import (
 // tool call). It only reads, without the store lock, and any doubt (a file
 // missing or unreadable) answers "", leaving the decision to rewind. A test
 // in rewind/store keeps the two decisions in step.
-func Skip(storeDir string, req Request, now time.Time) string {
+func Skip(storeDir string, req Request, now time.Time) SkipReason {
 	if req.Retention || storeDir == "" {
 		return ""
 	}
-	reason := ""
+	var reason SkipReason
 	switch req.Checkpoint {
 	case CheckpointNone:
-		reason = "none"
+		reason = SkipNone
 	case CheckpointThrottled:
 		var hs layout.HookState
 		if req.MinIntervalMS <= 0 || !readJSONFile(filepath.Join(storeDir, layout.HookStateFile), &hs) || hs.LastCheckpointAt.IsZero() ||
 			now.Sub(hs.LastCheckpointAt) >= time.Duration(req.MinIntervalMS)*time.Millisecond {
 			return ""
 		}
-		reason = "interval"
+		reason = SkipInterval
 	default:
 		return ""
 	}

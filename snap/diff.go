@@ -15,7 +15,7 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		return nil, err
 	}
 	var out []Change
-	add := func(op string, e *Entry) {
+	add := func(op Op, e *Entry) {
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 	}
 	cur, old := tree.Entries, m.Entries
@@ -40,12 +40,12 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		switch {
 		case c < 0:
 			if !underAny(cur[i].Path, state) {
-				add("added", &cur[i])
+				add(OpAdded, &cur[i])
 			}
 			i++
 		case c > 0:
 			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
-				add("deleted", &old[j])
+				add(OpDeleted, &old[j])
 			}
 			j++
 		default:
@@ -53,10 +53,10 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 			i, j = i+1, j+1
 			switch {
 			case e.Kind != o.Kind || e.Link != o.Link:
-				add("modified", e)
+				add(OpModified, e)
 			case e.Kind == KindFile && !(e.sameStat(o) && !m.racy(o)):
 				if e.Size != o.Size {
-					add("modified", e)
+					add(OpModified, e)
 					continue
 				}
 				h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
@@ -67,12 +67,12 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 					return nil, err
 				}
 				if h != o.Hash {
-					add("modified", e)
+					add(OpModified, e)
 				} else if e.Mode != o.Mode {
-					add("mode", e)
+					add(OpMode, e)
 				}
 			case e.Mode != o.Mode:
-				add("mode", e)
+				add(OpMode, e)
 			}
 		}
 	}

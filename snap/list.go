@@ -172,19 +172,19 @@ func DiffManifests(old, cur *Manifest) []Change {
 		}
 		switch {
 		case c < 0:
-			out = append(out, Change{Type: "change", Op: "added", Path: cur.Entries[i].Path, Kind: cur.Entries[i].Kind.String()})
+			out = append(out, Change{Type: "change", Op: OpAdded, Path: cur.Entries[i].Path, Kind: cur.Entries[i].Kind.String()})
 			i++
 		case c > 0:
-			out = append(out, Change{Type: "change", Op: "deleted", Path: old.Entries[j].Path, Kind: old.Entries[j].Kind.String()})
+			out = append(out, Change{Type: "change", Op: OpDeleted, Path: old.Entries[j].Path, Kind: old.Entries[j].Kind.String()})
 			j++
 		default:
 			e, o := &cur.Entries[i], &old.Entries[j]
 			i, j = i+1, j+1
 			switch {
 			case e.Kind != o.Kind || e.Hash != o.Hash || e.Link != o.Link:
-				out = append(out, Change{Type: "change", Op: "modified", Path: e.Path, Kind: e.Kind.String()})
+				out = append(out, Change{Type: "change", Op: OpModified, Path: e.Path, Kind: e.Kind.String()})
 			case e.Mode != o.Mode:
-				out = append(out, Change{Type: "change", Op: "mode", Path: e.Path, Kind: e.Kind.String()})
+				out = append(out, Change{Type: "change", Op: OpMode, Path: e.Path, Kind: e.Kind.String()})
 			}
 		}
 	}

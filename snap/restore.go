@@ -50,13 +50,23 @@ type RestoreResult struct {
 }
 
 // Change is one difference between a snapshot and a tree, seen from the
-// snapshot: "added" is in the tree only, "deleted" in the snapshot only.
+// snapshot.
 type Change struct {
 	Type string `json:"type"`
-	Op   string `json:"op"` // added, modified, deleted, mode
+	Op   Op     `json:"op"`
 	Path string `json:"path"`
 	Kind string `json:"kind"`
 }
+
+// Op is what changed about a path.
+type Op string
+
+const (
+	OpAdded    Op = "added"    // in the tree only
+	OpDeleted  Op = "deleted"  // in the snapshot only
+	OpModified Op = "modified" // its content (or kind, or link target) differs
+	OpMode     Op = "mode"     // only its permissions differ
+)
 
 // Restore makes the scope of the tree at root equal to the snapshot in
 // archive: it writes the entries that differ, deletes what the snapshot does
@@ -971,11 +981,11 @@ func (p *restorePlan) changes() []Change {
 		c := Change{Type: "change", Path: op.entry.Path, Kind: op.entry.Kind.String()}
 		switch {
 		case op.kind == opChmod:
-			c.Op = "mode"
+			c.Op = OpMode
 		case !op.existed:
-			c.Op = "deleted" // in the snapshot, not in the tree
+			c.Op = OpDeleted // in the snapshot, not in the tree
 		default:
-			c.Op = "modified"
+			c.Op = OpModified
 		}
 		out = append(out, c)
 	}
@@ -983,7 +993,7 @@ func (p *restorePlan) changes() []Change {
 		if _, ok := p.snapshot[d.Path]; ok {
 			continue // a kind change, reported as modified above
 		}
-		out = append(out, Change{Type: "change", Op: "added", Path: d.Path, Kind: d.Kind.String()})
+		out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
 	return out

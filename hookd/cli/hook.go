@@ -35,23 +35,23 @@ func (c *hookCmd) RegisterFlags(fs *flag.FlagSet) {
 
 // logEntry is one line of ~/.rewind/logs/hook.log.
 type logEntry struct {
-	Time       string `json:"time"`
-	Event      string `json:"event,omitempty"`
-	Agent      string `json:"agent,omitempty"`
-	SessionID  string `json:"session_id,omitempty"`
-	ProjectDir string `json:"project_dir,omitempty"`
-	Tool       string `json:"tool,omitempty"`
-	Tier       string `json:"tier,omitempty"`
-	Decision   string `json:"decision,omitempty"` // the request's checkpoint policy
-	EnvFile    string `json:"env_file,omitempty"` // written at SessionStart
-	Action     string `json:"action,omitempty"`   // rewind's answer
-	Checkpoint string `json:"checkpoint,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	Removed    int    `json:"removed,omitempty"`
-	Created    string `json:"created,omitempty"`  // the store rewind made (auto_init)
-	Notified   bool   `json:"notified,omitempty"` // the person was told the project has no store
-	MS         int64  `json:"ms"`
-	Error      string `json:"error,omitempty"`
+	Time       string           `json:"time"`
+	Event      string           `json:"event,omitempty"`
+	Agent      string           `json:"agent,omitempty"`
+	SessionID  string           `json:"session_id,omitempty"`
+	ProjectDir string           `json:"project_dir,omitempty"`
+	Tool       string           `json:"tool,omitempty"`
+	Tier       string           `json:"tier,omitempty"`
+	Decision   hookd.Policy     `json:"decision,omitempty"` // the request's checkpoint policy
+	EnvFile    string           `json:"env_file,omitempty"` // written at SessionStart
+	Action     hookd.Action     `json:"action,omitempty"`   // rewind's answer
+	Checkpoint string           `json:"checkpoint,omitempty"`
+	Reason     hookd.SkipReason `json:"reason,omitempty"`
+	Removed    int              `json:"removed,omitempty"`
+	Created    string           `json:"created,omitempty"`  // the store rewind made (auto_init)
+	Notified   bool             `json:"notified,omitempty"` // the person was told the project has no store
+	MS         int64            `json:"ms"`
+	Error      string           `json:"error,omitempty"`
 }
 
 func (c *hookCmd) Exec(ctx context.Context, e *env, _ []string) error {
@@ -130,7 +130,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	if err != nil {
 		return err
 	}
-	le.Decision = string(req.Checkpoint)
+	le.Decision = req.Checkpoint
 	req.AutoInit = cfg.AutoInitOn()
 
 	budget := time.Duration(cfg.HookDeadlineMS) * time.Millisecond
@@ -157,7 +157,7 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	var resp hookd.Response
 	if reason := hookd.Skip(hookd.StoreDir(project), req, time.Now()); reason != "" {
 		// What rewind would answer, read from the store without starting it.
-		resp = hookd.Response{Type: "hook", Action: "skip", Reason: reason}
+		resp = hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: reason}
 	} else {
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()

@@ -72,13 +72,13 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	return c.unified(e, s, from, to, changes)
 }
 
-func opLetter(op string) string {
+func opLetter(op snap.Op) string {
 	switch op {
-	case "added":
+	case snap.OpAdded:
 		return "A"
-	case "deleted":
+	case snap.OpDeleted:
 		return "D"
-	case "modified":
+	case snap.OpModified:
 		return "M"
 	}
 	return "m" // mode
@@ -88,7 +88,7 @@ func opLetter(op string) string {
 func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, changes []snap.Change) error {
 	want := map[string]bool{}
 	for _, ch := range changes {
-		if ch.Kind == "file" && ch.Op != "added" {
+		if ch.Kind == "file" && ch.Op != snap.OpAdded {
 			want[ch.Path] = true
 		}
 	}
@@ -100,7 +100,7 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 	if to != nil {
 		want = map[string]bool{}
 		for _, ch := range changes {
-			if ch.Kind == "file" && ch.Op != "deleted" {
+			if ch.Kind == "file" && ch.Op != snap.OpDeleted {
 				want[ch.Path] = true
 			}
 		}
@@ -113,15 +113,15 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 		toLabel = to.ID
 	}
 	for _, ch := range changes {
-		if ch.Kind != "file" || ch.Op == "mode" {
+		if ch.Kind != "file" || ch.Op == snap.OpMode {
 			fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), ch.Path, ch.Kind)
 			continue
 		}
 		var a, b []byte
-		if ch.Op != "added" {
+		if ch.Op != snap.OpAdded {
 			a = oldData[ch.Path]
 		}
-		if ch.Op != "deleted" {
+		if ch.Op != snap.OpDeleted {
 			if to != nil {
 				b = newData[ch.Path]
 			} else {

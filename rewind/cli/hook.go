@@ -38,7 +38,7 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if errors.Is(err, store.ErrNoStore) {
 		top, ok := autoInitRoot(req)
 		if !ok {
-			return e.json(hookd.Response{Type: "hook", Action: "skip", Reason: "no-store",
+			return e.json(hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: hookd.SkipNoStore,
 				Message: fmt.Sprintf("Rewind is installed, but %s has no checkpoint store, so nothing is checkpointed; run 'rewind init' there to start.", req.ProjectDir)})
 		}
 		if s, _, err = store.Init(top, layout.ModeProject); err != nil {

@@ -44,9 +44,9 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	opts := store.RestoreOptions{Code: !c.contextOnly, DryRun: c.dryRun}
 	hasChat := cp.Transcript != nil && cp.Transcript.Snapshot != ""
 	if !c.codeOnly && (hasChat || c.contextOnly) {
-		opts.Context = "fork"
+		opts.Context = store.ContextFork
 		if c.inPlace {
-			opts.Context = "in-place"
+			opts.Context = store.ContextInPlace
 		}
 	}
 	if c.asks() && canAsk(e) {
@@ -210,7 +210,7 @@ func writeCut(w io.Writer, c *store.Cut) {
 	case c.After != "":
 		where = fmt.Sprintf(" after the prompt «%s»", oneLine(c.After, 60))
 	}
-	if c.How == "in-place" {
+	if c.How == store.ContextInPlace {
 		fmt.Fprintf(w, "Would cut the conversation%s: %s back to byte %d of %d (%d bytes removed), behind a backup in transcript-backup/\n",
 			where, c.Transcript, c.Offset, c.Size, max(c.Size-c.Offset, 0))
 		return

@@ -85,9 +85,9 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		res.Checkpoint = target.ID
 	}
-	how := "fork"
+	how := ContextFork
 	if o.InPlace {
-		how = "in-place"
+		how = ContextInPlace
 	}
 	k := s.newChecker(ctx, false)
 	defer k.save()

@@ -10,7 +10,7 @@ import (
 )
 
 // restoreContext forks (or truncates) cp's transcript at its cursor.
-func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, res *RestoreResult, entry *HistoryEntry) error {
+func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how ContextMode, res *RestoreResult, entry *HistoryEntry) error {
 	// The live transcript is a regular file (checked without blocking)
 	// before the fork opens it.
 	live, err := jsonl.Open(cp.Transcript.OriginalPath, nil)
@@ -29,9 +29,9 @@ func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how string, 
 
 // cutTranscript writes a fork of path at ck, or truncates path in place
 // behind a verified backup, and records which in entry.
-func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string, res *RestoreResult, entry *HistoryEntry) error {
+func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how ContextMode, res *RestoreResult, entry *HistoryEntry) error {
 	switch how {
-	case "fork":
+	case ContextFork:
 		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, SourceTitle: s.forkTitle(path)})
 		if err != nil {
 			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err), how)
@@ -41,7 +41,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 		res.Resume = ResumeHint(agent, f.SessionID)
 		entry.Fork = &ForkRecord{Path: f.Path, SessionID: f.SessionID, Agent: agent, ParentTranscript: path, Offset: ck.Offset,
 			ParentFirstLine: f.ReplacedFirstLine, ParentSessionID: f.ReplacedID, Title: f.Title, Method: f.Method}
-	case "in-place":
+	case ContextInPlace:
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
 			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err), how)
@@ -57,19 +57,19 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 
 // planCut checks what a cut of path at ck can check without writing, and
 // says where it would go.
-func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how string) (*Cut, error) {
+func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpoint, chain []string, how ContextMode) (*Cut, error) {
 	c := &Cut{Transcript: path, Agent: agent, How: how, Offset: ck.Offset}
 	if fi, err := os.Stat(path); err == nil {
 		c.Size = fi.Size()
 	}
-	if how == "in-place" {
+	if how == ContextInPlace {
 		chain = nil // a cut in place needs the live file to hold the bytes
 	}
 	f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, DryRun: true})
 	if err != nil {
 		return nil, hintFrom(err, how)
 	}
-	if how == "fork" {
+	if how == ContextFork {
 		c.Fork, c.Method = f.Path, f.Method
 	}
 	return c, nil

@@ -20,13 +20,13 @@ func (e *HintError) Unwrap() error { return e.Err }
 // hintFrom gives a fork error its hint, as rewind's commands would say it:
 // the fork package's hints name rewind-fork's flags (--snapshot,
 // --backup-dir, rewind-fork create), which rewind passes itself.
-func hintFrom(err error, how string) error {
+func hintFrom(err error, how ContextMode) error {
 	h := fork.Hint(err)
 	plumbing := strings.Contains(h, "--snapshot") || strings.Contains(h, "--backup-dir") || strings.Contains(h, "rewind-fork")
 	switch {
 	case h == "":
 		return err
-	case plumbing && how == "in-place":
+	case plumbing && how == ContextInPlace:
 		h = "fork instead (without --in-place): a fork leaves the live transcript as it is, and can be made from the checkpoint's copy"
 	case plumbing:
 		h = "the transcript changed while it was read; run this again"

@@ -24,6 +24,14 @@ const (
 	KindRedo        RestoreKind = "redo"         // reverted the newest undo-restore not redone
 )
 
+// ContextMode is how a restore brings the conversation back.
+type ContextMode string
+
+const (
+	ContextFork    ContextMode = "fork"     // a new session beside the transcript
+	ContextInPlace ContextMode = "in-place" // the live transcript cut back, behind a verified backup
+)
+
 // HistoryEntry is one restore (or undo or redo of one). Its ID is its
 // backup checkpoint's id (older entries have ids of their own).
 type HistoryEntry struct {
@@ -33,7 +41,7 @@ type HistoryEntry struct {
 	Checkpoint       string      `json:"checkpoint,omitempty"` // restored to (code)
 	BackupCheckpoint string      `json:"backup_checkpoint"`    // the tree and transcript as they were before
 	Code             bool        `json:"code"`
-	Context          string      `json:"context,omitempty"` // fork, in-place
+	Context          ContextMode `json:"context,omitempty"`
 	// Fork is what the entry did to a fork: wrote it (or brought it back) at
 	// Fork.Path when Fork.Removed is "", moved it from there to Fork.Removed
 	// otherwise.

@@ -17,7 +17,7 @@ const retentionEvery = 50
 // session.json current and takes a checkpoint when the request calls for
 // one, all under the store lock.
 func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, error) {
-	resp := hookd.Response{Type: "hook", Action: "skip"}
+	resp := hookd.Response{Type: "hook", Action: hookd.ActionSkip}
 	if req.DeadlineUnixMS > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, time.UnixMilli(req.DeadlineUnixMS))
@@ -59,12 +59,12 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	switch req.Checkpoint {
 	case hookd.CheckpointAlways, hookd.CheckpointThrottled:
 	default:
-		resp.Reason = "none"
+		resp.Reason = hookd.SkipNone
 		return s.retentionIfDue(ctx, req, hs, resp)
 	}
 	if req.Checkpoint == hookd.CheckpointThrottled && req.MinIntervalMS > 0 && !hs.LastCheckpointAt.IsZero() &&
 		time.Since(hs.LastCheckpointAt) < time.Duration(req.MinIntervalMS)*time.Millisecond {
-		resp.Reason = "interval"
+		resp.Reason = hookd.SkipInterval
 		return resp, nil
 	}
 	prompt := req.Prompt
@@ -77,13 +77,13 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		SkipUnchanged: req.Checkpoint == hookd.CheckpointThrottled && req.MinChangedFiles > 0,
 	})
 	if errors.Is(err, ErrUnchanged) {
-		resp.Reason = "unchanged"
+		resp.Reason = hookd.SkipUnchanged
 		return resp, nil
 	}
 	if err != nil {
 		return resp, err
 	}
-	resp.Action, resp.Checkpoint = "checkpoint", c.ID
+	resp.Action, resp.Checkpoint = hookd.ActionCheckpoint, c.ID
 	hs.LastCheckpoint, hs.LastCheckpointAt = c.ID, time.Now().UTC()
 	hs.SinceRetention++
 	if err := s.SetHookState(hs); err != nil {

@@ -12,7 +12,7 @@ import (
 // RestoreOptions say what a restore brings back.
 type RestoreOptions struct {
 	Code    bool
-	Context string // "" (none), "fork", "in-place"
+	Context ContextMode // "" for none
 	DryRun  bool
 	Kind    RestoreKind // recorded in the history: KindRestore (default), KindUndo
 }
@@ -46,11 +46,11 @@ type RestoreResult struct {
 
 // Cut is where a dry run would cut a conversation, and what it would write.
 type Cut struct {
-	Transcript string `json:"transcript"`
-	Agent      string `json:"agent,omitempty"`
-	How        string `json:"how"`    // fork, in-place
-	Offset     int64  `json:"offset"` // the bytes kept: [0, Offset)
-	Size       int64  `json:"size"`   // the transcript's size now
+	Transcript string      `json:"transcript"`
+	Agent      string      `json:"agent,omitempty"`
+	How        ContextMode `json:"how"`
+	Offset     int64       `json:"offset"` // the bytes kept: [0, Offset)
+	Size       int64       `json:"size"`   // the transcript's size now
 	// Before is the prompt the cut comes before (N: back's count, that
 	// prompt being the Nth most recent); After the last prompt it keeps.
 	Before string `json:"before_prompt,omitempty"`

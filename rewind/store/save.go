@@ -287,9 +287,9 @@ func countChanges(old, cur *snap.Manifest) Changes {
 			continue
 		}
 		switch ch.Op {
-		case "added":
+		case snap.OpAdded:
 			c.Added++
-		case "deleted":
+		case snap.OpDeleted:
 			c.Deleted++
 		default:
 			c.Modified++

@@ -808,7 +808,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		name   string
 		change func(r *hookd.Request)
 		before func() // to the store, before asking
-		skip   string
+		skip   hookd.SkipReason
 	}{
 		{name: "same session, inside the interval", skip: "interval"},
 		{name: "no session fields", change: func(r *hookd.Request) { r.SessionID, r.TranscriptPath = "", "" }, skip: "interval"},
