@@ -1,3 +1,5 @@
 module rewind.dev/internal
 
 go 1.25.0
+
+require github.com/peterbourgon/ff/v3 v3.4.0

@@ -1,0 +1,180 @@
+package cmdline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+var errTyped = errors.New("a typed library error")
+
+func testTool() *Tool {
+	return &Tool{
+		Name: "tool",
+		Hint: func(err error) string {
+			if errors.Is(err, errTyped) {
+				return "pass --other"
+			}
+			return HintOf(err)
+		},
+		Code: func(err error) int {
+			if errors.Is(err, errTyped) {
+				return 10
+			}
+			return 0
+		},
+	}
+}
+
+func TestReport(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	bg := context.Background()
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		err    error
+		asJSON bool
+		code   int
+		stderr string
+	}{
+		{"nil", bg, nil, false, 0, ""},
+		{"failure", bg, errors.New("it broke"), false, 1, "tool: error: it broke\n"},
+		{"carried hint", bg, WithHint(errors.New("it broke"), "do this"), false, 1, "tool: error: it broke\ntool: hint: do this\n"},
+		{"usage", bg, WithHint(Usagef("bad %s", "flag"), "run 'tool help'"), false, 2, "tool: error: bad flag\ntool: hint: run 'tool help'\n"},
+		{"typed, the tool's hint and code", bg, fmt.Errorf("wrapped: %w", errTyped), false, 10, "tool: error: wrapped: a typed library error\ntool: hint: pass --other\n"},
+		{"flag error", bg, &FlagError{Command: "tool sub", Err: errors.New("flag provided but not defined: -x")}, false, 2,
+			"tool: error: flag provided but not defined: -x\ntool: hint: run 'tool sub --help'\n"},
+		{"quiet exit", bg, Exit(3), false, 3, ""},
+		{"interrupted", cancelled, errors.New("read: context canceled"), false, 130, "tool: error: interrupted\n"},
+		{"canceled", bg, fmt.Errorf("x: %w", context.Canceled), false, 130, "tool: error: interrupted\n"},
+		{"quiet exit, interrupted", cancelled, Exit(3), false, 130, "tool: error: interrupted\n"},
+		{"json", bg, WithHint(Usagef("bad"), "h"), true, 2, `{"type":"error","message":"bad","hint":"h","exit_code":2}` + "\n"},
+		{"json without hint", bg, errors.New("a <b>"), true, 1, `{"type":"error","message":"a <b>","exit_code":1}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			code := testTool().Report(tc.ctx, &buf, tc.err, tc.asJSON)
+			if code != tc.code || buf.String() != tc.stderr {
+				t.Errorf("Report = %d %q, want %d %q", code, buf.String(), tc.code, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestHintOfFirstInChain(t *testing.T) {
+	err := WithHint(fmt.Errorf("outer: %w", WithHint(errors.New("inner"), "inner hint")), "outer hint")
+	if h := HintOf(err); h != "outer hint" {
+		t.Errorf("HintOf = %q", h)
+	}
+	if h := HintOf(fmt.Errorf("w: %w", &Error{Err: errors.New("x"), Code: 2})); h != "" {
+		t.Errorf("HintOf without hint = %q", h)
+	}
+	if c := CodeOf(WithHint(Usagef("x"), "h")); c != ExitUsage {
+		t.Errorf("CodeOf = %d", c)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	set := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Settings: set("vcs.revision", "0123456789abcdef0123")}, "0123456789ab"},
+		{debug.BuildInfo{Settings: set("vcs.revision", "0123456789abcdef", "vcs.modified", "true")}, "0123456789ab-dirty"},
+		{debug.BuildInfo{Settings: set("vcs.revision", "abc")}, "abc"},
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{debug.BuildInfo{}, "dev"},
+	} {
+		if got := versionOf(&tc.bi); got != tc.want {
+			t.Errorf("versionOf(%v) = %q, want %q", tc.bi.Settings, got, tc.want)
+		}
+	}
+	Version = "v9"
+	defer func() { Version = "" }()
+	if got := VersionString(); got != "v9" {
+		t.Errorf("VersionString with Version set = %q", got)
+	}
+}
+
+// tree is a small ffcli tool: "sub" takes flags only, "pos" takes arguments with flags
+// anywhere.
+func tree(tl *Tool, ran *[]string) *ffcli.Command {
+	var n int
+	return &ffcli.Command{
+		ShortUsage: "tool <sub|pos> [flags]",
+		Subcommands: []*ffcli.Command{
+			tl.Command(Command{Name: "sub", Args: "[-n N]", Help: "a subcommand",
+				Flags: func(fs *flag.FlagSet) { fs.IntVar(&n, "n", 0, "a number") },
+				Exec:  func(ctx context.Context, args []string) error { *ran = append(*ran, fmt.Sprint("sub ", n)); return nil }}),
+			tl.Command(Command{Name: "pos", Args: "FILE", Positional: true,
+				Flags: func(fs *flag.FlagSet) { fs.IntVar(&n, "n", 0, "a number") },
+				Exec: func(ctx context.Context, args []string) error {
+					*ran = append(*ran, fmt.Sprint("pos ", n, " ", strings.Join(args, ",")))
+					return nil
+				}}),
+		},
+	}
+}
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		args   string
+		code   int
+		stdout string
+		stderr string // a regexp-free substring; "" means empty
+		usages int    // how many times the usage is printed
+		ran    string
+	}{
+		{args: "", code: 2, usages: 1},
+		{args: "--help", code: 0, usages: 1},
+		{args: "sub -h", code: 0, usages: 1},
+		{args: "pos FILE --help", code: 0, usages: 1},
+		{args: "--version", code: 0, stdout: "tool dev\n"},
+		{args: "--version extra", code: 0, stdout: "tool dev\n"},
+		{args: "frob", code: 2, stderr: "tool: error: unknown command \"frob\"\ntool: hint: run 'tool --help'\n"},
+		{args: "--bogus", code: 2, stderr: "tool: error: flag provided but not defined: -bogus\ntool: hint: run 'tool --help'\n"},
+		{args: "sub --bogus", code: 2, stderr: "tool: error: flag provided but not defined: -bogus\ntool: hint: run 'tool sub --help'\n"},
+		{args: "pos FILE --bogus", code: 2, stderr: "tool: error: flag provided but not defined: -bogus\ntool: hint: run 'tool pos --help'\n"},
+		{args: "sub extra", code: 2, stderr: "tool: error: sub takes no arguments, got \"extra\"\ntool: hint: run 'tool sub --help'\n"},
+		{args: "sub -n 3", code: 0, ran: "sub 3"},
+		{args: "pos a -n 4 b -- -c", code: 0, ran: "pos 4 a,b,-c"},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			var ran []string
+			tl := &Tool{Name: "tool"}
+			var stdout, stderr bytes.Buffer
+			code := tl.Run(context.Background(), tree(tl, &ran), strings.Fields(tc.args), &stdout, &stderr)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, tc.code, stderr.String())
+			}
+			if stdout.String() != tc.stdout {
+				t.Errorf("stdout %q, want %q", stdout.String(), tc.stdout)
+			}
+			if n := strings.Count(stderr.String(), "USAGE"); n != tc.usages {
+				t.Errorf("usage printed %d times, want %d: %q", n, tc.usages, stderr.String())
+			}
+			if tc.usages == 0 && stderr.String() != tc.stderr {
+				t.Errorf("stderr %q, want %q", stderr.String(), tc.stderr)
+			}
+			if got := strings.Join(ran, ";"); got != tc.ran {
+				t.Errorf("ran %q, want %q", got, tc.ran)
+			}
+		})
+	}
+}
