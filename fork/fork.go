@@ -82,31 +82,13 @@ type Fork struct {
 	ReplacedID string `json:"-"`
 }
 
-// Error is an error with a hint of what to do about it.
-type Error struct {
-	Err  error
-	Hint string
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-// Hint returns the hint of an *Error in err's chain, or "".
-func Hint(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Hint
-	}
-	return ""
-}
-
 // firstLineLimit bounds the first line a fork rewrites (Droid's session_start is small).
 const firstLineLimit = 1 << 20
 
 // Create writes the fork. On error nothing is left behind.
 func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	if o.From == "" {
-		return Fork{}, errors.New("no transcript given (--from)")
+		return Fork{}, ErrNoTranscript
 	}
 	if err := o.Checkpoint.validate(); err != nil {
 		return Fork{}, err
@@ -122,10 +104,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	method := MethodPrefixCopy
 	if reason != "" {
 		if len(o.Snapshots) == 0 {
-			return Fork{}, &Error{
-				Err:  fmt.Errorf("transcript %s no longer holds the checkpointed bytes before offset %d: %s", o.From, cp.Offset, reasonText(reason)),
-				Hint: "pass the checkpoint's transcript.jsonl.gz with --snapshot",
-			}
+			return Fork{}, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason}
 		}
 		method = MethodSnapshot
 	}
@@ -321,8 +300,7 @@ func requireLine(ctx context.Context, f *os.File, out string, d *jsonl.Dialect) 
 		return fmt.Errorf("read %s: %w", out, err)
 	}
 	if !ok {
-		return &Error{Err: fmt.Errorf("the fork would keep no %s", d.Fork.Require.Why),
-			Hint: "cut later in the conversation (a smaller count for back), or start a new session"}
+		return &EmptyError{What: d.Fork.Require.Why}
 	}
 	return nil
 }
@@ -409,7 +387,7 @@ func resolveDialect(agent, cpAgent, path string, src *os.File, size int64) (*jso
 	if agent != "" {
 		d, err := jsonl.LookupDialect(agent)
 		if err != nil {
-			return nil, &Error{Err: fmt.Errorf("agent %q: %w", agent, err), Hint: "use one of: " + strings.Join(jsonl.DialectNames(), ", ")}
+			return nil, &AgentError{Agent: agent, Err: err}
 		}
 		return d, nil
 	}

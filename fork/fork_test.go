@@ -321,8 +321,9 @@ func TestCreateSnapshot(t *testing.T) {
 		t.Fatalf("missing source: %+v, %v", f, err)
 	}
 	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: cp})
-	if err == nil || !strings.Contains(err.Error(), "does not exist") || Hint(err) == "" {
-		t.Errorf("missing source, no snapshot: %v (hint %q)", err, Hint(err))
+	var ce *ChangedError
+	if !errors.As(err, &ce) || ce.Reason != "missing" || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing source, no snapshot: %v", err)
 	}
 }
 
@@ -373,7 +374,7 @@ func TestCreateEdges(t *testing.T) {
 	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Out: src}); err == nil {
 		t.Error("wrote over the source")
 	}
-	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Agent: "nope"}); err == nil || Hint(err) == "" {
+	if _, err := Create(ctx, CreateOptions{From: src, Checkpoint: Checkpoint{Offset: line1}, Agent: "nope"}); !errors.As(err, new(*AgentError)) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -474,7 +475,7 @@ func TestCreatePi(t *testing.T) {
 	first, _ := tr.Back(context.Background(), 4)
 	tr.Close()
 	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: first.Offset, Leaf: first.ParentID}})
-	if err == nil || !strings.Contains(err.Error(), "reply of the agent") || Hint(err) == "" {
+	if !errors.As(err, new(*EmptyError)) || !strings.Contains(err.Error(), "reply of the agent") {
 		t.Errorf("a fork before the first prompt: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(src)); len(entries) != 2 {
@@ -629,14 +630,15 @@ esac
 
 	// Cutting the mirror in place would change nothing in OpenCode: refused, the mirror kept.
 	_, err = Truncate(context.Background(), TruncateOptions{From: mirror, BackupDir: t.TempDir(), Checkpoint: Checkpoint{Offset: turn.Offset, Agent: "opencode"}})
-	if now, _ := os.ReadFile(mirror); err == nil || !strings.Contains(Hint(err), "without --in-place") || !bytes.Equal(now, orig) {
-		t.Errorf("truncating an OpenCode mirror: %v (hint %q)", err, Hint(err))
+	if now, _ := os.ReadFile(mirror); !errors.As(err, new(*MirrorError)) || !bytes.Equal(now, orig) {
+		t.Errorf("truncating an OpenCode mirror: %v", err)
 	}
 
 	t.Setenv("DROP", "1")
 	_, err = Create(context.Background(), CreateOptions{From: mirror, Checkpoint: Checkpoint{Offset: turn.Offset}})
-	if err == nil || !strings.Contains(err.Error(), "the imported session holds") || !strings.Contains(Hint(err), "opencode import") {
-		t.Errorf("an import that lost a message: %v (hint %q)", err, Hint(err))
+	var ie *ImportError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the imported session holds") || ie.Out == "" {
+		t.Errorf("an import that lost a message: %v", err)
 	}
 }
 
@@ -824,7 +826,7 @@ func TestCreateGemini(t *testing.T) {
 	os.WriteFile(src, orig, 0o600)
 	before := dirNames(t, filepath.Dir(src))
 	_, err = Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: 0}})
-	if err == nil || !strings.Contains(err.Error(), "prompt of the session") || Hint(err) == "" {
+	if !errors.As(err, new(*EmptyError)) || !strings.Contains(err.Error(), "prompt of the session") {
 		t.Errorf("a fork before the first prompt: %v", err)
 	}
 	if after := dirNames(t, filepath.Dir(src)); len(after) != len(before) {

@@ -1,12 +1,13 @@
 module rewind.dev/fork
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/google/uuid v1.6.0
 	github.com/klauspost/pgzip v1.3.0
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/rogpeppe/go-internal v1.16.0
+	rewind.dev/internal v0.0.0
 	rewind.dev/jsonl v0.0.0
 )
 
@@ -16,4 +17,7 @@ require (
 	golang.org/x/tools v0.26.0 // indirect
 )
 
-replace rewind.dev/jsonl => ../jsonl
+replace (
+	rewind.dev/internal => ../internal
+	rewind.dev/jsonl => ../jsonl
+)

@@ -74,8 +74,7 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		msgs = append(msgs, m)
 	}
 	if len(msgs) == 0 {
-		return Fork{}, &Error{Err: fmt.Errorf("the fork of %s would keep no message", o.From),
-			Hint: "cut later in the conversation (a smaller count for back), or start a new session"}
+		return Fork{}, &EmptyError{Path: o.From, What: "message"}
 	}
 	info, err := openCodeSession(o.From)
 	if err != nil {
@@ -117,8 +116,7 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 	}
 	dir := rawStr(info["directory"])
 	if err := importOpenCode(ctx, openCodeCommand(filepath.Dir(o.From)), out, dir, newID, len(msgs), countParts(msgs)); err != nil {
-		return Fork{}, &Error{Err: fmt.Errorf("import the fork of OpenCode session %s: %w", oldID, err),
-			Hint: fmt.Sprintf("the fork is in %s; load it with 'opencode import %s' in %s", out, out, orDot(dir))}
+		return Fork{}, &ImportError{Session: oldID, Out: out, Dir: orDot(dir), Err: err}
 	}
 	return Fork{Type: "fork", Path: out, SessionID: newID, Bytes: int64(len(export)), EventsKept: int64(len(msgs)),
 		Method: method, Title: title}, nil

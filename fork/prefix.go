@@ -227,19 +227,13 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		}
 	}
 	if rec.total < cp.Offset {
-		return &Error{
-			Err:  fmt.Errorf("snapshot holds %d bytes of transcript, fewer than the offset %d", rec.total, cp.Offset),
-			Hint: "pass every transcript.jsonl.gz of the checkpoint chain, oldest first, as --snapshot",
-		}
+		return &SnapshotError{Offset: cp.Offset, Short: true, Held: rec.total}
 	}
 	if reason, err := cp.mismatch(rec, cp.Offset); err != nil || reason != "" {
 		if err == nil {
 			err = errors.New(reasonText(reason))
 		}
-		return &Error{
-			Err:  fmt.Errorf("snapshot does not hold the checkpointed bytes before offset %d: %w", cp.Offset, err),
-			Hint: "check that --snapshot is the checkpoint's transcript.jsonl.gz",
-		}
+		return &SnapshotError{Offset: cp.Offset, Err: err}
 	}
 	if last := rec.last(); len(last) > 0 {
 		if _, err := w.write(trailingNewline(last[len(last)-1], cp.Offset)); err != nil {

@@ -50,10 +50,10 @@ var beforeCut, afterCut func(path string)
 // new end.
 func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	if o.From == "" {
-		return Truncation{}, errors.New("no transcript given (--from)")
+		return Truncation{}, ErrNoTranscript
 	}
 	if o.BackupDir == "" {
-		return Truncation{}, &Error{Err: errors.New("no backup directory given"), Hint: "pass --backup-dir DIR; truncate never runs without a verified backup"}
+		return Truncation{}, ErrNoBackupDir
 	}
 	cp := o.Checkpoint
 	if err := cp.validate(); err != nil {
@@ -61,8 +61,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	}
 	if d, err := jsonl.LookupDialect(cp.Agent); err == nil && d.Fork.Method != "copy" {
 		// OpenCode's session is in its database; the file is Rewind's mirror of it.
-		return Truncation{}, &Error{Err: fmt.Errorf("%s keeps its sessions in its own database: %s is only Rewind's mirror, and cutting it changes nothing in the agent", d.Name, o.From),
-			Hint: "fork instead (without --in-place): the fork is loaded into the agent as a new session"}
+		return Truncation{}, &MirrorError{Agent: d.Name, Path: o.From}
 	}
 	f, err := openRW(o.From)
 	if err != nil {
@@ -77,10 +76,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 		return Truncation{}, fmt.Errorf("transcript %s is not a regular file", o.From)
 	}
 	if cp.Inode != 0 && inode(fi) != cp.Inode {
-		return Truncation{}, &Error{
-			Err:  fmt.Errorf("transcript %s is not the checkpointed file (inode %d, checkpoint had %d)", o.From, inode(fi), cp.Inode),
-			Hint: "the agent replaced the file; fork instead (rewind-fork create) to keep both",
-		}
+		return Truncation{}, &ReplacedError{Path: o.From, Inode: inode(fi), Want: cp.Inode}
 	}
 	size := fi.Size()
 	reason, err := cp.mismatch(f, size)
@@ -88,10 +84,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 		return Truncation{}, fmt.Errorf("read transcript %s: %w", o.From, err)
 	}
 	if reason != "" {
-		return Truncation{}, &Error{
-			Err:  fmt.Errorf("transcript %s changed since the checkpoint: %s", o.From, reasonText(reason)),
-			Hint: "fork from the checkpoint instead: rewind-fork create --snapshot <checkpoint>/transcript.jsonl.gz",
-		}
+		return Truncation{}, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason, InPlace: true}
 	}
 	if len(o.Snapshots) > 0 {
 		if err := sameAsSnapshots(ctx, f, o.Snapshots, cp.Offset); err != nil {
@@ -127,10 +120,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 				return nil
 			}
 			if round == maxTopUps {
-				return &Error{
-					Err:  fmt.Errorf("transcript %s kept growing while it was backed up (%d rounds); nothing was cut", o.From, maxTopUps),
-					Hint: "run it again when the agent is idle, or fork instead (rewind-fork create)",
-				}
+				return &GrowingError{Path: o.From, Rounds: maxTopUps}
 			}
 			if backed, err = topUpBackup(ctx, f, backup, backed, now.Size()); err != nil {
 				return err
@@ -197,10 +187,7 @@ func inode(fi os.FileInfo) uint64 {
 func sameInode(path string, opened os.FileInfo) error {
 	fi, err := os.Stat(path)
 	if err != nil || !os.SameFile(fi, opened) {
-		return &Error{
-			Err:  fmt.Errorf("transcript %s was replaced while truncating", path),
-			Hint: "nothing was cut; run again, or fork instead",
-		}
+		return &ReplacedError{Path: path}
 	}
 	return nil
 }
@@ -365,16 +352,13 @@ func sameAsSnapshots(ctx context.Context, f *os.File, paths []string, offset int
 		}
 		n := min(int64(len(a)), offset-off)
 		if _, err := io.ReadFull(r, b[:n]); err != nil {
-			return &Error{Err: fmt.Errorf("snapshot ends before the offset %d: %w", offset, err), Hint: "check --snapshot"}
+			return &SnapshotError{Offset: offset, Short: true, Held: -1, Err: err}
 		}
 		if _, err := f.ReadAt(a[:n], off); err != nil {
 			return fmt.Errorf("read transcript: %w", err)
 		}
 		if !bytes.Equal(a[:n], b[:n]) {
-			return &Error{
-				Err:  fmt.Errorf("transcript %s differs from the snapshot before the offset", f.Name()),
-				Hint: "fork from the checkpoint instead: rewind-fork create --snapshot …",
-			}
+			return &ChangedError{Path: f.Name(), Offset: offset, Reason: "snapshot", InPlace: true}
 		}
 		off += n
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 
 	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
 )
 
 // TruncateConfig is `rewind-fork truncate`.
@@ -37,7 +38,7 @@ func (c *TruncateConfig) Exec(ctx context.Context, _ []string) error {
 		return err
 	}
 	if c.backupDir == "" {
-		return usageError{"--backup-dir DIR is required: truncate never runs without a verified backup"}
+		return cmdline.Usagef("--backup-dir DIR is required: truncate never runs without a verified backup")
 	}
 	if c.inode != 0 {
 		cp.Inode = c.inode
