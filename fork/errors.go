@@ -118,7 +118,7 @@ type ImportError struct {
 	Session string // the session forked
 	Out     string // the fork's export file
 	Dir     string // the folder the import runs in ("." when the session names none)
-	Err      error
+	Err     error
 }
 
 func (e *ImportError) Error() string {
@@ -136,4 +136,3 @@ type AgentError struct {
 
 func (e *AgentError) Error() string { return fmt.Sprintf("agent %q: %v", e.Agent, e.Err) }
 func (e *AgentError) Unwrap() error { return e.Err }
-

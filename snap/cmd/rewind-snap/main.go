@@ -3,12 +3,10 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/snap/cli"
 )
 
@@ -18,8 +16,5 @@ func main() {
 	// 100 MiB this tool promises to stay under.
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(64 << 20)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(cmdline.Main(cli.Main))
 }
