@@ -144,7 +144,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		}
 	}
 	if out == "" {
-		return nil, errors.New("no archive named to write (--out)")
+		return nil, ErrNoArchive
 	}
 	var parent *Manifest
 	if layer {
@@ -849,3 +849,6 @@ func (w *writebackWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// ErrNoArchive is CreateOptions.Out left empty.
+var ErrNoArchive = errors.New("no archive named to write")

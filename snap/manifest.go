@@ -398,6 +398,23 @@ func parseField(s string) (string, error) {
 	return s, nil
 }
 
+// ManifestError is a manifest file that does not read as one: missing, not a manifest, or a
+// chain of parents that breaks (Parent, the link that failed) or loops.
+type ManifestError struct {
+	Path   string
+	Parent string // the parent in Path's chain that failed; "" for Path itself
+	Err    error
+}
+
+func (e *ManifestError) Error() string {
+	if e.Parent != "" {
+		return fmt.Sprintf("manifest %s: its parent %s: %v", e.Path, e.Parent, e.Err)
+	}
+	return fmt.Sprintf("manifest %s: %v", e.Path, e.Err)
+}
+
+func (e *ManifestError) Unwrap() error { return e.Err }
+
 // maxManifestChain bounds how many deltas ReadManifest follows.
 const maxManifestChain = 4096
 
@@ -417,19 +434,19 @@ func ReadManifest(name string) (*Manifest, error) {
 			return nil, err
 		}
 		if seen[abs] || len(chain) > maxManifestChain {
-			return nil, fmt.Errorf("manifest %s: its chain of parents loops or is longer than %d", name, maxManifestChain)
+			return nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
 		}
 		seen[abs] = true
 		b, err := os.ReadFile(abs)
 		if err != nil {
 			if len(chain) > 0 {
-				return nil, fmt.Errorf("manifest %s: its parent %s: %w", name, file, err)
+				return nil, &ManifestError{Path: name, Parent: file, Err: err}
 			}
-			return nil, fmt.Errorf("manifest %s: %w", name, err)
+			return nil, &ManifestError{Path: name, Err: err}
 		}
 		m, gone, err := parseManifest(b, filepath.Dir(abs))
 		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", abs, err)
+			return nil, &ManifestError{Path: abs, Err: err}
 		}
 		m.File = abs
 		chain = append(chain, link{m, gone})

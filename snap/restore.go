@@ -93,10 +93,18 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	kept, err := p.apply()
 	res.Kept = kept
 	if err != nil {
-		return res, err
+		return res, &StoppedError{Err: err}
 	}
 	return res, nil
 }
+
+// StoppedError is a restore that stopped part way through changing the tree (its second
+// phase): some entries are as the snapshot has them, others as they were. Running it again
+// finishes it.
+type StoppedError struct{ Err error }
+
+func (e *StoppedError) Error() string { return e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 // DiffArchive lists the changes between the snapshot in archive and the
 // tree at root, in walk order, comparing file contents byte for byte.

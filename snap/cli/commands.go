@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/snap"
 )
 
@@ -36,16 +36,16 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		return err
 	}
 	if c.level < 1 || c.level > 9 {
-		return usageError{"--level must be between 1 and 9"}
+		return cmdline.Usagef("--level must be between 1 and 9")
 	}
 	if c.parentDir != "" && c.parentManifest != "" {
-		return usageError{"--parent and --parent-manifest exclude each other"}
+		return cmdline.Usagef("--parent and --parent-manifest exclude each other")
 	}
 	if c.parentDir != "" && c.manifest == "" {
-		return usageError{"a layer is only usable with its manifest: add --manifest FILE"}
+		return cmdline.Usagef("a layer is only usable with its manifest: add --manifest FILE")
 	}
 	if c.maxBytes <= 0 {
-		return usageError{"--max-bytes must be a positive number of bytes"}
+		return cmdline.Usagef("--max-bytes must be a positive number of bytes")
 	}
 	opts := snap.CreateOptions{Out: c.out, Level: c.level, MaxDepth: c.maxDepth, Limits: snap.Limits{MaxBytes: c.maxBytes}}
 	pm := c.parentManifest
@@ -56,23 +56,11 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if pm != "" {
 		m, err := snap.ReadManifest(pm)
 		if err != nil {
-			return withHint(err, "pass what an earlier 'rewind-snap create --manifest' wrote (--parent DIR reads DIR/manifest)")
+			return err
 		}
 		opts.Parent = m
 	}
 	res, err := snap.Create(ctx, c.root, opts)
-	var ie *snap.IndexError
-	if errors.As(err, &ie) {
-		return withHint(err, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)")
-	}
-	var le *snap.LimitError
-	if errors.As(err, &le) {
-		hint := "leave it out with a pattern in a .rewindignore file"
-		if le.Limit == "max_bytes" {
-			hint += ", or raise --max-bytes (restores through the manifest then need no flag)"
-		}
-		return withHint(err, hint)
-	}
 	if err != nil {
 		return err
 	}
@@ -104,10 +92,10 @@ func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
 
 func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if (c.from == "") == (c.manifest == "") {
-		return usageError{"restore needs exactly one of --from and --manifest; run 'rewind-snap restore --help'"}
+		return cmdline.WithHint(cmdline.Usagef("restore needs exactly one of --from and --manifest"), "run 'rewind-snap restore --help'")
 	}
 	if c.maxBytes < 0 {
-		return usageError{"--max-bytes must be a positive number of bytes"}
+		return cmdline.Usagef("--max-bytes must be a positive number of bytes")
 	}
 	opts := snap.RestoreOptions{DryRun: c.dryRun, Limits: snap.Limits{MaxBytes: c.maxBytes}}
 	if c.manifest != "" {
@@ -119,13 +107,6 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	}
 	res, err := snap.Restore(ctx, c.root, c.from, opts)
 	if err != nil {
-		var ae *snap.ArchiveError
-		if errors.As(err, &ae) {
-			return withHint(err, "the tree was not changed; restore from another snapshot")
-		}
-		if res != nil {
-			return withHint(err, "the restore stopped part way; run it again to finish, or restore a backup")
-		}
 		return err
 	}
 	return e.out.Encode(res)
@@ -143,7 +124,7 @@ func (c *diffCmd) RegisterFlags(fs *flag.FlagSet) {
 
 func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if (c.from == "") == (c.manifest == "") {
-		return usageError{"diff needs exactly one of --from and --manifest; run 'rewind-snap diff --help'"}
+		return cmdline.WithHint(cmdline.Usagef("diff needs exactly one of --from and --manifest"), "run 'rewind-snap diff --help'")
 	}
 	var changes []snap.Change
 	var err error
