@@ -383,7 +383,7 @@ func LookupDialect(name string) (*Dialect, error) {
 	if d, ok := dialects[strings.ToLower(strings.TrimSpace(name))]; ok {
 		return d, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(DialectNames(), ", "))
+	return nil, &UnknownDialectError{Name: name}
 }
 
 // holds reports whether the condition holds for o. prompt is the prompt line's object for

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -21,6 +22,23 @@ var (
 	// ErrUnknownAgent: the dialect could not be told from the content or the path.
 	ErrUnknownAgent = errors.New("cannot tell which agent wrote the transcript")
 )
+
+// OpenError is a transcript Open cannot read: it cannot be opened or is not a regular file
+// (Err says which). A transcript that does not exist is not one: it opens as empty.
+type OpenError struct {
+	Path string
+	Err  error
+}
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// UnknownDialectError is an agent name no dialect has (LookupDialect).
+type UnknownDialectError struct{ Name string }
+
+func (e *UnknownDialectError) Error() string {
+	return fmt.Sprintf("unknown agent %q (known: %s)", e.Name, strings.Join(DialectNames(), ", "))
+}
 
 // Transcript is one transcript file opened for reading. Its size and the end of its complete
 // data are fixed when it is opened; bytes appended later are not seen.
@@ -49,16 +67,16 @@ func Open(path string, d *Dialect) (*Transcript, error) {
 		return t, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, &OpenError{Path: path, Err: fmt.Errorf("open transcript: %w", err)}
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("stat transcript %s: %w", path, err)
+		return nil, &OpenError{Path: path, Err: fmt.Errorf("stat transcript %s: %w", path, err)}
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("transcript %s is not a regular file (%s)", path, fileType(fi.Mode()))
+		return nil, &OpenError{Path: path, Err: fmt.Errorf("transcript %s is not a regular file (%s)", path, fileType(fi.Mode()))}
 	}
 	t, err := newTranscript(path, f, fi.Size(), d)
 	if err != nil {

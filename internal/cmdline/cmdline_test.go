@@ -178,3 +178,24 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+func TestInterspersed(t *testing.T) {
+	tests := []struct {
+		args []string
+		last int
+		pos  []string
+	}{
+		{[]string{"f.jsonl", "--last", "3"}, 3, []string{"f.jsonl"}},
+		{[]string{"--last", "2", "f.jsonl"}, 2, []string{"f.jsonl"}},
+		{[]string{"a", "--last=4", "b"}, 4, []string{"a", "b"}},
+		{[]string{"--", "--last"}, 0, []string{"--last"}},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("turns", flag.ContinueOnError)
+		last := fs.Int("last", 0, "")
+		pos, err := interspersed(fs, tt.args)
+		if err != nil || *last != tt.last || strings.Join(pos, " ") != strings.Join(tt.pos, " ") {
+			t.Errorf("interspersed(%q) = %q, last %d, %v", tt.args, pos, *last, err)
+		}
+	}
+}

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 )
 
@@ -19,7 +19,7 @@ type atConfig struct {
 
 func newAtCmd(e *env) *ffcli.Command {
 	c := &atConfig{env: e}
-	return newSub(e, "at", "rewind-jsonl at --event ID FILE [--agent A]",
+	return newSub("at", "--event ID FILE [--agent A]",
 		"print the cut before an event, which is removed with all after it",
 		"Prints {\"type\":\"boundary\",\"offset\":…,\"events_kept\":…,\"events_removed\":…}. Events are\n"+
 			"complete lines holding a JSON object. Exit status 4 when no line has the id.", c)
@@ -37,7 +37,7 @@ type atOut struct {
 
 func (c *atConfig) Exec(ctx context.Context, args []string) error {
 	if c.event == "" {
-		return parseError{errors.New("missing --event ID"), "run rewind-jsonl at --event <uuid> FILE"}
+		return cmdline.WithHint(cmdline.Usagef("missing --event ID"), "run rewind-jsonl at --event <uuid> FILE")
 	}
 	path, err := onePath("at", args)
 	if err != nil {
@@ -50,7 +50,7 @@ func (c *atConfig) Exec(ctx context.Context, args []string) error {
 	defer t.Close()
 	cut, err := t.At(ctx, c.event)
 	if err != nil {
-		return scanError(err)
+		return err
 	}
 	return c.env.emit(atOut{Type: "boundary", EventCut: cut})
 }

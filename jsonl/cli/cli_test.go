@@ -61,32 +61,3 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
 }
-
-func TestInterspersed(t *testing.T) {
-	tests := []struct {
-		args []string
-		last int
-		pos  []string
-	}{
-		{[]string{"f.jsonl", "--last", "3"}, 3, []string{"f.jsonl"}},
-		{[]string{"--last", "2", "f.jsonl"}, 2, []string{"f.jsonl"}},
-		{[]string{"a", "--last=4", "b"}, 4, []string{"a", "b"}},
-		{[]string{"--", "--last"}, 0, []string{"--last"}},
-	}
-	for _, tt := range tests {
-		c := &turnsConfig{env: &env{}}
-		fs := newFlagSet(&env{usage: nil}, "turns")
-		fs.SetOutput(os.Stderr)
-		c.RegisterFlags(fs)
-		pos, err := interspersed(fs, tt.args)
-		if err != nil || c.last != tt.last || len(pos) != len(tt.pos) {
-			t.Errorf("interspersed(%q) = %q, last %d, %v", tt.args, pos, c.last, err)
-			continue
-		}
-		for i := range pos {
-			if pos[i] != tt.pos[i] {
-				t.Errorf("interspersed(%q) = %q", tt.args, pos)
-			}
-		}
-	}
-}

@@ -17,7 +17,7 @@ type cursorConfig struct {
 
 func newCursorCmd(e *env) *ffcli.Command {
 	c := &cursorConfig{env: e}
-	return newSub(e, "cursor", "rewind-jsonl cursor FILE [--agent A] [--count-lines]",
+	return newSub("cursor", "FILE [--agent A] [--count-lines]",
 		"print where the transcript ends now, with hashes to verify it later",
 		"Prints {\"type\":\"cursor\",…}: byte_offset_end (end of the last complete line), prefix_sha256\n"+
 			"(first 64 KiB), tail_sha256 (64 KiB before byte_offset_end), last_event_id, lines (null\n"+
@@ -46,7 +46,7 @@ func (c *cursorConfig) Exec(ctx context.Context, args []string) error {
 	defer t.Close()
 	cur, err := t.Cursor(ctx, jsonl.CursorOptions{CountLines: c.countLines})
 	if err != nil {
-		return scanError(err)
+		return err
 	}
 	return c.env.emit(cursorOut{Type: "cursor", Cursor: cur})
 }

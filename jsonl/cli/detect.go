@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 )
 
@@ -17,7 +18,7 @@ type detectConfig struct {
 
 func newDetectCmd(e *env) *ffcli.Command {
 	c := &detectConfig{env: e}
-	return newSub(e, "detect", "rewind-jsonl detect FILE",
+	return newSub("detect", "FILE",
 		"tell which agent wrote FILE",
 		"Prints {\"type\":\"agent\",\"agent\":…,\"confidence\":…} from the first 64 KiB and the path.\n"+
 			"confidence is between 0 and 1. Exits 1 when no agent fits.", c)
@@ -37,7 +38,7 @@ func (c *detectConfig) Exec(ctx context.Context, args []string) error {
 	}
 	t, err := jsonl.Open(path, nil)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err, hint: "check that the path names a readable transcript file"}
+		return err
 	}
 	defer t.Close()
 	det, err := t.Detect()
@@ -45,8 +46,8 @@ func (c *detectConfig) Exec(ctx context.Context, args []string) error {
 		return err
 	}
 	if det.Dialect == nil {
-		return &exitError{code: exitFailure, err: fmt.Errorf("cannot tell which agent wrote %s", path),
-			hint: "the known agents are " + strings.Join(jsonl.DialectNames(), ", ") + "; pass --agent to the other commands"}
+		return cmdline.WithHint(fmt.Errorf("cannot tell which agent wrote %s", path),
+			"the known agents are "+strings.Join(jsonl.DialectNames(), ", ")+"; pass --agent to the other commands")
 	}
 	return c.env.emit(detectOut{Type: "agent", Detection: det})
 }

@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"strconv"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 )
 
@@ -20,7 +19,7 @@ type turnsConfig struct {
 
 func newTurnsCmd(e *env) *ffcli.Command {
 	c := &turnsConfig{env: e}
-	return newSub(e, "turns", "rewind-jsonl turns FILE [--last N] [--agent A]",
+	return newSub("turns", "FILE [--last N] [--agent A]",
 		"list the user prompts, newest first",
 		"Prints one {\"type\":\"turn\",…} line per real user prompt, newest first (n=1 is the most\n"+
 			"recent), read from the end of the file. With --last N it stops after N prompts.", c)
@@ -42,7 +41,7 @@ func (c *turnsConfig) Exec(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.last < 0 {
-		return parseError{fmt.Errorf("--last %d is negative", c.last), "pass --last N with N ≥ 1, or leave it out for all prompts"}
+		return cmdline.WithHint(cmdline.Usagef("--last %d is negative", c.last), "pass --last N with N ≥ 1, or leave it out for all prompts")
 	}
 	t, err := c.agent.open(path)
 	if err != nil {
@@ -59,7 +58,7 @@ func (c *turnsConfig) Exec(ctx context.Context, args []string) error {
 		return c.last == 0 || n < c.last
 	})
 	if err != nil {
-		return scanError(err)
+		return err
 	}
 	return werr
 }
@@ -72,7 +71,7 @@ type backConfig struct {
 
 func newBackCmd(e *env) *ffcli.Command {
 	c := &backConfig{env: e}
-	return newSub(e, "back", "rewind-jsonl back N FILE [--agent A]",
+	return newSub("back", "N FILE [--agent A]",
 		"print the cut before the Nth most recent user prompt",
 		"Prints {\"type\":\"boundary\",\"offset\":…,\"prompt_offset\":…,\"turn\":{…}}. offset is where a fork\n"+
 			"cuts: before the prompt and the lines the agent wrote for it just before it; prompt_offset\n"+
@@ -92,11 +91,11 @@ type backOut struct {
 
 func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	if len(args) != 2 {
-		return parseError{errors.New("back takes N and FILE"), "run rewind-jsonl back 1 FILE to cut before the most recent prompt"}
+		return cmdline.WithHint(cmdline.Usagef("back takes N and FILE"), "run rewind-jsonl back 1 FILE to cut before the most recent prompt")
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 1 {
-		return parseError{fmt.Errorf("N %q is not a whole number ≥ 1", args[0]), "run rewind-jsonl back 1 FILE to cut before the most recent prompt"}
+		return cmdline.WithHint(cmdline.Usagef("N %q is not a whole number ≥ 1", args[0]), "run rewind-jsonl back 1 FILE to cut before the most recent prompt")
 	}
 	path, err := onePath("back", args[1:])
 	if err != nil {
@@ -109,7 +108,7 @@ func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	defer t.Close()
 	tu, err := t.Back(ctx, n)
 	if err != nil {
-		return scanError(err)
+		return err
 	}
 	return c.env.emit(backOut{Type: "boundary", Offset: tu.Offset, PromptOffset: tu.PromptOffset, ParentID: tu.ParentID, Turn: tu})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 )
 
@@ -17,7 +18,7 @@ type verifyConfig struct {
 
 func newVerifyCmd(e *env) *ffcli.Command {
 	c := &verifyConfig{env: e}
-	return newSub(e, "verify", "rewind-jsonl verify FILE < cursor.json",
+	return newSub("verify", "FILE < cursor.json",
 		"tell whether FILE still extends the bytes a cursor was taken on",
 		"Reads a cursor (the output of rewind-jsonl cursor) on stdin and prints\n"+
 			"{\"type\":\"verify\",\"extends\":…,\"reason\":…}. Exit status 3 when FILE does not extend it.", c)
@@ -44,11 +45,11 @@ func (c *verifyConfig) Exec(ctx context.Context, args []string) error {
 	}
 	cur, err := jsonl.ParseCursor(data)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("stdin: %w", err), hint: "pipe the output of rewind-jsonl cursor FILE into verify"}
+		return cmdline.WithHint(cmdline.Usagef("stdin: %w", err), "pipe the output of rewind-jsonl cursor FILE into verify")
 	}
 	t, err := jsonl.Open(path, nil)
 	if err != nil {
-		return &exitError{code: exitFailure, err: err, hint: "check that the path names a readable transcript file"}
+		return err
 	}
 	defer t.Close()
 	v, err := t.Verify(cur)
@@ -59,7 +60,7 @@ func (c *verifyConfig) Exec(ctx context.Context, args []string) error {
 		return err
 	}
 	if !v.Extends {
-		return quietExit(exitNotExtends)
+		return cmdline.Exit(exitNotExtends)
 	}
 	return nil
 }
