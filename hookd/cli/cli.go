@@ -19,45 +19,24 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 )
-
-// Version is set at build time (-X rewind.dev/hookd/cli.Version=…).
-var Version string
 
 const name = "rewind-hook"
 
-// usageError is bad command-line input: exit status 2 — except for hook
-// actions, which must never return 2 to an agent.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// hintError carries a hint for the person at the terminal.
-type hintError struct {
-	err  error
-	hint string
-}
-
-func (e hintError) Error() string { return e.err.Error() }
-func (e hintError) Unwrap() error { return e.err }
-
-func withHint(err error, hint string) error { return hintError{err, hint} }
-
-// hookFailure marks an error of a hook action: it was logged already and
-// exits 1, whatever it wraps.
+// hookFailure marks an error of a hook action: it was logged already, and is said on one line
+// (an agent shows it), whatever it wraps.
 type hookFailure struct{ err error }
 
-func (e hookFailure) Error() string { return e.err.Error() }
+func (e hookFailure) Error() string { return oneLine(e.err.Error()) }
 func (e hookFailure) Unwrap() error { return e.err }
 
 type env struct {
@@ -81,26 +60,24 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	out := json.NewEncoder(stdout)
 	out.SetEscapeHTML(false)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, out: out, getenv: os.Getenv}
+	tool := &cmdline.Tool{Name: name, Hint: hint(settingsRun(args))}
 
 	rootFS := flag.NewFlagSet(name, flag.ContinueOnError)
-	rootFS.SetOutput(stderr)
-	version := rootFS.Bool("version", false, "print the version and exit")
 	dispatch := &hookCmd{}
 	dispatch.RegisterFlags(rootFS)
 	var subs []*ffcli.Command
 	for _, action := range hookd.Actions() {
 		event, _ := hookd.EventForAction(action)
-		subs = append(subs, command(e, action, "[--agent AGENT] [--dry-run] < hook.json",
+		subs = append(subs, command(tool, e, action, "[--agent AGENT] [--dry-run] < hook.json",
 			"handle the agent's "+event+" hook", &hookCmd{action: action}))
 	}
 	subs = append(subs,
-		command(e, "register", "[--agents claude,droid|all|none] [--tier T] [--hook PATH] [--settings FILE]",
+		command(tool, e, "register", "[--agents claude,droid|all|none] [--tier T] [--hook PATH] [--settings FILE]",
 			"register rewind-hook in the agents' settings and record the tier", &registerCmd{}),
-		command(e, "unregister", "[--agents claude,droid|all] [--settings FILE]",
+		command(tool, e, "unregister", "[--agents claude,droid|all] [--settings FILE]",
 			"remove Rewind's hooks from the agents' settings", &unregisterCmd{}),
 	)
 	root := &ffcli.Command{
-		Name:       name,
 		ShortUsage: name + " [action] [--agent AGENT] [--dry-run] < hook.json",
 		ShortHelp:  "Rewind's hook for coding agents: " + strings.Join(hookd.AgentNames(), ", "),
 		LongHelp: strings.TrimSpace(`
@@ -111,46 +88,30 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 		FlagSet:     rootFS,
 		Subcommands: subs,
 		Exec: func(ctx context.Context, args []string) error {
-			if *version {
-				fmt.Fprintf(stdout, "%s %s\n", name, versionString())
-				return nil
-			}
 			if len(args) > 0 {
-				return usageError{fmt.Sprintf("unknown action %q; run '%s --help'", args[0], name)}
+				return cmdline.Usagef("unknown action %q; run '%s --help'", args[0], name)
 			}
 			return dispatch.Exec(ctx, e, nil)
 		},
 	}
-	if err := root.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	return failStatus(args, tool.Run(ctx, root, args, stdout, stderr))
+}
+
+// settingsRun: args run register or unregister, for a person; anything else is a hook action,
+// which an agent may have run.
+func settingsRun(args []string) bool {
+	return len(args) > 0 && (args[0] == "register" || args[0] == "unregister")
+}
+
+// hint is rewind-hook's hint-of-error switch. A hook action's error is one line, without a
+// hint: an agent shows it, or logs it.
+func hint(settings bool) func(error) string {
+	return func(err error) string {
+		if !settings {
+			return ""
 		}
-		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-		return failStatus(args, 2)
+		return cmdline.HintOf(err)
 	}
-	err := root.Run(ctx)
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintf(stderr, "%s: interrupted\n", name)
-		return failStatus(args, 130)
-	}
-	var hf hookFailure
-	if errors.As(err, &hf) {
-		fmt.Fprintf(stderr, "%s: error: %s\n", name, oneLine(err.Error()))
-		return failStatus(args, 1)
-	}
-	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
-	var h hintError
-	if errors.As(err, &h) {
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, h.hint)
-	}
-	var u usageError
-	if errors.As(err, &u) {
-		return failStatus(args, 2)
-	}
-	return failStatus(args, 1)
 }
 
 // failStatus is the exit status of a failed run that would otherwise exit
@@ -160,7 +121,7 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 // (Copilot CLI denies the tool on any non-zero exit): the failure is in
 // hook.log and on stderr. Only the command word and --agent decide.
 func failStatus(args []string, code int) int {
-	if len(args) > 0 && (args[0] == "register" || args[0] == "unregister") {
+	if settingsRun(args) {
 		return code
 	}
 	for i, a := range args {
@@ -190,47 +151,7 @@ type runner interface {
 	Exec(ctx context.Context, e *env, args []string) error
 }
 
-func command(e *env, sub, usage, help string, r runner) *ffcli.Command {
-	fs := flag.NewFlagSet(name+" "+sub, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	r.RegisterFlags(fs)
-	return &ffcli.Command{
-		Name:       sub,
-		ShortUsage: name + " " + sub + " " + usage,
-		ShortHelp:  help,
-		FlagSet:    fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return usageError{fmt.Sprintf("%s takes no arguments, got %q; run '%s %s --help'", sub, args[0], name, sub)}
-			}
-			return r.Exec(ctx, e, args)
-		},
-	}
-}
-
-func versionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" {
-			if dirty {
-				rev += "-dirty"
-			}
-			return rev
-		}
-	}
-	return "dev"
+func command(t *cmdline.Tool, e *env, sub, usage, help string, r runner) *ffcli.Command {
+	return t.Command(cmdline.Command{Name: sub, Args: usage, Help: help, Flags: r.RegisterFlags,
+		Exec: func(ctx context.Context, args []string) error { return r.Exec(ctx, e, args) }})
 }

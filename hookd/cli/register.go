@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 )
 
 // registration is one line register and unregister print per agent.
@@ -38,7 +39,7 @@ func (f failed) err() error {
 	if len(f) == 0 {
 		return nil
 	}
-	return withHint(errors.New(strings.Join(f, "; ")), "fix the file by hand (it was left as it was), then run this again")
+	return cmdline.WithHint(errors.New(strings.Join(f, "; ")), "fix the file by hand (it was left as it was), then run this again")
 }
 
 type registerCmd struct {
@@ -89,7 +90,7 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	tier := c.tier
 	if tier != "" {
 		if _, err := hookd.LoadTier(tier); err != nil {
-			return usageError{err.Error()}
+			return &cmdline.Error{Err: err, Code: cmdline.ExitUsage}
 		}
 		if _, err := hookd.SetConfigTier(home, tier); err != nil {
 			return fmt.Errorf("recording the tier: %w", err)
@@ -97,7 +98,7 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	} else {
 		cfg, err := hookd.LoadConfig(home, "")
 		if err != nil {
-			return withHint(err, "fix the file, or pass --tier to rewrite its tier")
+			return cmdline.WithHint(err, "fix the file, or pass --tier to rewrite its tier")
 		}
 		tier = cfg.Tier
 	}
@@ -112,7 +113,7 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			return err
 		}
 	} else if !filepath.IsAbs(hook) {
-		return usageError{fmt.Sprintf("--hook %q is not an absolute path", hook)}
+		return cmdline.Usagef("--hook %q is not an absolute path", hook)
 	}
 	var bad failed
 	for _, a := range names {
@@ -134,7 +135,7 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		r := registration{Type: "statusline", Agent: "claude"}
 		cmd := filepath.Join(filepath.Dir(hook), "rewind") + " statusline"
 		if r.Change, err = hookd.SetStatusLine(p, cmd); err != nil {
-			return withHint(fmt.Errorf("statusline: %w", err), "fix the file by hand (nothing was changed), then run this again")
+			return cmdline.WithHint(fmt.Errorf("statusline: %w", err), "fix the file by hand (nothing was changed), then run this again")
 		}
 		if !r.Changed {
 			r.Skipped = "a statusLine is configured already"
@@ -219,7 +220,7 @@ func selectAgents(list, settings, home string, registering bool) ([]chosenAgent,
 	switch list {
 	case "none":
 		if settings != "" {
-			return nil, usageError{"--settings needs one agent in --agents"}
+			return nil, cmdline.Usagef("--settings needs one agent in --agents")
 		}
 		return nil, nil
 	case "all", "":
@@ -228,7 +229,7 @@ func selectAgents(list, settings, home string, registering bool) ([]chosenAgent,
 		for _, n := range strings.Split(list, ",") {
 			n = strings.TrimSpace(n)
 			if _, err := hookd.LookupAgent(n); err != nil {
-				return nil, usageError{fmt.Sprintf("--agents: %v", err)}
+				return nil, cmdline.Usagef("--agents: %v", err)
 			}
 			if !slices.Contains(names, n) {
 				names = append(names, n)
@@ -236,7 +237,7 @@ func selectAgents(list, settings, home string, registering bool) ([]chosenAgent,
 		}
 	}
 	if settings != "" && (len(names) != 1 || list == "all") {
-		return nil, usageError{"--settings needs exactly one agent in --agents"}
+		return nil, cmdline.Usagef("--settings needs exactly one agent in --agents")
 	}
 	var out []chosenAgent
 	for _, n := range names {
