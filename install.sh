@@ -108,11 +108,8 @@ if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "${minor:-0}" -lt 25 ]; }; th
 fi
 
 version=$(git -C "$src" describe --always --dirty 2>/dev/null || echo dev)
-ldflags="-s -w"
-for cli in "$src"/*/cli; do
-  mod=$(basename "$(dirname "$cli")")
-  ldflags="$ldflags -X rewind.dev/$mod/cli.Version=$version"
-done
+# One version for every tool: they all print the one rewind.dev/internal/cmdline holds.
+ldflags="-s -w -X rewind.dev/internal/cmdline.Version=$version"
 
 # Static binaries: nothing here needs C, and without the dynamic loader and libc every `rewind`
 # starts about 2.5 ms sooner (11.5 → 9.0 ms for `rewind statusline`, which runs on every

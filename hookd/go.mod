@@ -12,7 +12,6 @@ require (
 require (
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
-	rewind.dev/internal v0.0.0
 )
 
 replace rewind.dev/internal => ../internal

@@ -9,6 +9,7 @@ require (
 	golang.org/x/sys v0.44.0
 	rewind.dev/fork v0.0.0
 	rewind.dev/hookd v0.0.0
+	rewind.dev/internal v0.0.0
 	rewind.dev/jsonl v0.0.0
 	rewind.dev/snap v0.0.0
 )
@@ -17,8 +18,8 @@ require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/peterbourgon/ff/v3 v3.4.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
-	rewind.dev/internal v0.0.0
 )
 
 replace (

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -33,7 +34,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 1 {
-		return usageError{fmt.Sprintf("back takes a number of prompts ≥ 1, got %q", args[0])}
+		return cmdline.Usagef("back takes a number of prompts ≥ 1, got %q", args[0])
 	}
 	s, err := c.open(e)
 	if err != nil {

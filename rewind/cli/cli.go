@@ -35,28 +35,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"rewind.dev/jsonl"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
-	"rewind.dev/snap"
 )
-
-// Version is set at build time (-X rewind.dev/rewind/cli.Version=…).
-var Version string
 
 const name = "rewind"
 
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-// withHint attaches a hint of what to do; store.HintError is the one type
-// that carries a hint, from the store or from here.
-func withHint(err error, hint string) error { return &store.HintError{Err: err, Hint: hint} }
+// tool is rewind's edge: its hint-of-error switch and its own exit statuses (hints.go).
+var tool = &cmdline.Tool{Name: name, Hint: hintOf, Code: exitCode}
 
 // env is what every command writes to.
 type env struct {
@@ -131,15 +121,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	e.colors = os.Getenv("NO_COLOR") == "" && isTerminal(stdout)
 	err := run(ctx, e, hoistCommon(args))
-	if err == nil {
-		return 0
-	}
-	if ctx.Err() != nil {
-		// Interrupted (SIGINT, SIGTERM): whatever error the cut-short work
-		// returned, the run ends as interrupted.
-		err = context.Canceled
-	}
-	return report(stderr, err, wantsJSON(args))
+	return tool.Report(ctx, stderr, err, wantsJSON(args))
 }
 
 // run picks the command and runs it. Help is printed on stdout when asked
@@ -154,7 +136,7 @@ func run(ctx context.Context, e *env, args []string) error {
 			return rootHelp(e.stdout)
 		}
 		if len(args) > 2 {
-			return usageError{"help takes one command; run 'rewind help'"}
+			return cmdline.Usagef("help takes one command; run 'rewind help'")
 		}
 		c, ok := lookup(args[1])
 		if !ok {
@@ -163,15 +145,14 @@ func run(ctx context.Context, e *env, args []string) error {
 		return commandHelp(e.stdout, c)
 	case "-version", "--version":
 		if len(args) > 1 {
-			return usageError{"--version takes no arguments"}
+			return cmdline.Usagef("--version takes no arguments")
 		}
-		_, err := fmt.Fprintf(e.stdout, "%s %s\n", name, versionString())
-		return err
+		return tool.PrintVersion(e.stdout)
 	}
 	c, ok := lookup(args[0])
 	if !ok {
 		if strings.HasPrefix(args[0], "-") {
-			return withHint(usageError{fmt.Sprintf("unknown flag %s before the command", args[0])}, "flags other than -C and --json follow the command; run 'rewind help'")
+			return cmdline.WithHint(cmdline.Usagef("unknown flag %s before the command", args[0]), "flags other than -C and --json follow the command; run 'rewind help'")
 		}
 		return unknownCommand(args[0])
 	}
@@ -186,85 +167,6 @@ func run(ctx context.Context, e *env, args []string) error {
 		return flagError(fs, c, err)
 	}
 	return c.r.Exec(ctx, e, fs.Args())
-}
-
-// Exit statuses that scripts may branch on (rewind(1), EXIT STATUS).
-const (
-	exitFailure     = 1
-	exitUsage       = 2
-	exitNoStore     = 10
-	exitBusy        = 11
-	exitFewer       = 12
-	exitInterrupted = 130
-)
-
-// exitCode is err's exit status.
-func exitCode(err error) int {
-	var u usageError
-	switch {
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted
-	case errors.As(err, &u):
-		return exitUsage
-	case errors.Is(err, store.ErrNoStore):
-		return exitNoStore
-	case errors.Is(err, store.ErrBusy):
-		return exitBusy
-	case errors.Is(err, jsonl.ErrFewerPrompts):
-		return exitFewer
-	}
-	return exitFailure
-}
-
-// hintOf is what to do about err: its own hint, else the usual one for its
-// kind, else "".
-func hintOf(err error) string {
-	var h *store.HintError
-	var le *snap.LimitError
-	var ie *snap.IndexError
-	switch {
-	case errors.As(err, &ie):
-		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
-	case errors.As(err, &le):
-		return fmt.Sprintf("leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)", le.Limit)
-	case errors.As(err, &h):
-		return h.Hint
-	case errors.Is(err, store.ErrNoStore):
-		return "run 'rewind init' in the project first"
-	case errors.Is(err, store.ErrNoCheckpoints):
-		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
-	}
-	return ""
-}
-
-// errorJSON is the one object a failed run prints on stderr under --json.
-type errorJSON struct {
-	Type     string `json:"type"` // "error"
-	Message  string `json:"message"`
-	Hint     string `json:"hint,omitempty"`
-	ExitCode int    `json:"exit_code"`
-}
-
-// report prints err for a person ("rewind: error: …", "rewind: hint: …")
-// or, under --json, for a script (one errorJSON line), on stderr, and
-// returns the exit status.
-func report(stderr io.Writer, err error, asJSON bool) int {
-	code := exitCode(err)
-	msg, hint := err.Error(), hintOf(err)
-	if code == exitInterrupted {
-		msg, hint = "interrupted", ""
-	}
-	if asJSON {
-		enc := json.NewEncoder(stderr)
-		enc.SetEscapeHTML(false)
-		enc.Encode(errorJSON{Type: "error", Message: msg, Hint: hint, ExitCode: code})
-		return code
-	}
-	fmt.Fprintf(stderr, "%s: error: %s\n", name, msg)
-	if hint != "" {
-		fmt.Fprintf(stderr, "%s: hint: %s\n", name, hint)
-	}
-	return code
 }
 
 // wantsJSON reports whether args ask for JSON (--json before any "--"),
@@ -383,7 +285,7 @@ func (c *common) open(e *env) (*store.Store, error) {
 	if v := os.Getenv("REWIND_LOCK_WAIT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return nil, usageError{fmt.Sprintf("REWIND_LOCK_WAIT=%q is not a duration such as 30s", v)}
+			return nil, cmdline.Usagef("REWIND_LOCK_WAIT=%q is not a duration such as 30s", v)
 		}
 		s.LockWait = d
 	}
@@ -480,22 +382,8 @@ func needArgs(args []string, lo, hi int, sub string) error {
 	if c, ok := lookup(sub); ok && c.r.doc().args != "" {
 		usage += " " + c.r.doc().args
 	}
-	return withHint(usageError{fmt.Sprintf("wrong number of arguments for '%s %s' (%d)", name, sub, len(args))},
+	return cmdline.WithHint(cmdline.Usagef("wrong number of arguments for '%s %s' (%d)", name, sub, len(args)),
 		fmt.Sprintf("usage: %s; 'rewind help %s' says more", usage, sub))
-}
-
-func versionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return s.Value[:12]
-			}
-		}
-	}
-	return "dev"
 }
 
 func executableDir() string {

@@ -10,13 +10,22 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	forkcli "rewind.dev/fork/cli"
+	hookcli "rewind.dev/hookd/cli"
 	"rewind.dev/internal/layout"
+	jsonlcli "rewind.dev/jsonl/cli"
 	"rewind.dev/rewind/store"
+	snapcli "rewind.dev/snap/cli"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"rewind": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		// The plumbing tools, for what the five share (version.txtar).
+		"rewind-snap":  func() { os.Exit(snapcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"rewind-jsonl": func() { os.Exit(jsonlcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"rewind-fork":  func() { os.Exit(forkcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		"rewind-hook":  func() { os.Exit(hookcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
 

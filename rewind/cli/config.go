@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
 )
@@ -35,7 +36,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.registerHooks && c.unreg {
-		return usageError{"--register-hooks and --unregister-hooks exclude each other"}
+		return cmdline.Usagef("--register-hooks and --unregister-hooks exclude each other")
 	}
 	if c.registerHooks || c.unreg {
 		return c.hooks(ctx, e)
@@ -46,7 +47,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if c.tier != "" {
 		if !slices.Contains(hookd.TierNames(), c.tier) {
-			return usageError{fmt.Sprintf("unknown tier %q: %s", c.tier, strings.Join(hookd.TierNames(), ", "))}
+			return cmdline.Usagef("unknown tier %q: %s", c.tier, strings.Join(hookd.TierNames(), ", "))
 		}
 		l, err := s.Lock(ctx)
 		if err != nil {
@@ -90,7 +91,7 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 func (c *configCmd) hooks(ctx context.Context, e *env) error {
 	hook := filepath.Join(executableDir(), "rewind-hook")
 	if _, err := os.Stat(hook); err != nil {
-		return withHint(fmt.Errorf("rewind-hook is not installed beside rewind (%s)", hook), "run ./install.sh from the Rewind source")
+		return cmdline.WithHint(fmt.Errorf("rewind-hook is not installed beside rewind (%s)", hook), "run ./install.sh from the Rewind source")
 	}
 	args := []string{"register", "--agents", c.agents}
 	if c.unreg {

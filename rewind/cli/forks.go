@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -42,7 +43,7 @@ type forkJSON struct {
 
 func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 || (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
-		return usageError{"use 'rewind forks list' or 'rewind forks show <session-id>'"}
+		return cmdline.Usagef("use 'rewind forks list' or 'rewind forks show <session-id>'")
 	}
 	s, err := c.open(e)
 	if err != nil {
@@ -62,9 +63,9 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if args[0] == "show" {
 		switch {
 		case len(forks) == 0:
-			return withHint(fmt.Errorf("no fork with session id %q", args[1]), "'rewind forks list' shows them")
+			return cmdline.WithHint(fmt.Errorf("no fork with session id %q", args[1]), "'rewind forks list' shows them")
 		case len(forks) > 1:
-			return withHint(fmt.Errorf("session id %q is ambiguous: it starts %d forks' ids", args[1], len(forks)), "give more of it")
+			return cmdline.WithHint(fmt.Errorf("session id %q is ambiguous: it starts %d forks' ids", args[1], len(forks)), "give more of it")
 		}
 		if c.json {
 			return e.json(forks[0])

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -31,21 +32,21 @@ func (c *gcCmd) policy() (store.GCOptions, error) {
 	if c.keep != "" {
 		n, err := strconv.Atoi(c.keep)
 		if err != nil || n < 1 {
-			return o, usageError{fmt.Sprintf("--keep takes a number of checkpoints of at least 1 (the newest is always kept), got %q", c.keep)}
+			return o, cmdline.Usagef("--keep takes a number of checkpoints of at least 1 (the newest is always kept), got %q", c.keep)
 		}
 		o.Keep = n
 	}
 	if c.maxAge != "" {
 		d, err := store.ParseAge(c.maxAge)
 		if err != nil || d <= 0 {
-			return o, usageError{fmt.Sprintf("--max-age takes an age above zero, e.g. 30d, 12h or 90m, got %q", c.maxAge)}
+			return o, cmdline.Usagef("--max-age takes an age above zero, e.g. 30d, 12h or 90m, got %q", c.maxAge)
 		}
 		o.MaxAge = d
 	}
 	if c.maxBytes != "" {
 		n, err := store.ParseSize(c.maxBytes)
 		if err != nil || n <= 0 {
-			return o, usageError{fmt.Sprintf("--max-bytes takes a size above zero, e.g. 500M, 2G or a number of bytes, got %q", c.maxBytes)}
+			return o, cmdline.Usagef("--max-bytes takes a size above zero, e.g. 500M, 2G or a number of bytes, got %q", c.maxBytes)
 		}
 		o.MaxBytes = n
 	}

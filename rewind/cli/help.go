@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"rewind.dev/internal/cmdline"
 )
 
 // rootHelp prints the command list.
@@ -139,11 +141,11 @@ func unknownCommand(word string) error {
 	for _, c := range commands() {
 		names = append(names, c.name)
 	}
-	err := usageError{fmt.Sprintf("unknown command %q", word)}
+	err := cmdline.Usagef("unknown command %q", word)
 	if s := nearest(word, append(names, "help")); s != "" {
-		return withHint(err, fmt.Sprintf("did you mean 'rewind %s'?", s))
+		return cmdline.WithHint(err, fmt.Sprintf("did you mean 'rewind %s'?", s))
 	}
-	return withHint(err, "run 'rewind help' for the list of commands")
+	return cmdline.WithHint(err, "run 'rewind help' for the list of commands")
 }
 
 // flagError turns the flag package's parse error into a usage error naming
@@ -158,9 +160,9 @@ func flagError(fs *flag.FlagSet, c command, err error) error {
 		if s := nearest(bad, names); s != "" {
 			hint = fmt.Sprintf("did you mean %s?", flagName(s))
 		}
-		return withHint(usageError{fmt.Sprintf("unknown flag %s for 'rewind %s'", flagName(bad), c.name)}, hint)
+		return cmdline.WithHint(cmdline.Usagef("unknown flag %s for 'rewind %s'", flagName(bad), c.name), hint)
 	}
-	return withHint(usageError{fmt.Sprintf("rewind %s: %s", c.name, msg)}, hint)
+	return cmdline.WithHint(cmdline.Usagef("rewind %s: %s", c.name, msg), hint)
 }
 
 // nearest is the candidate closest to word by edit distance, when it is

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
@@ -25,13 +26,13 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 	var req hookd.Request
 	dec := json.NewDecoder(io.LimitReader(e.stdin, 1<<20))
 	if err := dec.Decode(&req); err != nil {
-		return usageError{fmt.Sprintf("hook request on stdin: %v", err)}
+		return cmdline.Usagef("hook request on stdin: %v", err)
 	}
 	if req.Version > hookd.RequestVersion {
 		return fmt.Errorf("hook request version %d is newer than this rewind (%d); reinstall Rewind", req.Version, hookd.RequestVersion)
 	}
 	if req.ProjectDir == "" {
-		return usageError{"hook request has no project_dir"}
+		return cmdline.Usagef("hook request has no project_dir")
 	}
 	s, err := store.Open(req.ProjectDir)
 	created := ""

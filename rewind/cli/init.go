@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
@@ -27,7 +28,7 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	mode := layout.Mode(c.mode)
 	if mode != layout.ModeProject && mode != layout.ModeGlobal {
-		return usageError{"--mode is project or global"}
+		return cmdline.Usagef("--mode is project or global")
 	}
 	dir := c.project
 	if dir == "" {
@@ -39,7 +40,7 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if why := store.TooBroad(project); why != "" && !c.force {
 		if _, err := store.Open(project); err != nil {
-			return withHint(fmt.Errorf("will not create a store for %s: %s, and every checkpoint would hold everything under it", project, why),
+			return cmdline.WithHint(fmt.Errorf("will not create a store for %s: %s, and every checkpoint would hold everything under it", project, why),
 				"run 'rewind init' in a project folder, or add --force to checkpoint this folder all the same (Rewind's and the agents' own folders are left out)")
 		}
 	}

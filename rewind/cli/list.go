@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -39,7 +40,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.n < -1 {
-		return usageError{fmt.Sprintf("-n %d: want 0 (all) or more", c.n)}
+		return cmdline.Usagef("-n %d: want 0 (all) or more", c.n)
 	}
 	s, err := c.open(e)
 	if err != nil {
@@ -90,7 +91,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if shown == 0 {
 		if hidden > 0 {
-			return withHint(fmt.Errorf("no checkpoints but %d restore backup%s", hidden, plural(hidden)), "'rewind list --all' shows them")
+			return cmdline.WithHint(fmt.Errorf("no checkpoints but %d restore backup%s", hidden, plural(hidden)), "'rewind list --all' shows them")
 		}
 		return store.ErrNoCheckpoints
 	}

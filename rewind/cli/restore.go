@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -31,7 +32,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if c.codeOnly && c.contextOnly {
-		return usageError{"--code-only and --context-only exclude each other"}
+		return cmdline.Usagef("--code-only and --context-only exclude each other")
 	}
 	s, err := c.open(e)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
@@ -48,7 +49,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	exe, _ := os.Executable()
-	st := Status{Type: "status", Version: versionString(), Binary: exe, Project: project, Tier: layout.DefaultTier, Retention: layout.DefaultRetention, Hooks: hooksRegistered()}
+	st := Status{Type: "status", Version: cmdline.VersionString(), Binary: exe, Project: project, Tier: layout.DefaultTier, Retention: layout.DefaultRetention, Hooks: hooksRegistered()}
 	s, err := store.Open(project)
 	if err == nil {
 		st.Store, st.Mode = s.Dir, string(s.Mode)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"rewind.dev/internal/cmdline"
 )
 
 type validateCmd struct{ common }
@@ -36,7 +38,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%d checkpoint%s checked, %d problem%s\n", n, plural(n), len(probs), plural(len(probs)))
 	}
 	if len(probs) > 0 {
-		return withHint(fmt.Errorf("the store has %d problem%s", len(probs), plural(len(probs))), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
+		return cmdline.WithHint(fmt.Errorf("the store has %d problem%s", len(probs), plural(len(probs))), "a damaged checkpoint can be deleted with 'rewind gc' or by removing its folder")
 	}
 	return nil
 }

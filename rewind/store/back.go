@@ -46,7 +46,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 	}
 	if path == "" {
-		return nil, &HintError{Err: errors.New("no transcript known for this project"), Hint: "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"}
+		return nil, ErrNoTranscript
 	}
 	path = realPath(path)
 	var d *jsonl.Dialect
@@ -59,8 +59,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	}
 	defer t.Close()
 	if !t.Exists() {
-		return nil, &HintError{Err: fmt.Errorf("transcript %s: %w", path, syscall.ENOENT),
-			Hint: "pass the session's file with --transcript PATH (the hooks record the current one in session.json)"}
+		return nil, &MissingTranscriptError{Path: path, Err: syscall.ENOENT}
 	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
@@ -80,8 +79,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			return nil, err
 		}
 		if target == nil {
-			return nil, &HintError{Err: fmt.Errorf("no checkpoint of this conversation is older than prompt %d (%q); nothing was changed", o.N, turn.Text),
-				Hint: "rewind chat only (drop --both), or pick a checkpoint with 'rewind list' and 'rewind restore'"}
+			return nil, &NoCheckpointBeforeError{N: o.N, Prompt: turn.Text}
 		}
 		res.Checkpoint = target.ID
 	}
@@ -93,7 +91,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	defer k.save()
 	if target != nil {
 		if err := k.check(target, partCode); err != nil {
-			return nil, damaged(err)
+			return nil, &DamagedError{Err: err}
 		}
 	}
 	if o.DryRun {
@@ -204,12 +202,7 @@ func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 	turns, _ := t.Turns(ctx, 0)
 	compacted, _ := t.Compacted(ctx)
-	err := &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
-	if compacted {
-		return &HintError{Err: err,
-			Hint: "go back at most " + fmt.Sprint(len(turns)) + ", or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)"}
-	}
-	return &HintError{Err: err, Hint: "'rewind-jsonl turns' lists them"}
+	return &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
 }
 
 // checkpointBefore finds the newest checkpoint of this conversation whose

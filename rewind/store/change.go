@@ -49,11 +49,10 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 		r, err := s.restoreTree(ctx, c.tree, false)
 		res.Code = r
 		if err != nil {
-			err = fmt.Errorf("restore the tree from %s: %w", c.tree.ID, err)
 			if e.Kind == KindUndoRestore || e.Kind == KindRedo {
-				return err
+				return fmt.Errorf("restore the tree from %s: %w", c.tree.ID, err)
 			}
-			return &HintError{Err: err, Hint: "'rewind undo-restore' brings back the tree as it was (backup " + backup.ID + ")"}
+			return &CodeError{Checkpoint: c.tree.ID, Backup: backup.ID, Err: err}
 		}
 	}
 	if c.conversation != nil {
@@ -105,8 +104,7 @@ func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpo
 	}
 	k.refresh()
 	if err := k.check(backup, partAll); err != nil {
-		return nil, &HintError{Err: fmt.Errorf("the backup checkpoint does not restore, so nothing was changed: %w", err),
-			Hint: "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"}
+		return nil, &BackupError{Err: err}
 	}
 	return backup, nil
 }

@@ -329,16 +329,7 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 		}
 		visible := slices.DeleteFunc(cps, (*Checkpoint).Backup)
 		if n >= len(visible) {
-			var err error
-			switch len(visible) {
-			case 0:
-				err = fmt.Errorf("no checkpoint %s: there are none but restore backups", name)
-			case 1:
-				err = fmt.Errorf("no checkpoint %s: there is one (@0)", name)
-			default:
-				err = fmt.Errorf("no checkpoint %s: there are %d (@0 to @%d)", name, len(visible), len(visible)-1)
-			}
-			return nil, &HintError{Err: err, Hint: "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"}
+			return nil, &NoCheckpointError{Name: name, AtN: true, Visible: len(visible)}
 		}
 		return visible[n], nil
 	}
@@ -353,7 +344,7 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 	}
 	switch len(match) {
 	case 0:
-		return nil, fmt.Errorf("no checkpoint %q; 'rewind list' shows them", name)
+		return nil, &NoCheckpointError{Name: name}
 	case 1:
 		return s.Load(match[0])
 	}

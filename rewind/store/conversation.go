@@ -34,7 +34,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	case ContextFork:
 		f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, SourceTitle: s.forkTitle(path)})
 		if err != nil {
-			return hintFrom(fmt.Errorf("fork transcript %s: %w", path, err), how)
+			return &CutError{Err: fmt.Errorf("fork transcript %s: %w", path, err)}
 		}
 		res.Fork = &f
 		res.Warnings = append(res.Warnings, f.Warnings...)
@@ -44,7 +44,7 @@ func (s *Store) cutTranscript(ctx context.Context, path, agent string, ck fork.C
 	case ContextInPlace:
 		tr, err := fork.Truncate(ctx, fork.TruncateOptions{From: path, Checkpoint: ck, BackupDir: s.backupDir(), Snapshots: chain})
 		if err != nil {
-			return hintFrom(fmt.Errorf("truncate transcript %s: %w", path, err), how)
+			return &CutError{InPlace: true, Err: fmt.Errorf("truncate transcript %s: %w", path, err)}
 		}
 		res.Truncate = &tr
 		res.Warnings = append(res.Warnings, tr.Warnings...)
@@ -67,7 +67,7 @@ func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpo
 	}
 	f, err := fork.Create(ctx, fork.CreateOptions{From: path, Checkpoint: ck, Snapshots: chain, Agent: agent, DryRun: true})
 	if err != nil {
-		return nil, hintFrom(err, how)
+		return nil, &CutError{InPlace: how == ContextInPlace, Err: err}
 	}
 	if how == ContextFork {
 		c.Fork, c.Method = f.Path, f.Method

@@ -86,8 +86,7 @@ func (s *Store) Lock(ctx context.Context) (*Lock, error) {
 
 // busy is ErrBusy for the store in dir, held by who for waited.
 func busy(dir, who string, waited time.Duration) error {
-	return &HintError{Err: fmt.Errorf("%w: store %s held by %s; gave up after %v", ErrBusy, dir, who, waited.Round(100*time.Millisecond)),
-		Hint: "let it finish and run this again (REWIND_LOCK_WAIT waits longer); if that process is stuck, end it"}
+	return fmt.Errorf("%w: store %s held by %s; gave up after %v", ErrBusy, dir, who, waited.Round(100*time.Millisecond))
 }
 
 // lockWait is DefaultLockWait, or $REWIND_LOCK_WAIT.

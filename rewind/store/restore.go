@@ -96,8 +96,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	}
 	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun}
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
-		return nil, &HintError{Err: fmt.Errorf("checkpoint %s holds no transcript (it was taken before the session wrote one)", cp.ID),
-			Hint: "restore the code only (--code-only), or pick another checkpoint"}
+		return nil, &NoTranscriptError{Checkpoint: cp.ID}
 	}
 	what := part(0)
 	if opts.Code {
@@ -109,7 +108,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	k := s.newChecker(ctx, false)
 	defer k.save()
 	if err := k.check(cp, what); err != nil {
-		return nil, damaged(err)
+		return nil, &DamagedError{Err: err}
 	}
 	if opts.DryRun {
 		if opts.Code {

@@ -61,7 +61,7 @@ func (s *Store) Revert(ctx context.Context, o RevertOptions) (*RestoreResult, er
 		if o.Redo {
 			return nil, h.nothingToRedo()
 		}
-		return nil, &HintError{Err: errors.New("no restore to undo"), Hint: "'rewind forks list' and 'rewind list' show what exists"}
+		return nil, ErrNoRestoreToUndo
 	}
 	e := h.Entries[idx]
 	if o.Expect != "" && o.Expect != e.ID {
@@ -86,7 +86,7 @@ func (s *Store) Revert(ctx context.Context, o RevertOptions) (*RestoreResult, er
 	defer k.save()
 	if e.Code {
 		if err := k.check(backup, partCode); err != nil {
-			return nil, damaged(err)
+			return nil, &DamagedError{Err: err}
 		}
 	}
 	if o.DryRun {
@@ -164,12 +164,11 @@ func (h *History) nothingToRedo() error {
 			continue
 		}
 		if h.hasUndoBefore(i) {
-			return &HintError{Err: fmt.Errorf("%w: %s (%s) came after the last undo-restore", ErrNothingToRedo, e.What(h), e.ID),
-				Hint: "'rewind undo-restore' reverts it; a redo only follows undo-restores"}
+			return &RedoError{What: e.What(h), ID: e.ID}
 		}
 		break
 	}
-	return &HintError{Err: fmt.Errorf("%w: no undo-restore to put back", ErrNothingToRedo), Hint: "'rewind redo' follows 'rewind undo-restore'"}
+	return &RedoError{}
 }
 
 func (h *History) hasUndoBefore(i int) bool {
@@ -217,7 +216,7 @@ func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, erro
 		return nil, nil
 	}
 	if err := moveFile(f.Removed, f.Path); err != nil {
-		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: %w", f.Path, err), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+		return nil, &ForkBackError{Path: f.Path, Kept: f.Removed, Err: err}
 	}
 	res.Moved = append(res.Moved, Move{From: f.Removed, To: f.Path})
 	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path)) == nil {
@@ -250,10 +249,10 @@ func (s *Store) revertForkFolder(f *ForkRecord, dir string, res *RestoreResult) 
 		return nil, nil
 	}
 	if fileExists(dir) {
-		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: it exists", dir), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+		return nil, &ForkBackError{Path: dir, Kept: f.Removed}
 	}
 	if err := os.Rename(f.Removed, dir); err != nil {
-		return nil, &HintError{Err: fmt.Errorf("bring the fork back to %s: %w", dir, err), Hint: "it is kept at " + f.Removed + "; move it by hand"}
+		return nil, &ForkBackError{Path: dir, Kept: f.Removed, Err: err}
 	}
 	res.Moved = append(res.Moved, Move{From: f.Removed, To: dir})
 	res.Resume = ResumeHint(f.Agent, f.SessionID)

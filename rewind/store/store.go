@@ -55,9 +55,9 @@ func FindProject(dir string) (string, error) {
 		return "", err
 	}
 	if fi, err := os.Stat(abs); err != nil {
-		return "", &HintError{Err: fmt.Errorf("project folder %s: %w", abs, err), Hint: "name an existing folder (-C DIR)"}
+		return "", &ProjectError{Path: abs, Err: err}
 	} else if !fi.IsDir() {
-		return "", &HintError{Err: fmt.Errorf("project folder %s is not a folder", abs), Hint: "name a folder (-C DIR)"}
+		return "", &ProjectError{Path: abs}
 	}
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r

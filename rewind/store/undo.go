@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"rewind.dev/snap"
@@ -31,7 +30,7 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 	}
 	if len(changes) == 0 {
 		if len(cps) < 2 {
-			return nil, &HintError{Err: errors.New("nothing to undo: the tree equals the only checkpoint"), Hint: "'rewind list' shows the checkpoints"}
+			return nil, ErrNothingToUndo
 		}
 		target = cps[1]
 	}

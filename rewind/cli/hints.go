@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
+	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
+)
+
+// Exit statuses of rewind's own that scripts may branch on (rewind(1), EXIT STATUS); 0, 1, 2
+// and 130 are cmdline's.
+const (
+	exitNoStore = 10
+	exitBusy    = 11
+	exitFewer   = 12
+)
+
+// exitCode gives rewind's own exit statuses for the store's errors.
+func exitCode(err error) int {
+	switch {
+	case errors.Is(err, store.ErrNoStore):
+		return exitNoStore
+	case errors.Is(err, store.ErrBusy):
+		return exitBusy
+	case errors.Is(err, jsonl.ErrFewerPrompts):
+		return exitFewer
+	}
+	return 0
+}
+
+// hintOf is rewind's hint-of-error switch: what to do about the store's and the tools' errors,
+// in rewind's own commands and flags (never rewind-fork's: rewind passes those itself).
+func hintOf(err error) string {
+	var (
+		le      *snap.LimitError
+		ie      *snap.IndexError
+		cut     *store.CutError
+		project *store.ProjectError
+		nocp    *store.NoCheckpointError
+		code    *store.CodeError
+		redo    *store.RedoError
+		forkBk  *store.ForkBackError
+		fewer   *store.FewerPromptsError
+	)
+	switch {
+	case errors.As(err, &cut):
+		return cutHint(cut)
+	case errors.As(err, &ie):
+		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
+	case errors.As(err, &le):
+		return fmt.Sprintf("leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)", le.Limit)
+	case errors.Is(err, store.ErrNoStore):
+		return "run 'rewind init' in the project first"
+	case errors.Is(err, store.ErrNoCheckpoints):
+		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
+	case errors.Is(err, store.ErrBusy):
+		return "let it finish and run this again (REWIND_LOCK_WAIT waits longer); if that process is stuck, end it"
+	case errors.As(err, &project) && project.Err != nil:
+		return "name an existing folder (-C DIR)"
+	case errors.As(err, &project):
+		return "name a folder (-C DIR)"
+	case errors.As(err, &nocp) && nocp.AtN:
+		return "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"
+	case errors.As(err, &nocp):
+		return "'rewind list' shows them"
+	case errors.Is(err, store.ErrNothingToUndo):
+		return "'rewind list' shows the checkpoints"
+	case errors.As(err, new(*store.NoTranscriptError)):
+		return "restore the code only (--code-only), or pick another checkpoint"
+	case errors.As(err, new(*store.DamagedError)):
+		return "'rewind validate' lists the damage; restore another checkpoint ('rewind list')"
+	case errors.As(err, new(*store.BackupError)):
+		return "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"
+	case errors.As(err, &code) && code.Backup != "":
+		return "'rewind undo-restore' brings back the tree as it was (backup " + code.Backup + ")"
+	case errors.As(err, &code):
+		return "'rewind undo-restore' brings back the tree as it was"
+	case errors.Is(err, store.ErrNoRestoreToUndo):
+		return "'rewind forks list' and 'rewind list' show what exists"
+	case errors.As(err, &redo) && redo.ID != "":
+		return "'rewind undo-restore' reverts it; a redo only follows undo-restores"
+	case errors.As(err, &redo):
+		return "'rewind redo' follows 'rewind undo-restore'"
+	case errors.As(err, &forkBk):
+		return "it is kept at " + forkBk.Kept + "; move it by hand"
+	case errors.Is(err, store.ErrNoTranscript):
+		return "pass --transcript PATH, or let the hooks record the session (rewind config --register-hooks)"
+	case errors.As(err, new(*store.MissingTranscriptError)):
+		return "pass the session's file with --transcript PATH (the hooks record the current one in session.json)"
+	case errors.As(err, new(*store.NoCheckpointBeforeError)):
+		return "rewind chat only (drop --both), or pick a checkpoint with 'rewind list' and 'rewind restore'"
+	case errors.As(err, &fewer) && fewer.Compacted:
+		return fmt.Sprintf("go back at most %d, or restore an older checkpoint with 'rewind restore' (its transcript snapshot predates the compaction)", fewer.Have)
+	case errors.As(err, &fewer):
+		return "'rewind-jsonl turns' lists them"
+	}
+	return cmdline.HintOf(err)
+}
+
+// cutHint says what to do about a fork or an in-place cut of the transcript that failed. The
+// fork package's errors are rewind-fork's, whose flags (--snapshot, --backup-dir) rewind passes
+// itself: what a person can do here is fork instead of cutting in place, or run it again.
+func cutHint(cut *store.CutError) string {
+	var (
+		replaced *fork.ReplacedError
+		imp      *fork.ImportError
+	)
+	switch {
+	case errors.As(cut, new(*fork.MirrorError)):
+		return "fork instead (without --in-place): the fork is loaded into the agent as a new session"
+	case errors.As(cut, new(*fork.EmptyError)):
+		return "cut later in the conversation (a smaller count for back), or start a new session"
+	case errors.As(cut, &imp):
+		return fmt.Sprintf("the fork is in %s; load it with 'opencode import %s' in %s", imp.Out, imp.Out, imp.Dir)
+	case errors.As(cut, new(*fork.AgentError)):
+		return "use one of: " + strings.Join(jsonl.DialectNames(), ", ")
+	case errors.As(cut, &replaced) && replaced.Inode == 0:
+		return "nothing was cut; run again, or fork instead"
+	case errors.As(cut, new(*fork.ChangedError)), errors.As(cut, new(*fork.SnapshotError)),
+		errors.As(cut, &replaced), errors.As(cut, new(*fork.GrowingError)), errors.Is(cut, fork.ErrNoBackupDir):
+		if cut.InPlace {
+			return "fork instead (without --in-place): a fork leaves the live transcript as it is, and can be made from the checkpoint's copy"
+		}
+		return "the transcript changed while it was read; run this again"
+	}
+	return cmdline.HintOf(cut)
+}
