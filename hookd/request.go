@@ -77,7 +77,7 @@ type Response struct {
 	Action     Action     `json:"action"`
 	Checkpoint string     `json:"checkpoint,omitempty"` // the id taken
 	Reason     SkipReason `json:"reason,omitempty"`     // why skipped
-	Removed    int    `json:"removed,omitempty"`    // checkpoints retention removed
+	Removed    int        `json:"removed,omitempty"`    // checkpoints retention removed
 	// Created is the store rewind made for the project (AutoInit).
 	Created string `json:"created,omitempty"`
 	// Message is for the person at the agent (a project without a store
