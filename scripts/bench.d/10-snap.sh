@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # rewind-snap on a copy of $(go env GOROOT)/src (about 11k files), page cache warm.
 src=$(goroot_copy)
 snapdir=$BENCH_DIR/snap; mkdir -p "$snapdir"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/bench section: rewind-jsonl tail scans on generated Claude transcripts.
 # back 3 and cursor must cost the same on 1 GiB as on 1 MiB (≤ 2×, whole processes), stay
 # under 1/50 of a full forward read, and use memory that does not grow with the file size.

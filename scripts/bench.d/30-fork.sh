@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/bench section: rewind-fork (sourced by scripts/bench; see lib.sh).
 #   prefix copy: fork at 90% of a 1 GiB transcript vs cp --reflink=auto of the whole file (≤ 1.2×)
 #   snapshot:    fork at 90% from transcript.jsonl.gz vs gzip -dc of it to /dev/null   (≤ 1.2×)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/bench section: rewind-hook as Claude Code runs it — whole processes, the payloads
 # Claude Code sends on stdin, the command lines the registration writes (`<action> --agent
 # claude`), rewind-hook handing the store work to the rewind binary beside it (both in

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The rewind porcelain: what a checkpoint costs (tree and transcript) and what list costs.
 # Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR, $REWIND_SRC.
 rw=$BENCH_DIR/rewind; mkdir -p "$rw"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Layered checkpoints (issue 8): a checkpoint costs what changed. Whole processes on a copy of
 # GOROOT/src in a git repository; the one-change case appends a line to one file.
 # Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR.
@@ -9,6 +10,8 @@ if [ ! -d "$proj/.agent/rewind" ]; then
   rewind -C "$proj" save base >/dev/null
 fi
 store=$proj/.agent/rewind
+# The newest checkpoint: ids sort by time, and a glob sorts as ls does.
+newest_checkpoint() { local c; for c in "$store"/checkpoints/*; do :; done; basename "$c"; }
 (cd "$proj" && git status --porcelain >/dev/null)
 victim=$proj/fmt/print.go
 
@@ -16,7 +19,7 @@ read -r one gst < <(median_pair "rewind -C $proj save" "git -C $proj status --po
 row "one-change checkpoint (layer)" "$one" "git status --porcelain" "$gst" "≤ 2×"
 
 # Disk of that last checkpoint: its layer, manifest (a delta) and metadata.
-id=$(ls "$store/checkpoints" | tail -n 1)
+id=$(newest_checkpoint)
 layer=$(stat -c %s "$store/layers/$id.tar.gz")
 manifest=$(stat -c %s "$store/checkpoints/$id/manifest")
 meta=$(stat -c %s "$store/checkpoints/$id/metadata.json")
@@ -31,7 +34,7 @@ row "no-op checkpoint (unchanged)" "$noop" "git status --porcelain" "$gst" "≤ 
 
 # Restore of the newest checkpoint after one change: the restore proper (rewind-snap through
 # the manifest) and the porcelain's, which first takes its backup checkpoint.
-newest=$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest
+newest=$store/checkpoints/$(newest_checkpoint)/manifest
 written=$( (echo '// bench' >> "$victim"; rewind-snap restore --root "$proj" --manifest "$newest") | sed -n 's/.*"written":\([0-9]*\).*/\1/p')
 read -r rs gst < <(median_pair "rewind-snap restore --root $proj --manifest $newest" "git -C $proj status --porcelain" "echo '// bench' >> $victim")
 row "restore newest after one change (wrote $written file)" "$rs" "git status --porcelain" "$gst" "≤ 2×"
@@ -42,10 +45,10 @@ row "same, rewind restore (with its backup checkpoint)" "$rp" "git status --porc
 chain=$ly/chain; rm -rf "$chain"; mkdir -p "$chain"
 files=$(cd "$proj" && git ls-files '*.go' | awk 'NR % 97 == 0' | head -n 50)
 rewind -C "$proj" save --full "chain start" >/dev/null
-oldest=$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest
+oldest=$store/checkpoints/$(newest_checkpoint)/manifest
 rewind-snap create --root "$proj" --out "$chain/full.tar.gz" >/dev/null
 for f in $files; do echo "// chain" >> "$proj/$f"; rewind -C "$proj" save >/dev/null; done
-top=$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest
+top=$store/checkpoints/$(newest_checkpoint)/manifest
 depth=$(sed -n '1s/.*"depth":\([0-9]*\).*/\1/p' "$top")
 read -r old full < <(median_pair "rewind-snap restore --root $proj --manifest $oldest" "rewind-snap restore --root $proj --from $chain/full.tar.gz" \
   "rewind-snap restore --root $proj --manifest $top >/dev/null" "rewind-snap restore --root $proj --manifest $top >/dev/null")
@@ -66,7 +69,7 @@ for i in $(seq 1 200); do
   echo "$line" >> "$proj/$f"; changed_bytes=$((changed_bytes + ${#line} + 1))
   rewind -C "$proj" save >/dev/null
   if [ $((i % 10)) = 0 ]; then
-    echo "$store/checkpoints/$(ls "$store/checkpoints" | tail -n 1)/manifest" >> "$long/list"
+    echo "$store/checkpoints/$(newest_checkpoint)/manifest" >> "$long/list"
     rewind-snap create --root "$proj" --out "$long/full-$i.tar.gz" >/dev/null
     echo "$long/full-$i.tar.gz" >> "$long/fulls"
   fi

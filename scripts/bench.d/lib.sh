@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for scripts/bench sections (sourced, not run).
 #   bench_setup            installs hyperfine and GNU time if missing, builds the binaries into $BENCH_BIN
 #   median CMD [PREPARE]   median wall seconds of a shell command over $BENCH_RUNS runs (2 warm-ups);
