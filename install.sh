@@ -6,9 +6,11 @@
 #                [--statusline] [--prefix DIR] [--bin-dir DIR] [--uninstall]
 #
 # Binaries go to DIR/bin (default ~/.rewind/system/bin) and are linked into --bin-dir (default
-# ~/.local/bin); the man pages go to DIR/share/man/man1 and are linked into the share/man/man1
-# beside --bin-dir (~/.local/share/man/man1), where `man` looks for the commands it finds on
-# PATH. The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
+# ~/.local/bin, created if missing; when it is not on PATH, the note at the end says how to add
+# it); the man pages go to DIR/share/man/man1 and are linked into the share/man/man1 beside
+# --bin-dir (~/.local/share/man/man1), where `man` looks for the commands it finds on PATH (Linux's
+# man-db and macOS's man both do, unless a MANPATH with no empty entry replaces that search; then
+# it says so). The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
 # Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found, or
 # of those named by --agents (claude, droid, codex, gemini, copilot, pi, opencode): each agent's
 # own hook file, or for pi and OpenCode, which have no shell hooks, a bridge file in their
@@ -16,13 +18,14 @@
 # neither it registers nothing and says how. --statusline sets Claude Code's statusLine to
 # `rewind statusline` when none is configured. Re-running upgrades in place; --uninstall
 # removes the hooks, the status line it set, the binaries, the man pages and their links.
+# It runs on macOS's bash 3.2 and BSD tools as on Linux (scripts/install-check proves it).
 set -euo pipefail
 
 prefix="$HOME/.rewind/system"
 bindir="$HOME/.local/bin"
 uninstall=0 yes=0 statusline=0 tier="" agents=""
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^[^#]/p' "$0" | sed -e '/^#/!d' -e 's/^# \{0,1\}//'; }
 die() { printf 'install.sh: error: %s\n' "$1" >&2; [ -n "${2:-}" ] && printf 'install.sh: hint: %s\n' "$2" >&2; exit 1; }
 say() { printf 'install.sh: %s\n' "$*"; }
 
@@ -54,6 +57,9 @@ binaries=()
 for main in "$src"/*/cmd/rewind*/main.go; do
   [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
 done
+# Before bash 4.4 (macOS has 3.2), "${binaries[@]}" of an empty array is an unbound variable.
+[ ${#binaries[@]} -gt 0 ] || die "no Rewind sources beside install.sh (no $src/*/cmd/rewind*/main.go)" \
+  "run the install.sh of a Rewind checkout"
 hook=$prefix/bin/rewind-hook
 
 # report turns rewind-hook's JSON lines into sentences.
@@ -180,7 +186,15 @@ say "tier $tier recorded in $HOME/.rewind/config.json"
 
 case ":$PATH:" in
   *":$bindir:"*) ;;
-  *) say "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\"" ;;
+  *)
+    # Where a login shell of the user's reads it: macOS's Terminal starts login shells, so bash
+    # there reads ~/.bash_profile, not ~/.bashrc; zsh (macOS's default) reads ~/.zshrc.
+    case "${SHELL:-}" in
+      */zsh) rc=$HOME/.zshrc ;;
+      */bash) if [ "$(uname -s)" = Darwin ]; then rc=$HOME/.bash_profile; else rc=$HOME/.bashrc; fi ;;
+      *) rc="your shell's startup file" ;;
+    esac
+    say "note: $bindir is not on your PATH; add it, e.g. export PATH=\"$bindir:\$PATH\" in $rc" ;;
 esac
 if [ "$agents" = none ]; then
   if [ "$found_none" = 1 ]; then
