@@ -1,7 +1,0 @@
-//go:build !unix
-
-package hookd
-
-import "os"
-
-func keepOwner(*os.File, string) {}
