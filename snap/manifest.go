@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"rewind.dev/internal/durable"
 )
 
 // ManifestVersion is the version of the manifest format this package writes.
@@ -221,7 +223,7 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 	if err != nil {
 		return err
 	}
-	f, err := CreateAtomic(name, 0o644)
+	f, err := durable.Create(name, 0o644)
 	if err != nil {
 		return err
 	}
