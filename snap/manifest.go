@@ -223,15 +223,8 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 	if err != nil {
 		return err
 	}
-	f, err := durable.Create(name, 0o644)
+	err = durable.Write(name, 0o644, func(w io.Writer) error { return m.Encode(w, filepath.Dir(name), parent) })
 	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := m.Encode(f, filepath.Dir(name), parent); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
 		return err
 	}
 	m.File = name

@@ -216,11 +216,21 @@ func (f *File) Abort() {
 
 // WriteFile writes data to name durably: Create, Write, Commit.
 func WriteFile(name string, data []byte, perm fs.FileMode, flags ...Flag) error {
+	return Write(name, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, flags...)
+}
+
+// Write writes to name durably what write writes to the File it is given (an io.Copy into it
+// copies with the kernel where it can): Create, write, Commit. When write fails, nothing of it
+// is left and the error, wrapped with the name, is write's.
+func Write(name string, perm fs.FileMode, write func(io.Writer) error, flags ...Flag) error {
 	f, err := Create(name, perm, flags...)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		f.Abort()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
