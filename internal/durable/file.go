@@ -132,8 +132,8 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 // that after a crash the name holds the old file or the whole new one. The rename happens
 // while the flock is held, so no sweep can take the file away. On any failure before the
 // rename the temporary file is removed and the name keeps what it had. When only the folder
-// sync fails, the new file is in place (with NoReplace it is removed again) and the error says
-// that its rename may not survive a crash.
+// sync fails, the new file is in place and the error says that a crash may undo it (with
+// NoReplace the new file is removed again instead).
 func (f *File) Commit() error {
 	if f.done {
 		return fmt.Errorf("commit %s: %w", f.name, os.ErrClosed)
@@ -177,8 +177,9 @@ func (f *File) Commit() error {
 	if err := SyncDir(filepath.Dir(f.name)); err != nil {
 		if f.flags&NoReplace != 0 {
 			os.Remove(f.name) // not durable: take it back rather than report a failure beside it
+			return err
 		}
-		return err
+		return fmt.Errorf("%s is written, but a crash may undo it: %w", f.name, err)
 	}
 	return nil
 }
