@@ -213,10 +213,7 @@ const maxTopUps = 100
 // how many bytes of the transcript the backup now holds. A run killed meanwhile leaves a backup
 // holding more than it says, never less, and nothing cut.
 func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64) (int64, error) {
-	if err := durable.Fault("open", backup); err != nil {
-		return 0, fmt.Errorf("top up backup: %w", err)
-	}
-	b, err := os.OpenFile(backup, os.O_WRONLY|os.O_APPEND, 0)
+	b, err := openFile(backup, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return 0, fmt.Errorf("top up backup: %w", err)
 	}
