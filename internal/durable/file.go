@@ -32,8 +32,9 @@ const (
 	KeepOwner
 
 	// NoSync skips both fsyncs: a reader still sees the old file or the whole new one, but
-	// after a power cut the name may hold the old file or none. Only for files whose loss costs
-	// nothing, written where two fsyncs would be most of the work: the hook's counters
+	// after a power cut the name may hold the old file, none, or (on some file systems) an
+	// empty or cut one. Only for files whose loss costs nothing and whose readers take damage
+	// for absence, written where two fsyncs would be most of the work: the hook's counters
 	// (hook-state.json, written by every hook event) and the verify cache.
 	NoSync
 
