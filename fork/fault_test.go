@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"rewind.dev/internal/durable"
 )
 
 // failAt makes the nth file operation fail with errno (n < 1: none fail) and counts the
@@ -23,8 +25,8 @@ type failAt struct {
 }
 
 func (f *failAt) install(t *testing.T) {
-	t.Cleanup(func() { faultAt = nil })
-	faultAt = func(op, path string) error {
+	t.Cleanup(func() { durable.FaultAt = nil })
+	durable.FaultAt = func(op, path string) error {
 		f.count++
 		f.ops = append(f.ops, op+" "+filepath.Base(path))
 		if f.count == f.n {
@@ -99,7 +101,7 @@ func TestFaultSweep(t *testing.T) {
 					f := &failAt{n: n, errno: errno}
 					f.install(t)
 					out, err := c.run(src, off, backups)
-					faultAt = nil
+					durable.FaultAt = nil
 					op := counter.ops[n-1]
 					if err == nil {
 						// Only the Droid sidecar copy, after the fork is published (its folder
@@ -184,15 +186,15 @@ func placeIn(t *testing.T, fixture, dir string) string {
 func TestStaleTempsAreCleaned(t *testing.T) {
 	dir := t.TempDir()
 	src := placeIn(t, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl", dir)
-	stale := filepath.Join(dir, ".dead.jsonl.tmp-123456")
+	stale := filepath.Join(dir, ".dead.jsonl.rewind-tmp-123456")
 	os.WriteFile(stale, []byte("half"), 0o600)
 	notOurs := filepath.Join(dir, ".notes.tmp-abc")
 	os.WriteFile(notOurs, nil, 0o600)
-	live, err := createPending(filepath.Join(dir, "live.jsonl"), 0o600)
+	live, err := durable.Create(filepath.Join(dir, "live.jsonl"), 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.abort()
+	defer live.Abort()
 	if _, err := Create(context.Background(), CreateOptions{From: src, Checkpoint: Checkpoint{Offset: back1(t, src)}}); err != nil {
 		t.Fatal(err)
 	}

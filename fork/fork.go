@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -160,11 +161,11 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	} else if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return Fork{}, fmt.Errorf("create the fork's folder: %w", err)
 	}
-	p, err := createPending(out, perm)
+	p, err := durable.Create(out, perm, durable.NoReplace)
 	if err != nil {
 		return Fork{}, err
 	}
-	defer p.abort()
+	defer p.Abort()
 	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
 	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle}
 	if method == MethodPrefixCopy {
@@ -218,7 +219,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		return Fork{}, fmt.Errorf("size of %s: %w", out, err)
 	}
 	if folder == "" {
-		if err := p.commit(); err != nil {
+		if err := p.Commit(); err != nil {
 			return Fork{}, err
 		}
 	}
@@ -231,7 +232,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	f.Warnings = append(f.Warnings, warns...)
 	if folder != "" {
-		if err := p.commit(); err != nil {
+		if err := p.Commit(); err != nil {
 			return Fork{}, err
 		}
 		if err := publishFolder(filepath.Dir(out), folder); err != nil {
@@ -255,7 +256,7 @@ func appendIndex(d *jsonl.Dialect, fork string, line []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := fault("append", path); err != nil {
+	if err := durable.Fault("append", path); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -310,13 +311,13 @@ func publishFolder(stage, folder string) error {
 	if _, err := os.Lstat(folder); err == nil {
 		return fmt.Errorf("output %s already exists", folder)
 	}
-	if err := fault("rename", folder); err != nil {
+	if err := durable.Fault("rename", folder); err != nil {
 		return fmt.Errorf("rename into %s: %w", folder, err)
 	}
 	if err := os.Rename(stage, folder); err != nil {
 		return fmt.Errorf("rename into %s: %w", folder, err)
 	}
-	if err := syncDir(filepath.Dir(folder)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(folder)); err != nil {
 		os.RemoveAll(folder)
 		return err
 	}
@@ -330,11 +331,11 @@ func firstLine(src *os.File, snapshots []string) ([]byte, error) {
 	if src != nil {
 		r = io.NewSectionReader(src, 0, firstLineLimit)
 	} else if len(snapshots) > 0 {
-		zr, closeAll, err := openSnapshots(snapshots)
+		zr, err := OpenSnapshots(snapshots)
 		if err != nil {
 			return nil, err
 		}
-		defer closeAll()
+		defer zr.Close()
 		r = zr
 	} else {
 		return nil, nil
@@ -355,9 +356,7 @@ func firstLine(src *os.File, snapshots []string) ([]byte, error) {
 // prefix ("" when it does; "missing" when it does not exist). perm is the mode the fork gets:
 // the transcript's, or 0600 (what Claude Code uses) when it is gone.
 func openLive(path string, cp Checkpoint) (f *os.File, size int64, perm fs.FileMode, reason string, err error) {
-	if err = fault("open", path); err == nil {
-		f, err = os.Open(path)
-	}
+	f, err = openFile(path, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, 0o600, "missing", nil
 	}

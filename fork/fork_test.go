@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/google/uuid"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -383,7 +385,7 @@ func TestCreateEdges(t *testing.T) {
 		t.Errorf("canceled: %v", err)
 	}
 	for _, n := range dirNames(t, dir) {
-		if strings.Contains(n, ".tmp-") {
+		if durable.IsTemp(n) {
 			t.Errorf("temporary file left: %s", n)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -205,15 +206,7 @@ func copySidecar(src, dst string, replace bool, oldID, newID string, set map[str
 	for _, k := range sortedKeys(set) {
 		data = setYAMLScalar(data, k, set[k])
 	}
-	p, err := createPending(dst, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := p.Write(data); err != nil {
-		p.abort()
-		return err
-	}
-	return p.commit()
+	return durable.WriteFile(dst, data, fi.Mode().Perm(), durable.NoReplace)
 }
 
 func firstErr(errs ...error) error {

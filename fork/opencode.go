@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -103,15 +104,15 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 	if out == "" {
 		out = filepath.Join(filepath.Dir(o.From), newID+".export.json")
 	}
-	p, err := createPending(out, 0o600)
+	p, err := durable.Create(out, 0o600, durable.NoReplace)
 	if err != nil {
 		return Fork{}, err
 	}
-	defer p.abort()
+	defer p.Abort()
 	if _, err := p.Write(export); err != nil {
 		return Fork{}, fmt.Errorf("write %s: %w", out, err)
 	}
-	if err := p.commit(); err != nil {
+	if err := p.Commit(); err != nil {
 		return Fork{}, err
 	}
 	dir := rawStr(info["directory"])
@@ -132,11 +133,11 @@ func keptBytes(ctx context.Context, src *os.File, o CreateOptions, method string
 		}
 		return b, nil
 	}
-	r, closeAll, err := openSnapshots(o.Snapshots)
+	r, err := OpenSnapshots(o.Snapshots)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll()
+	defer r.Close()
 	b, err := io.ReadAll(ctxReader{ctx, io.LimitReader(r, o.Checkpoint.Offset)})
 	if err != nil {
 		return nil, err

@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
 	"io"
 	"os"
 	"strings"
 	"sync"
 
+	"github.com/google/uuid"
+
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -117,7 +119,7 @@ func (w *prefixWriter) fromFileReplacing(src *os.File, offset int64) error {
 	}
 	var counter eventCounter
 	in := io.TeeReader(ctxReader{w.ctx, io.NewSectionReader(src, 0, offset)}, &counter)
-	if err := fault("write", w.dst.Name()); err != nil {
+	if err := durable.Fault("write", w.dst.Name()); err != nil {
 		return fmt.Errorf("write fork: %w", err)
 	}
 	if _, err := io.Copy(r, in); err != nil {
@@ -166,7 +168,7 @@ func (w *prefixWriter) kernelCopy(src *os.File, from, to int64) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		if err := fault("write", w.dst.Name()); err != nil {
+		if err := durable.Fault("write", w.dst.Name()); err != nil {
 			return fmt.Errorf("copy transcript %s into the fork: %w", w.from, err)
 		}
 		n, err := io.Copy(w.dst, &io.LimitedReader{R: src, N: min(copyChunk, to-off)})
@@ -184,11 +186,11 @@ func (w *prefixWriter) kernelCopy(src *os.File, from, to int64) error {
 // fromSnapshots inflates the checkpoint transcripts up to offset into the fork, checking the
 // streamed bytes against the checkpoint (long enough, the cut at a line end, the hashes).
 func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
-	r, closeAll, err := openSnapshots(paths)
+	r, err := OpenSnapshots(paths)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer r.Close()
 	rec := newWindowRecorder(jsonl.HashWindow)
 	var counter eventCounter
 	br := bufio.NewReaderSize(io.TeeReader(ctxReader{w.ctx, io.LimitReader(r, cp.Offset)}, io.MultiWriter(rec, &counter)), 1<<20)
@@ -207,7 +209,7 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 			return err
 		}
 	}
-	if err := fault("write", w.dst.Name()); err != nil {
+	if err := durable.Fault("write", w.dst.Name()); err != nil {
 		return fmt.Errorf("write fork: %w", err)
 	}
 	var dst io.Writer = w.dst
@@ -383,7 +385,7 @@ func (w *prefixWriter) leafOf(given string) (string, error) {
 
 // write writes b to the fork (through the fault seam).
 func (w *prefixWriter) write(b []byte) (int, error) {
-	if err := fault("write", w.dst.Name()); err != nil {
+	if err := durable.Fault("write", w.dst.Name()); err != nil {
 		return 0, err
 	}
 	return w.dst.Write(b)

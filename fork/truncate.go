@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"rewind.dev/jsonl"
 	"strings"
 	"syscall"
 	"time"
+
+	"rewind.dev/internal/durable"
+	"rewind.dev/jsonl"
 )
 
 // TruncateOptions says which transcript to cut back in place, and where its backup goes.
@@ -63,7 +65,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 		// OpenCode's session is in its database; the file is Rewind's mirror of it.
 		return Truncation{}, &MirrorError{Agent: d.Name, Path: o.From}
 	}
-	f, err := openRW(o.From)
+	f, err := openFile(o.From, os.O_RDWR)
 	if err != nil {
 		return Truncation{}, fmt.Errorf("open transcript: %w", err)
 	}
@@ -139,7 +141,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	release := writeLease(f)
 	err = settle()
 	if err == nil {
-		err = faultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) })
+		err = durable.FaultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) })
 		if err != nil {
 			err = fmt.Errorf("truncate %s: %w", o.From, err)
 		}
@@ -155,7 +157,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	if err != nil {
 		return Truncation{}, err
 	}
-	if err := faultOr("sync", o.From, f.Sync); err != nil {
+	if err := durable.FaultOr("sync", o.From, f.Sync); err != nil {
 		return Truncation{}, fmt.Errorf("sync %s: %w", o.From, err)
 	}
 	removed, err := countBackupEvents(ctx, backup, cp.Offset, backed)
@@ -196,7 +198,7 @@ func sameInode(path string, opened os.FileInfo) error {
 // along) into a new file in dir, atomically, and checks the file read back has the SHA-256 of
 // the bytes read. It returns the backup's path and how many bytes it holds.
 func writeBackup(ctx context.Context, f *os.File, from, dir string, size int64) (string, int64, error) {
-	if err := faultOr("mkdir", dir, func() error { return os.MkdirAll(dir, 0o700) }); err != nil {
+	if err := durable.FaultOr("mkdir", dir, func() error { return os.MkdirAll(dir, 0o700) }); err != nil {
 		return "", 0, fmt.Errorf("create backup directory: %w", err)
 	}
 	name := fmt.Sprintf("%s.%s.jsonl", strings.TrimSuffix(filepath.Base(from), ".jsonl"), time.Now().UTC().Format("20060102T150405.000000000Z"))
@@ -211,10 +213,7 @@ const maxTopUps = 100
 // how many bytes of the transcript the backup now holds. A run killed meanwhile leaves a backup
 // holding more than it says, never less, and nothing cut.
 func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64) (int64, error) {
-	if err := fault("open", backup); err != nil {
-		return 0, fmt.Errorf("top up backup: %w", err)
-	}
-	b, err := os.OpenFile(backup, os.O_WRONLY|os.O_APPEND, 0)
+	b, err := openFile(backup, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return 0, fmt.Errorf("top up backup: %w", err)
 	}
@@ -231,11 +230,11 @@ func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64)
 	if n < to-from {
 		return 0, fmt.Errorf("transcript shrank to %d bytes while backing it up", from+n)
 	}
-	if err := faultOr("sync", backup, b.Sync); err != nil {
+	if err := durable.FaultOr("sync", backup, b.Sync); err != nil {
 		return 0, fmt.Errorf("sync backup %s: %w", backup, err)
 	}
 	h2 := sha256.New()
-	if err := fault("read", backup); err != nil {
+	if err := durable.Fault("read", backup); err != nil {
 		return 0, fmt.Errorf("verify backup: %w", err)
 	}
 	r, err := os.Open(backup)
@@ -259,7 +258,7 @@ type faultWriter struct {
 }
 
 func (fw faultWriter) Write(p []byte) (int, error) {
-	if err := fault("write", fw.path); err != nil {
+	if err := durable.Fault("write", fw.path); err != nil {
 		return 0, err
 	}
 	return fw.w.Write(p)
@@ -270,11 +269,11 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	if err != nil {
 		return "", 0, err
 	}
-	p, err := createPending(path, fi.Mode().Perm())
+	p, err := durable.Create(path, fi.Mode().Perm(), durable.NoReplace)
 	if err != nil {
 		return "", 0, err
 	}
-	defer p.abort()
+	defer p.Abort()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(p, h), ctxReader{ctx, io.NewSectionReader(f, 0, max(size, fi.Size()))})
 	if err != nil {
@@ -283,10 +282,10 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	if n < size {
 		return "", 0, fmt.Errorf("transcript shrank to %d bytes while backing it up", n)
 	}
-	if err := p.commit(); err != nil {
+	if err := p.Commit(); err != nil {
 		return "", 0, err
 	}
-	back, err := openRO(path)
+	back, err := openFile(path, os.O_RDONLY)
 	if err != nil {
 		return "", 0, fmt.Errorf("verify backup: %w", err)
 	}
@@ -328,10 +327,10 @@ func closeHole(f *os.File, offset int64) (string, error) {
 	if len(trimmed) == len(rest) {
 		return fmt.Sprintf("the agent appended %d bytes after the cut; they stay in the transcript", len(rest)), nil
 	}
-	if err := faultOr("write", f.Name(), func() error { _, err := f.WriteAt(trimmed, offset); return err }); err != nil {
+	if err := durable.FaultOr("write", f.Name(), func() error { _, err := f.WriteAt(trimmed, offset); return err }); err != nil {
 		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
 	}
-	if err := faultOr("truncate", f.Name(), func() error { return f.Truncate(offset + int64(len(trimmed))) }); err != nil {
+	if err := durable.FaultOr("truncate", f.Name(), func() error { return f.Truncate(offset + int64(len(trimmed))) }); err != nil {
 		return "", fmt.Errorf("close hole in %s: %w", f.Name(), err)
 	}
 	return fmt.Sprintf("a writer wrote %d bytes past the cut leaving a hole of %d NUL bytes; the hole was removed", len(trimmed), len(rest)-len(trimmed)), nil
@@ -339,11 +338,11 @@ func closeHole(f *os.File, offset int64) (string, error) {
 
 // sameAsSnapshots checks that the live bytes [0, offset) equal the inflated snapshots'.
 func sameAsSnapshots(ctx context.Context, f *os.File, paths []string, offset int64) error {
-	r, closeAll, err := openSnapshots(paths)
+	r, err := OpenSnapshots(paths)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer r.Close()
 	a := make([]byte, 1<<20)
 	b := make([]byte, 1<<20)
 	for off := int64(0); off < offset; {
@@ -363,4 +362,12 @@ func sameAsSnapshots(ctx context.Context, f *os.File, paths []string, offset int
 		off += n
 	}
 	return nil
+}
+
+// openFile is os.OpenFile through the fault seam.
+func openFile(path string, flag int) (*os.File, error) {
+	if err := durable.Fault("open", path); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, flag, 0)
 }

@@ -10,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+
+	"rewind.dev/internal/durable"
 )
 
 // An agent without shell hooks (pi's extensions, OpenCode's plugins) gets a
@@ -73,10 +75,10 @@ func installBridge(p string, a *Agent, hookPath string) (Change, error) {
 	if old, err := readFile(p); err == nil && bytes.Equal(old, src) {
 		return c, nil
 	}
-	if err := faultOr("mkdir", filepath.Dir(p), func() error { return os.MkdirAll(filepath.Dir(p), 0o755) }); err != nil {
+	if err := durable.FaultOr("mkdir", filepath.Dir(p), func() error { return os.MkdirAll(filepath.Dir(p), 0o755) }); err != nil {
 		return c, err
 	}
-	if err := writeAtomic(p, src, 0o644); err != nil {
+	if err := durable.WriteFile(p, src, 0o644, durable.KeepOwner); err != nil {
 		return c, err
 	}
 	c.Changed, c.Added = true, 1
@@ -96,10 +98,12 @@ func removeBridge(p string, a *Agent) (Change, error) {
 	if !ours {
 		return c, nil // someone else's file of that name: not ours to remove
 	}
-	if err := faultOr("remove", p, func() error { return os.Remove(p) }); err != nil {
+	if err := durable.FaultOr("remove", p, func() error { return os.Remove(p) }); err != nil {
 		return c, err
 	}
-	syncDir(filepath.Dir(p))
+	if err := durable.SyncDir(filepath.Dir(p)); err != nil {
+		return c, err
+	}
 	c.Changed, c.Removed, c.RemovedFile = true, 1, true
 	return c, nil
 }

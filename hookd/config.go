@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 )
 
@@ -136,8 +137,8 @@ func setConfigString(path, key, value string) (bool, error) {
 	if old != nil && string(src) == string(old) {
 		return false, nil
 	}
-	if err := faultOr("mkdir", filepath.Dir(path), func() error { return os.MkdirAll(filepath.Dir(path), 0o755) }); err != nil {
+	if err := durable.FaultOr("mkdir", filepath.Dir(path), func() error { return os.MkdirAll(filepath.Dir(path), 0o755) }); err != nil {
 		return false, err
 	}
-	return true, writeAtomic(path, src, 0o644)
+	return true, durable.WriteFile(path, src, 0o644, durable.KeepOwner)
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"rewind.dev/internal/durable"
 )
 
 // keepBackups is how many settings backups Rewind keeps per file: the
@@ -68,11 +70,13 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 		if c.Backup, err = backup(target, old, 0o600); err != nil {
 			return c, err
 		}
-		if err := faultOr("remove", target, func() error { return os.Remove(target) }); err != nil {
+		if err := durable.FaultOr("remove", target, func() error { return os.Remove(target) }); err != nil {
 			return c, err
 		}
 		os.Remove(target + createdMarker)
-		syncDir(filepath.Dir(target))
+		if err := durable.SyncDir(filepath.Dir(target)); err != nil {
+			return c, err
+		}
 		c.Changed, c.RemovedFile = true, true
 		return c, nil
 	}
@@ -86,17 +90,17 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 		if c.Backup, err = backup(target, old, mode); err != nil {
 			return c, err
 		}
-	} else if err := faultOr("mkdir", filepath.Dir(target), func() error { return os.MkdirAll(filepath.Dir(target), 0o700) }); err != nil {
+	} else if err := durable.FaultOr("mkdir", filepath.Dir(target), func() error { return os.MkdirAll(filepath.Dir(target), 0o700) }); err != nil {
 		return c, err
 	}
 	if !existed {
 		// The marker first: a crash between the two leaves a marker
 		// without a file, which the next run ignores.
-		if err := writeAtomic(target+createdMarker, []byte("created by Rewind's hook registration; removed with the file\n"), 0o600); err != nil {
+		if err := durable.WriteFile(target+createdMarker, []byte("created by Rewind's hook registration; removed with the file\n"), 0o600, durable.KeepOwner); err != nil {
 			return c, err
 		}
 	}
-	if err := writeAtomic(target, out, mode); err != nil {
+	if err := durable.WriteFile(target, out, mode, durable.KeepOwner); err != nil {
 		return c, err
 	}
 	c.Changed = true
@@ -113,11 +117,12 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+// readFile is os.ReadFile through the fault seam.
+func readFile(path string) ([]byte, error) {
+	if err := durable.Fault("read", path); err != nil {
+		return nil, err
 	}
+	return os.ReadFile(path)
 }
 
 // resolveLink follows path's symlinks, also when the final target does not
@@ -155,7 +160,7 @@ func resolveLink(path string) (string, error) {
 func backup(target string, old []byte, mode fs.FileMode) (string, error) {
 	prefix := target + ".rewind-backup-"
 	name := prefix + time.Now().UTC().Format("20060102T150405.000000000Z")
-	if err := writeAtomic(name, old, mode); err != nil {
+	if err := durable.WriteFile(name, old, mode, durable.KeepOwner); err != nil {
 		return "", fmt.Errorf("backup of %s: %w", target, err)
 	}
 	olds, _ := filepath.Glob(globEscape(prefix) + "*")
@@ -172,50 +177,4 @@ func backup(target string, old []byte, mode fs.FileMode) (string, error) {
 func globEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
 	return r.Replace(s)
-}
-
-// writeAtomic replaces path with data: temp file in the same folder, mode,
-// owner of the file it replaces, fsync, rename, fsync the folder. The temp
-// file is flock-held until it is renamed, so the temp files of killed runs
-// (nobody holds them) are told apart and removed by the next write here.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	cleanStaleTemps(dir)
-	if err := fault("create", path); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempInfix+"*")
-	if err != nil {
-		return err
-	}
-	lockTemp(f)
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := faultOr("write", tmp, func() error { _, err := f.Write(data); return err }); err != nil {
-		return err
-	}
-	if err := faultOr("chmod", tmp, func() error { return f.Chmod(mode) }); err != nil {
-		return err
-	}
-	keepOwner(f, path)
-	if err := faultOr("sync", tmp, f.Sync); err != nil {
-		return err
-	}
-	// Renamed while still open and locked: no cleanup can take it away.
-	if err := faultOr("rename", path, func() error { return os.Rename(tmp, path) }); err != nil {
-		return err
-	}
-	ok = true
-	f.Close()
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"rewind.dev/internal/durable"
 )
 
 // Entry is one hook registration in an agent's settings file.
@@ -167,7 +169,7 @@ func markUserHooks(src []byte, path string, sh shape, target string) error {
 	if err != nil || d.hooks == nil || len(d.hooks.elems) > 0 || fileExists(target+userHooksMarker) {
 		return nil // (a parse error is mergeHooks' to report)
 	}
-	return writeAtomic(target+userHooksMarker, []byte("the empty \""+sh.hooksKey+"\" object of the file beside is the user's: unregistering Rewind leaves it\n"), 0o600)
+	return durable.WriteFile(target+userHooksMarker, []byte("the empty \""+sh.hooksKey+"\" object of the file beside is the user's: unregistering Rewind leaves it\n"), 0o600, durable.KeepOwner)
 }
 
 // untrust takes the trust records of Rewind's entries in the hook file at settingsPath out of

@@ -92,13 +92,13 @@ func TestKilledSaveLeavesNoTempFile(t *testing.T) {
 	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
 	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}
 	if !killWhen(t, save, func() bool {
-		return slices.ContainsFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") })
+		return slices.ContainsFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".rewind-tmp-") })
 	}) {
 		t.Skip("the save finished before its temp file was seen; run again")
 	}
 	mustRun(t, save)
 	for _, n := range layerFiles(w) {
-		if strings.Contains(n, ".tmp-") {
+		if strings.Contains(n, ".rewind-tmp-") {
 			t.Errorf("layers/%s is still there after the next save", n)
 		}
 	}
@@ -109,10 +109,10 @@ func TestKilledSaveLeavesNoTempFile(t *testing.T) {
 // must not leave an archive no checkpoint reads.
 func TestKilledSaveLeavesNoOrphanLayer(t *testing.T) {
 	w := newWorld(t, filepath.Join(workDir(t), "w"), crashFiles, 1)
-	before := len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") }))
+	before := len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".rewind-tmp-") }))
 	save := proc{name: "rewind", args: []string{"save", "--transcript", w.transcript, "x", "-C", w.project}, env: w.env}
 	killed := killWhen(t, save, func() bool {
-		return len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".tmp-") })) > before
+		return len(slices.DeleteFunc(layerFiles(w), func(n string) bool { return strings.Contains(n, ".rewind-tmp-") })) > before
 	})
 	if !killed || len(checkpoints(t, w.project, w.env)) != 2 {
 		t.Skip("the save published its checkpoint before the kill; run again")

@@ -17,11 +17,12 @@ var lookalikes = map[string]string{
 	".rewind-restore-file":                                    "a file\n",
 	".rewind-restore-0123456789abcdef01234567deadbeef/lock":   "rewind-snap restore staging folder\n",
 	".rewind-restore-0123456789abcdef01234567deadbeef/staged": "1\n",
-	".wh.gone":              "",
-	"d00/.wh..wh..opq":      "",
-	"d00/.main.go.tmp-1234": "temp-like\n",
-	"staging/x":             "x\n",
-	"layers/1.tar.gz":       "not an archive\n",
+	".wh.gone":                     "",
+	"d00/.wh..wh..opq":             "",
+	"d00/.main.go.tmp-1234":        "temp-like\n",
+	"d00/.main.go.rewind-tmp-1234": "temp-like\n",
+	"staging/x":                    "x\n",
+	"layers/1.tar.gz":              "not an archive\n",
 }
 
 // TestNamesRewindUses: files named like Rewind's own are captured, restored

@@ -25,8 +25,7 @@ require (
 replace (
 	rewind.dev/fork => ../fork
 	rewind.dev/hookd => ../hookd
+	rewind.dev/internal => ../internal
 	rewind.dev/jsonl => ../jsonl
 	rewind.dev/snap => ../snap
 )
-
-replace rewind.dev/internal => ../internal

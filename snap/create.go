@@ -21,6 +21,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sys/unix"
+	"rewind.dev/internal/durable"
 )
 
 // CreateOptions adjust Create.
@@ -373,9 +374,9 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	if level == 0 {
 		level = gzip.BestSpeed
 	}
-	f, err := CreateAtomic(out, 0o644)
+	f, err := durable.Create(out, 0o644)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("create %s: %w", out, err)
+		return nil, nil, 0, err
 	}
 	defer f.Abort()
 	cw := &countingWriter{w: newWritebackWriter(f.File)}
@@ -483,7 +484,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		}
 	}
 	if err := f.Commit(); err != nil {
-		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
+		return nil, nil, 0, err
 	}
 	return kept, lost, cw.n, nil
 }

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"rewind.dev/internal/durable"
 )
 
 // ManifestVersion is the version of the manifest format this package writes.
@@ -221,15 +223,8 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 	if err != nil {
 		return err
 	}
-	f, err := CreateAtomic(name, 0o644)
+	err = durable.Write(name, 0o644, func(w io.Writer) error { return m.Encode(w, filepath.Dir(name), parent) })
 	if err != nil {
-		return err
-	}
-	defer f.Abort()
-	if err := m.Encode(f, filepath.Dir(name), parent); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
 		return err
 	}
 	m.File = name

@@ -72,7 +72,7 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 		c.done(&h, e)
 	}
 	h.Version = Version
-	return firstErr(err, writeJSON(s.historyPath(), h))
+	return firstErr(err, writeJSON(s.historyPath(), h, 0o644))
 }
 
 // applied is apply's result as the commands return it: no result when

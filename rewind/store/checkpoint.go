@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -83,7 +84,7 @@ func writeMetadata(dir string, md Metadata) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, MetadataFile), b)
+	return durable.WriteFile(filepath.Join(dir, MetadataFile), b, 0o644)
 }
 
 // TriggerKind is what took a checkpoint.

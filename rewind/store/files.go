@@ -5,81 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
-	"rewind.dev/snap"
 )
 
 // Version is the version field of every JSON file the store writes. Readers
 // tolerate unknown fields.
 const Version = 1
 
-func writeFileAtomic(name string, data []byte) error {
-	return snap.WriteFileAtomic(name, data, 0o644)
-}
-
-func writeJSON(name string, v any) error {
+// writeJSON replaces name with v as indented JSON, durably (see durable.Create for flags).
+func writeJSON(name string, v any, perm fs.FileMode, flags ...durable.Flag) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(name, append(b, '\n'))
-}
-
-// writeJSONUnsynced replaces name with v through a temporary file and a
-// rename, like writeJSON, but does not wait for the disk: for a file whose
-// loss in a power cut costs nothing. A reader sees the old file or the new
-// one; after a crash, possibly the old one or none.
-func writeJSONUnsynced(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileUnsynced(name, append(b, '\n'))
-}
-
-// writeFileUnsynced is writeJSONUnsynced for bytes.
-func writeFileUnsynced(name string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
-// writeStaged writes a new file in a checkpoint's staging folder and syncs
-// its contents. It needs no temporary name or folder sync of its own: the
-// folder is synced once and renamed into checkpoints/ only when whole, and
-// cleanStaging removes whatever a killed run left in staging/.
-func writeStaged(name string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	err = write(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-	}
-	return err
+	return durable.WriteFile(name, append(b, '\n'), perm, flags...)
 }
 
 // Session reads session.json (zero when absent).
@@ -93,7 +38,7 @@ func (s *Store) Session() (layout.Session, error) {
 func (s *Store) SetSession(v layout.Session) error {
 	v.Version = Version
 	v.UpdatedAt = time.Now().UTC()
-	return writeJSON(s.path(layout.SessionFile), v)
+	return writeJSON(s.path(layout.SessionFile), v, 0o644)
 }
 
 // HookState reads hook-state.json. A corrupt file reads as empty: it only
@@ -107,13 +52,13 @@ func (s *Store) HookState() layout.HookState {
 }
 
 // SetHookState writes hook-state.json; call it under the lock. It is not
-// synced: it holds counters and times, and an older copy after a power cut
-// costs at most one checkpoint the interval would have skipped, or a
-// retention run sooner or later than due. The hook's hot path saves two
-// fsyncs.
+// synced (durable.NoSync): it holds counters and times, and an older copy, or
+// none, after a power cut costs at most one checkpoint the interval would
+// have skipped, or a retention run sooner or later than due. The hook's hot
+// path saves two fsyncs.
 func (s *Store) SetHookState(v layout.HookState) error {
 	v.Version = Version
-	return writeJSONUnsynced(s.path(layout.HookStateFile), v)
+	return writeJSON(s.path(layout.HookStateFile), v, 0o600, durable.NoSync)
 }
 
 func (s *Store) path(name string) string { return s.Dir + "/" + name }
@@ -141,19 +86,23 @@ func (s *Store) keepAside(p, base string, move bool) (string, error) {
 		if fileExists(dst) {
 			continue
 		}
+		// Neither a hard link nor the copy replaces an existing file: no
+		// backup is lost to a name taken in the same second.
 		if move {
-			// A hard link cannot replace an existing file: no backup is lost
-			// to a name taken in the same second.
 			err := os.Link(p, dst)
 			if errors.Is(err, os.ErrExist) {
 				continue
 			}
 			if err == nil {
-				syncPath(s.backupDir())
+				durable.SyncDir(s.backupDir())
 				return dst, os.Remove(p)
 			}
 		}
-		if err := copyFile(p, dst); err != nil {
+		err := copyFile(p, dst, durable.NoReplace)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
 			return "", fmt.Errorf("keep %s aside: %w", p, err)
 		}
 		if move {
@@ -163,7 +112,8 @@ func (s *Store) keepAside(p, base string, move bool) (string, error) {
 	}
 }
 
-func copyFile(src, dst string) error {
+// copyFile copies src to dst, durably, with src's mode.
+func copyFile(src, dst string, flags ...durable.Flag) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -173,15 +123,10 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	out, err := snap.CreateAtomic(dst, fi.Mode().Perm())
-	if err != nil {
+	return durable.Write(dst, fi.Mode().Perm(), func(w io.Writer) error {
+		_, err := io.Copy(w, in)
 		return err
-	}
-	defer out.Abort()
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	return out.Commit()
+	}, flags...)
 }
 
 func fileExists(p string) bool {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/snap"
 )
 
@@ -233,7 +235,7 @@ func (s *Store) remove(c *Checkpoint) error {
 	if err := os.Rename(c.Dir, trash); err != nil {
 		return fmt.Errorf("gc: remove %s: %w", c.ID, err)
 	}
-	syncPath(s.checkpointsDir())
+	durable.SyncDir(s.checkpointsDir())
 	return os.RemoveAll(trash)
 }
 
@@ -361,37 +363,22 @@ func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
 	return os.Remove(old)
 }
 
+// concatFiles writes the files srcs one after the other as the new file dst, durably.
 func concatFiles(dst string, srcs ...string) error {
-	tmp := dst + ".tmp"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	for _, src := range srcs {
-		in, err := os.Open(src)
-		if err != nil {
-			out.Close()
-			os.Remove(tmp)
-			return err
+	return durable.Write(dst, 0o644, func(w io.Writer) error {
+		for _, src := range srcs {
+			in, err := os.Open(src)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, in)
+			in.Close()
+			if err != nil {
+				return err
+			}
 		}
-		_, err = out.ReadFrom(in)
-		in.Close()
-		if err != nil {
-			out.Close()
-			os.Remove(tmp)
-			return err
-		}
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := out.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, dst)
+		return nil
+	}, durable.NoReplace)
 }
 
 // dirBytes is the disk use of a checkpoint folder; with onlyOwned, files

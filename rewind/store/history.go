@@ -107,7 +107,7 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 	}
 	h.Version = Version
 	h.Entries = append(h.Entries, e)
-	return writeJSON(s.historyPath(), h)
+	return writeJSON(s.historyPath(), h, 0o644)
 }
 
 // referenced returns the checkpoint ids the restore history needs.

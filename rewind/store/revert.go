@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -273,14 +274,15 @@ func moveFile(src, dst string) error {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
 			return err
 		}
-		if fileExists(dst) {
+		err := copyFile(src, dst, durable.NoReplace)
+		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s exists", dst)
 		}
-		if err := copyFile(src, dst); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	syncPath(filepath.Dir(dst))
+	durable.SyncDir(filepath.Dir(dst))
 	return os.Remove(src)
 }
 

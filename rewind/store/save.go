@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/snap"
 )
 
@@ -158,9 +158,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		if res.Layer {
 			layerParent = parent
 		}
-		err := writeStaged(filepath.Join(stage, ManifestFile), func(w io.Writer) error {
+		err := durable.Write(filepath.Join(stage, ManifestFile), 0o644, func(w io.Writer) error {
 			return res.Manifest.Encode(w, stage, layerParent)
-		})
+		}, durable.Staged)
 		if err != nil {
 			return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
 		}
@@ -196,11 +196,11 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	if err := writeStaged(filepath.Join(stage, MetadataFile), func(w io.Writer) error { _, err := w.Write(mb); return err }); err != nil {
+	if err := durable.WriteFile(filepath.Join(stage, MetadataFile), mb, 0o644, durable.Staged); err != nil {
 		return nil, fmt.Errorf("write metadata in %s: %w", stage, err)
 	}
 	// The layer's folder was synced when the layer was committed.
-	if err := syncPath(stage); err != nil {
+	if err := durable.SyncDir(stage); err != nil {
 		return nil, err
 	}
 	final := s.checkpointDir(id)
@@ -211,7 +211,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	// The checkpoint is published: a failure to sync the folder now only
 	// weakens how the rename survives a power cut, and must not make the
 	// caller (a restore taking its backup) believe there is no backup.
-	syncPath(s.checkpointsDir())
+	durable.SyncDir(s.checkpointsDir())
 	// What this save wrote is known whole: a restore need not read it again
 	// (a reused manifest is a link to one just checked).
 	k.record(filepath.Join(final, ManifestFile), "")
@@ -226,12 +226,12 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 }
 
 // cleanStaging removes what an interrupted run left behind: everything in
-// staging/, temporary files of atomic writes (.<name>.tmp-*) in the store,
-// layers/ and transcript-backup/, and layer archives newer than the newest
-// checkpoint (ids only grow, so such a layer belongs to a save that never
-// published). It runs under the lock, so none of it belongs to a live run
-// of this store; a temp file some other process holds an flock on (a
-// standalone rewind-fork writing a backup here) is left alone.
+// staging/, the temporary files of killed writes (durable.Sweep) in the
+// store, layers/ and transcript-backup/, and layer archives newer than the
+// newest checkpoint (ids only grow, so such a layer belongs to a save that
+// never published). It runs under the lock, so none of it belongs to a live
+// run of this store; a temporary file another process still writes (a
+// standalone rewind-fork writing a backup here) is flock-held and stays.
 func (s *Store) cleanStaging() {
 	os.MkdirAll(s.layersDir(), 0o755) // stores made before layers have none
 	if des, err := os.ReadDir(s.stagingDir()); err != nil {
@@ -242,12 +242,7 @@ func (s *Store) cleanStaging() {
 		}
 	}
 	for _, dir := range []string{s.Dir, s.layersDir(), s.backupDir()} {
-		des, _ := os.ReadDir(dir)
-		for _, de := range des {
-			if n := de.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") {
-				removeUnlocked(filepath.Join(dir, n))
-			}
-		}
+		durable.Sweep(dir)
 	}
 	ids, _ := s.IDs()
 	newest := ""
@@ -260,19 +255,6 @@ func (s *Store) cleanStaging() {
 			os.Remove(filepath.Join(s.layersDir(), de.Name()))
 		}
 	}
-}
-
-// removeUnlocked removes p unless a live process holds an flock on it.
-func removeUnlocked(p string) {
-	f, err := os.Open(p)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return
-	}
-	os.Remove(p)
 }
 
 // countChanges compares two manifests (both in walk order); folders do not
@@ -304,16 +286,4 @@ func linkOrCopy(src, dst string) error {
 		return nil
 	}
 	return copyFile(src, dst)
-}
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", p, err)
-	}
-	return nil
 }

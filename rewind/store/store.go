@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 )
 
@@ -135,7 +136,7 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 		return nil, false, err
 	}
 	if mode == layout.ModeGlobal {
-		if err := writeFileAtomic(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n")); err != nil {
+		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), 0o644); err != nil {
 			return nil, false, err
 		}
 	} else if err := excludeFromGit(abs); err != nil {
@@ -191,7 +192,7 @@ func excludeFromGit(project string) error {
 	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(exclude, b)
+	return durable.WriteFile(exclude, b, 0o644)
 }
 
 func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, layout.CheckpointsDir) }

@@ -823,7 +823,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		{name: "session.json stale", before: func() {
 			sess, _ := s.Session()
 			sess.UpdatedAt = time.Now().Add(-2 * layout.SessionRefresh)
-			writeJSON(s.path("session.json"), sess)
+			writeJSON(s.path("session.json"), sess, 0o644)
 		}},
 	} {
 		req := base

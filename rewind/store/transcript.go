@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/klauspost/pgzip"
 
+	"rewind.dev/fork"
+	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
 
@@ -158,7 +159,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // writeGzip writes r gzipped as a new file in a staging folder.
 func writeGzip(name string, r io.Reader) error {
-	return writeStaged(name, func(w io.Writer) error {
+	return durable.Write(name, 0o644, func(w io.Writer) error {
 		zw, err := pgzip.NewWriterLevel(w, pgzip.BestSpeed)
 		if err != nil {
 			return err
@@ -167,7 +168,7 @@ func writeGzip(name string, r io.Reader) error {
 			return err
 		}
 		return zw.Close()
-	})
+	}, durable.Staged)
 }
 
 // TranscriptChain lists the gzip files that hold c's transcript, oldest
@@ -202,41 +203,11 @@ func (s *Store) openTranscript(c *Checkpoint) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []*os.File
-	var readers []io.Reader
-	for _, p := range chain {
-		f, err := os.Open(p)
-		if err != nil {
-			for _, g := range files {
-				g.Close()
-			}
-			return nil, err
-		}
-		files = append(files, f)
-		readers = append(readers, f)
-	}
-	zr, err := pgzip.NewReader(io.MultiReader(readers...))
+	r, err := fork.OpenSnapshots(chain)
 	if err != nil {
-		for _, g := range files {
-			g.Close()
-		}
 		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
 	}
-	return &chainReader{zr: zr, files: files}, nil
-}
-
-type chainReader struct {
-	zr    *pgzip.Reader
-	files []*os.File
-}
-
-func (r *chainReader) Read(p []byte) (int, error) { return r.zr.Read(p) }
-func (r *chainReader) Close() error {
-	r.zr.Close()
-	for _, f := range r.files {
-		f.Close()
-	}
-	return nil
+	return r, nil
 }
 
 // verifyTranscript inflates c's transcript and checks its length and the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/snap"
 )
 
@@ -94,7 +95,7 @@ func (s *Store) writeVerified(files map[string]verifiedFile) {
 	for path, r := range files {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Size, r.MTime, r.Ino, strconv.Quote(path), strconv.Quote(r.Problem))
 	}
-	writeFileUnsynced(s.verifiedPath(), []byte(b.String()))
+	durable.WriteFile(s.verifiedPath(), []byte(b.String()), 0o600, durable.NoSync)
 }
 
 // checker checks checkpoints, reading each file at most once.

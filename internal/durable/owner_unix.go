@@ -1,14 +1,14 @@
 //go:build unix
 
-package hookd
+package durable
 
 import (
 	"os"
 	"syscall"
 )
 
-// keepOwner gives f the owner of the file at path, where the process may
-// (root editing a user's settings); otherwise the file keeps ours.
+// keepOwner gives f the owner of the file at path, where the process may (root editing a
+// user's settings); otherwise, or when there is no file, f keeps ours.
 func keepOwner(f *os.File, path string) {
 	st, err := os.Stat(path)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package hookd
+package durable
 
 import "os"
 
