@@ -49,7 +49,6 @@ const maxDepth = 512
 type parser struct {
 	src []byte
 	pos int
-	err *SyntaxError
 }
 
 // parseJSON parses src as exactly one JSON value surrounded by optional

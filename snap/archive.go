@@ -147,9 +147,10 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 			return nil, nil, s.corrupt(err)
 		}
 		// tar reads exactly the header's blocks: the content, padded to a
-		// block, ends where the next header starts.
+		// block, ends where the next header starts. (tar.Reader reports an
+		// old-style regular file, TypeRegA, as TypeReg.)
 		s.next0 = s.cr.n
-		if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA {
+		if hdr.Typeflag == tar.TypeReg {
 			s.next0 += (hdr.Size + 511) &^ 511
 		}
 		e, skip, err := s.check(hdr)
@@ -208,7 +209,7 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 	}
 	e = &Entry{Path: name, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm, MTime: hdr.ModTime.UnixNano()}
 	switch hdr.Typeflag {
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // tar.Reader reports TypeRegA as TypeReg
 		e.Kind = KindFile
 		e.Size = hdr.Size
 		if hdr.Size < 0 {

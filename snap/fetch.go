@@ -63,7 +63,7 @@ func (f *fetcher) open(e *Entry) (io.Reader, error) {
 	if err != nil {
 		return nil, bad("no tar header")
 	}
-	if strings.TrimPrefix(hdr.Name, "./") != e.Path || hdr.Size != e.Size || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) {
+	if strings.TrimPrefix(hdr.Name, "./") != e.Path || hdr.Size != e.Size || hdr.Typeflag != tar.TypeReg {
 		return nil, bad(fmt.Sprintf("another entry (%q, %d bytes)", hdr.Name, hdr.Size))
 	}
 	return &hashCheck{r: io.LimitReader(tr, e.Size), h: sha256.New(), want: e.Hash, e: e}, nil

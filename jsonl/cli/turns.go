@@ -95,7 +95,7 @@ func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	}
 	n, err := strconv.Atoi(args[0])
 	if err != nil || n < 1 {
-		return cmdline.WithHint(cmdline.Usagef("N %q is not a whole number ≥ 1", args[0]), "run rewind-jsonl back 1 FILE to cut before the most recent prompt")
+		return cmdline.WithHint(cmdline.Usagef("the number of prompts %q is not a whole number ≥ 1", args[0]), "run rewind-jsonl back 1 FILE to cut before the most recent prompt")
 	}
 	path, err := onePath("back", args[1:])
 	if err != nil {

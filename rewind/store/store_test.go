@@ -157,11 +157,11 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	write(t, s.Project, "sub/b.txt", "b\n")
 	base := save(t, s, SaveOptions{})
 	write(t, s.Project, "a.txt", "a2\n")
-	layer := save(t, s, SaveOptions{})
+	save(t, s, SaveOptions{}) // a layer over base
 	// Files changed just before a scan are racy in its manifest and hashed
 	// next time; a scan past that window records them settled.
 	time.Sleep(2100 * time.Millisecond)
-	layer = save(t, s, SaveOptions{})
+	layer := save(t, s, SaveOptions{})
 	noop := save(t, s, SaveOptions{})
 	if noop.Snapshot.ReusedFrom != layer.Snapshot.ReusedFrom || noop.Snapshot.Depth != layer.Snapshot.Depth || noop.Snapshot.TreeHash != layer.Snapshot.TreeHash {
 		t.Fatalf("no-op checkpoint %+v, want it to share %s (depth %d)", noop.Snapshot, layer.ID, layer.Snapshot.Depth)
