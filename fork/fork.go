@@ -50,7 +50,6 @@ type CreateOptions struct {
 	Snapshots []string
 	Agent     string // the dialect (claude, codex, …); "" to take Checkpoint.Agent or detect
 	Out       string // the fork's path; "" for <session id>.jsonl beside From
-	SessionID string // the fork's session id; "" for Out's name when it is a UUID, else a new UUID
 	NoTitle   bool   // do not mark the fork's title
 	// DryRun checks what can be checked without writing (the cut, whether the live transcript
 	// still holds the bytes, the dialect) and returns where the fork would go (its Path,
@@ -400,24 +399,17 @@ func resolveDialect(agent, cpAgent, path string, src *os.File, size int64) (*jso
 	return jsonl.Detect(path, head).Dialect, nil
 }
 
-// forkPath decides the fork's path and session id: Out, else the dialect's path template.
+// forkPath decides the fork's path and session id: Out (named for the session when its name
+// is a UUID), else the dialect's path template with a new id.
 func forkPath(o CreateOptions, d *jsonl.Dialect, now time.Time) (path, id string, err error) {
-	id = o.SessionID
 	if o.Out != "" {
-		if id == "" {
-			base := strings.TrimSuffix(filepath.Base(o.Out), ".jsonl")
-			if u, err := uuid.Parse(base); err == nil && u.String() == base {
-				id = base
-			}
+		base := strings.TrimSuffix(filepath.Base(o.Out), ".jsonl")
+		if u, err := uuid.Parse(base); err == nil && u.String() == base {
+			return o.Out, base, nil
 		}
-		if id == "" {
-			id = newSessionID(d)
-		}
-		return o.Out, id, nil
+		return o.Out, newSessionID(d), nil
 	}
-	if id == "" {
-		id = newSessionID(d)
-	}
+	id = newSessionID(d)
 	tmpl := "{dir}/{id}.jsonl"
 	if d != nil {
 		tmpl = d.Fork.Path

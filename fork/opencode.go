@@ -82,10 +82,7 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		return Fork{}, err
 	}
 	oldID := rawStr(info["id"])
-	newID := o.SessionID
-	if newID == "" {
-		newID = newOpenCodeID("ses", time.Now(), true)
-	}
+	newID := newOpenCodeID("ses", time.Now(), true)
 	title := ""
 	if !o.NoTitle {
 		base := rawStr(info["title"])

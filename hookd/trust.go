@@ -59,16 +59,6 @@ type TrustRule struct {
 	MaxTimeout map[string]int `json:"max_timeout"`
 }
 
-// TrustFile is the file holding agent's hook trust records under home, "" when the agent
-// has no trust gate.
-func TrustFile(home, agent string) (string, error) {
-	a, err := LookupAgent(agent)
-	if err != nil || a.Trust == nil {
-		return "", err
-	}
-	return expandHome(home, a.Trust.File), nil
-}
-
 // trustRecord is one hook's trust: its key and its hash.
 type trustRecord struct {
 	Event string // the agent's own event name

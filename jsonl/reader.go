@@ -69,9 +69,6 @@ func (r *Reader) Next() (Line, error) {
 	}
 }
 
-// Offset is where the next line starts.
-func (r *Reader) Offset() int64 { return r.off }
-
 // count adds one complete line to s.
 func (s *Stats) count(data []byte) {
 	s.Lines++

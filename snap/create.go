@@ -48,7 +48,6 @@ type CreateOptions struct {
 	Reuse bool
 	// Level is the gzip level; 0 means fastest (1).
 	Level int
-	Walk  WalkOptions
 	// Limits the tree must stay within (zero fields: DefaultLimits's); they
 	// are recorded in the manifest when they differ from the defaults.
 	Limits Limits
@@ -78,9 +77,10 @@ type Result struct {
 	Manifest *Manifest `json:"-"`
 }
 
-// Create snapshots the tree at root.
+// Create snapshots the tree at root: what a Walk of it without extra
+// ignore patterns finds.
 func Create(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
-	tree, err := Walk(ctx, root, opts.Walk)
+	tree, err := Walk(ctx, root, WalkOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 }
 
 // CreateFromTree snapshots the tree at root as a Walk of it found it
-// (opts.Walk is not used: the walk is done). A caller with a parent
+// (with the caller's WalkOptions). A caller with a parent
 // manifest to read can read it while the tree is walked, which is most of
 // an unchanged snapshot's time.
 func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {

@@ -201,6 +201,3 @@ func (s *Store) layersDir() string              { return filepath.Join(s.Dir, la
 func (s *Store) backupDir() string              { return filepath.Join(s.Dir, layout.BackupDir) }
 func (s *Store) lockPath() string               { return filepath.Join(s.Dir, layout.LockFile) }
 func (s *Store) checkpointDir(id string) string { return filepath.Join(s.checkpointsDir(), id) }
-
-// BackupDir is where transcript backups go.
-func (s *Store) BackupDir() string { return s.backupDir() }
