@@ -46,8 +46,9 @@ func (c *undoCmd) doc() doc {
 	return doc{
 		summary: "undo the step the agent just took (code)",
 		text: `Restores the code to the newest checkpoint when the tree has changed since
-it, else to the one before it. On a terminal it shows what it would change and
-asks first.`,
+it, else to the one before it; run again, it goes one more checkpoint back
+(restore backups do not count; 'rewind undo-restore' reverts an undo). On a
+terminal it shows what it would change and asks first.`,
 		examples: []string{"rewind undo --dry-run", "rewind undo"},
 	}
 }

@@ -555,6 +555,24 @@ func TestUndoChoosesTheStepJustTaken(t *testing.T) {
 	if got := read(t, filepath.Join(s.Project, "a.txt")); got != "2" {
 		t.Fatalf("undo with a dirty tree: %q, want 2", got)
 	}
+	// The tree equals the newest step now: undo goes one step further back,
+	// past the backup the first undo took (a backup is not a step).
+	if _, err := s.Undo(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "a.txt")); got != "1" {
+		t.Fatalf("undo with a clean tree: %q, want 1", got)
+	}
+	// A checkpoint saved after undos: undo goes to the step before it, not to a
+	// backup taken in between.
+	write(t, s.Project, "a.txt", "4")
+	save(t, s, SaveOptions{})
+	if _, err := s.Undo(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "a.txt")); got != "2" {
+		t.Fatalf("undo after a save: %q, want 2", got)
+	}
 }
 
 func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {

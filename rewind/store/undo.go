@@ -9,16 +9,24 @@ import (
 
 // Undo restores the code to before the step the agent just took: to the
 // newest checkpoint when the tree has changed since it, else to the one
-// before it.
+// before it. Restore backups are not steps (as they are not rows of 'rewind
+// list'): a backup holds the tree a restore replaced, and going back to it
+// would undo the restore, which is undo-restore's work.
 func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Unlock()
-	cps, _, err := s.List()
+	all, _, err := s.List()
 	if err != nil {
 		return nil, err
+	}
+	var cps []*Checkpoint
+	for _, c := range all {
+		if !c.Backup() {
+			cps = append(cps, c)
+		}
 	}
 	if len(cps) == 0 {
 		return nil, ErrNoCheckpoints
