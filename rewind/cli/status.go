@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,6 +110,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 			hooks = append(hooks, agent)
 		}
 	}
+	slices.Sort(hooks) // a map's order changes from run to run
 	if len(hooks) == 0 {
 		fmt.Fprintf(tw, "Hooks\tnone registered — 'rewind config --register-hooks'\n")
 	} else {
