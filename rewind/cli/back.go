@@ -36,6 +36,9 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil || n < 1 {
 		return cmdline.Usagef("back takes a number of prompts ≥ 1, got %q", args[0])
 	}
+	if err := checkAgent(c.agent); err != nil {
+		return err
+	}
 	s, err := c.open(e)
 	if err != nil {
 		return err

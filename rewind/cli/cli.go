@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/cmdline"
+	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 )
 
@@ -372,6 +373,18 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// checkAgent refuses an --agent that names no transcript dialect: left
+// alone, a misspelt one would silently fall back to detection.
+func checkAgent(agent string) error {
+	if agent == "" {
+		return nil
+	}
+	if _, err := jsonl.LookupDialect(agent); err != nil {
+		return cmdline.Usagef("unknown agent %q for --agent: %s", agent, strings.Join(jsonl.DialectNames(), ", "))
+	}
+	return nil
 }
 
 func needArgs(args []string, lo, hi int, sub string) error {

@@ -24,6 +24,9 @@ func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 }
 
 func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := checkAgent(c.agent); err != nil {
+		return err
+	}
 	s, err := c.open(e)
 	if err != nil {
 		return err
