@@ -86,7 +86,7 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if res.DryRun {
 		verb = "Would delete"
 	}
-	fmt.Fprintf(e.stdout, "%s %d checkpoints, freeing %s; %d kept\n", verb, len(res.Removed), humanBytes(res.FreedBytes), res.Kept)
+	fmt.Fprintf(e.stdout, "%s %d checkpoint%s, freeing %s; %d kept\n", verb, len(res.Removed), plural(len(res.Removed)), humanBytes(res.FreedBytes), res.Kept)
 	for _, id := range res.Removed {
 		fmt.Fprintf(e.stdout, "  %s\n", id)
 	}
