@@ -35,7 +35,8 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:  "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("HOME", e.WorkDir+"/home")
 			e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/home/.config")
@@ -49,6 +50,32 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// checkpointCmd is the testscript command 'checkpoint VAR CP': it sets $VAR to
+// the id of the checkpoint CP of the project in the current folder (any name
+// rewind takes: @N, an id or its prefix; or newest, the newest of all, a
+// restore backup too), so that scripts name checkpoints without guessing ids
+// (the number after the second depends on the clock).
+func checkpointCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: checkpoint VAR CP")
+	}
+	project, err := store.FindProject(ts.MkAbs("."))
+	ts.Check(err)
+	s, err := store.Open(project)
+	ts.Check(err)
+	var cp *store.Checkpoint
+	if args[1] == "newest" {
+		cp, err = s.Newest()
+	} else {
+		cp, err = s.Resolve(args[1])
+	}
+	ts.Check(err)
+	if cp == nil {
+		ts.Fatalf("no checkpoint")
+	}
+	ts.Setenv(args[0], cp.ID)
 }
 
 // TestSetup runs the repository's set-up scripts (install.sh, scripts/*) as a

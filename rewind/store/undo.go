@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"rewind.dev/snap"
 )
@@ -18,16 +19,11 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 		return nil, err
 	}
 	defer l.Unlock()
-	all, _, err := s.List()
+	cps, _, err := s.List()
 	if err != nil {
 		return nil, err
 	}
-	var cps []*Checkpoint
-	for _, c := range all {
-		if !c.Backup() {
-			cps = append(cps, c)
-		}
-	}
+	cps = slices.DeleteFunc(cps, (*Checkpoint).Backup)
 	if len(cps) == 0 {
 		return nil, ErrNoCheckpoints
 	}
