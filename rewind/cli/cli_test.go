@@ -21,7 +21,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"rewind": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
-		// The plumbing tools, for what the five share (version.txtar).
+		// The plumbing tools, for what the five share (version.txtar); rewind
+		// config --register-hooks runs the rewind-hook beside rewind (config.txtar).
 		"rewind-snap":  func() { os.Exit(snapcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"rewind-jsonl": func() { os.Exit(jsonlcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		"rewind-fork":  func() { os.Exit(forkcli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
