@@ -32,22 +32,23 @@ type loadedConfig struct {
 	err    error
 }
 
+// loadConfig reads the configuration the first time it is asked for, once
+// even when goroutines sharing the Store ask at the same time.
 func (s *Store) loadConfig() *loadedConfig {
-	if s.config != nil {
-		return s.config
-	}
-	c := &loadedConfig{}
-	var err error
-	c.config, err = layout.LoadConfig(layout.UserHome(), s.Dir)
-	if err != nil {
-		c.err = fmt.Errorf("config: %w; fix or remove it", err)
-	} else if len(c.config.Limits) > 0 {
-		if err := json.Unmarshal(c.config.Limits, &c.limits); err != nil {
-			c.err = fmt.Errorf("config: limits: %w; fix or remove them", err)
+	s.configOnce.Do(func() {
+		c := &loadedConfig{}
+		var err error
+		c.config, err = layout.LoadConfig(layout.UserHome(), s.Dir)
+		if err != nil {
+			c.err = fmt.Errorf("config: %w; fix or remove it", err)
+		} else if len(c.config.Limits) > 0 {
+			if err := json.Unmarshal(c.config.Limits, &c.limits); err != nil {
+				c.err = fmt.Errorf("config: limits: %w; fix or remove them", err)
+			}
 		}
-	}
-	s.config = c
-	return c
+		s.config = c
+	})
+	return s.config
 }
 
 // walkOptions is how this project's tree is walked: with the ignore

@@ -127,13 +127,12 @@ func cloneStore(t *testing.T, s *Store) *Store {
 // restore's backup goes into s's store.
 func restoresWhole(t *testing.T, s *Store, id, want string) error {
 	t.Helper()
-	c := *s
+	empty := t.TempDir()
+	c := &Store{Dir: s.Dir, Project: empty, Mode: s.Mode, LockWait: s.LockWait} // s's store, restoring elsewhere
 	cp, err := c.Load(id)
 	if err != nil {
 		return err
 	}
-	empty := t.TempDir()
-	c.Project = empty
 	opts := RestoreOptions{Code: true}
 	if cp.Transcript != nil && cp.Transcript.Snapshot != "" {
 		opts.Context = "fork"

@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"rewind.dev/internal/durable"
@@ -44,7 +45,8 @@ type Store struct {
 	// waited a second for it.
 	Waiting func(holder string)
 
-	config *loadedConfig // read at the first Config or Limits
+	configOnce sync.Once
+	config     *loadedConfig // read at the first Config or Limits
 }
 
 // FindProject returns the project root for dir: the nearest folder (dir or
