@@ -58,10 +58,6 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // is written, so it appears whole or not at all.
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	s.cleanStaging()
-	walk, err := s.walkOptions()
-	if err != nil {
-		return nil, err
-	}
 	newest, err := s.Newest()
 	if err != nil {
 		return nil, err
@@ -79,36 +75,17 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}()
 
-	// The newest checkpoint's manifest is read, and its chain checked, while
-	// the tree is walked: on an unchanged tree the two are most of the time
-	// a checkpoint takes. Nothing is built on a damaged chain: then the
-	// snapshot is full, and says why.
 	k := s.newChecker(ctx, false)
-	type parentOf struct {
-		m      *snap.Manifest
-		damage error
-	}
-	parentc := make(chan parentOf, 1)
-	go func() {
-		var p parentOf
-		if newest != nil {
-			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
-			}
-		}
-		parentc <- p
-	}()
-	tree, err := snap.Walk(ctx, s.Project, walk)
-	p := <-parentc
+	tree, parent, damage, err := s.walkBesideParent(ctx, newest, k)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+		return nil, err
 	}
-	parent, base := p.m, p.m
+	base := parent
 	var fullBecause string
 	switch {
-	case p.damage != nil:
+	case damage != nil:
 		parent, base = nil, nil
-		fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
+		fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
 	case opts.Full:
 		base = nil // --full: nothing of the newest checkpoint is linked or layered on
 	}
@@ -131,9 +108,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}
 	md := Metadata{
 		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
-		Snapshot: Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
-			CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles,
-			Unreadable: res.Unreadable, FullBecause: fullBecause},
+		Snapshot: snapshotRecord(res, fullBecause),
 	}
 	if res.Unchanged && base != nil {
 		md.Snapshot.ReusedFrom = newest.ID
@@ -141,35 +116,107 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 			md.Snapshot.ReusedFrom = newest.Snapshot.ReusedFrom
 		}
 	}
-	// The archive lives in layers/; the checkpoint folder holds a hard link,
-	// so both the documented layout and gc's pool work. A reused snapshot
-	// links the newest checkpoint's archive and manifest: its paths are
-	// relative to a checkpoint folder, so it reads the same from here.
-	archive := res.Manifest.Header.Archive
-	if err := linkOrCopy(archive, filepath.Join(stage, SnapshotFile)); err != nil {
-		return nil, fmt.Errorf("link snapshot %s: %w", archive, err)
-	}
-	if res.Reused {
-		if err := linkOrCopy(res.Manifest.File, filepath.Join(stage, ManifestFile)); err != nil {
-			return nil, fmt.Errorf("link manifest %s: %w", res.Manifest.File, err)
-		}
-	} else {
-		var layerParent *snap.Manifest
-		if res.Layer {
-			layerParent = parent
-		}
-		err := durable.Write(filepath.Join(stage, ManifestFile), 0o644, func(w io.Writer) error {
-			return res.Manifest.Encode(w, stage, layerParent)
-		}, durable.Staged)
-		if err != nil {
-			return nil, fmt.Errorf("write manifest in %s: %w", stage, err)
-		}
+	if err := stageSnapshot(stage, res, parent); err != nil {
+		return nil, err
 	}
 	md.Changes = countChanges(parent, res.Manifest)
 	if newest != nil {
 		md.Changes.Since = newest.ID
 	}
+	if md.Transcript, err = s.stageTranscript(ctx, stage, opts, k); err != nil {
+		return nil, err
+	}
+	md.HasTranscript = md.Transcript != nil && md.Transcript.Snapshot != ""
+	final, err := s.publish(stage, md)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	// What this save wrote is known whole: a restore need not read it again
+	// (a reused manifest is a link to one just checked).
+	k.record(filepath.Join(final, ManifestFile), "")
+	if res.Archive != "" {
+		k.record(layerFile, "")
+	}
+	if md.HasTranscript {
+		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
+	}
+	k.save()
+	return &Checkpoint{Metadata: md, Dir: final}, nil
+}
 
+// walkBesideParent walks the project while the newest checkpoint's manifest
+// is read and its chain checked: on an unchanged tree the two are most of
+// the time a checkpoint takes. It returns the parent's manifest, or, where
+// the chain is damaged, why (then nothing may be built on it).
+func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
+	walk, err := s.walkOptions()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	type parentOf struct {
+		m      *snap.Manifest
+		damage error
+	}
+	parentc := make(chan parentOf, 1)
+	go func() {
+		var p parentOf
+		if newest != nil {
+			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
+				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
+			}
+		}
+		parentc <- p
+	}()
+	tree, err = snap.Walk(ctx, s.Project, walk)
+	p := <-parentc
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+	}
+	return tree, p.m, p.damage, nil
+}
+
+// snapshotRecord is what a checkpoint's metadata says of its snapshot.
+func snapshotRecord(res *snap.Result, fullBecause string) Snapshot {
+	return Snapshot{Files: res.Files, Dirs: res.Dirs, Symlinks: res.Symlinks, Bytes: res.Bytes,
+		CompressedBytes: res.CompressedBytes, TreeHash: res.TreeHash, Layer: res.Layer, Depth: res.Depth, LayerFiles: res.LayerFiles,
+		Unreadable: res.Unreadable, FullBecause: fullBecause}
+}
+
+// stageSnapshot puts the snapshot's archive and manifest in the staged
+// checkpoint folder. The archive lives in layers/; the checkpoint folder
+// holds a hard link, so both the documented layout and gc's pool work. A
+// reused snapshot links the newest checkpoint's archive and manifest: its
+// paths are relative to a checkpoint folder, so it reads the same from here.
+func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error {
+	archive := res.Manifest.Header.Archive
+	if err := linkOrCopy(archive, filepath.Join(stage, SnapshotFile)); err != nil {
+		return fmt.Errorf("link snapshot %s: %w", archive, err)
+	}
+	if res.Reused {
+		if err := linkOrCopy(res.Manifest.File, filepath.Join(stage, ManifestFile)); err != nil {
+			return fmt.Errorf("link manifest %s: %w", res.Manifest.File, err)
+		}
+		return nil
+	}
+	var layerParent *snap.Manifest
+	if res.Layer {
+		layerParent = parent
+	}
+	err := durable.Write(filepath.Join(stage, ManifestFile), 0o644, func(w io.Writer) error {
+		return res.Manifest.Encode(w, stage, layerParent)
+	}, durable.Staged)
+	if err != nil {
+		return fmt.Errorf("write manifest in %s: %w", stage, err)
+	}
+	return nil
+}
+
+// stageTranscript captures the transcript the options name (or the
+// session's) into the staged checkpoint folder; nil when there is none.
+// An unreadable transcript fails the save unless TranscriptBestEffort,
+// when the record says why it holds no snapshot.
+func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *checker) (*Transcript, error) {
 	tpath, agent, session := opts.TranscriptPath, opts.Agent, opts.SessionID
 	if tpath == "" && opts.UseSession {
 		if sess, err := s.Session(); err == nil && sess.TranscriptPath != "" {
@@ -179,50 +226,41 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 			}
 		}
 	}
-	if tpath != "" {
-		tpath = realPath(tpath)
-		tr, err := s.captureTranscript(ctx, stage, tpath, agent, session, k)
-		var unread *unreadableTranscript
-		if errors.As(err, &unread) && opts.TranscriptBestEffort {
-			tr, err = &Transcript{Agent: agent, OriginalPath: tpath, SessionID: session, Problem: unread.Error()}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		md.Transcript = tr
-		md.HasTranscript = tr.Snapshot != ""
+	if tpath == "" {
+		return nil, nil
 	}
+	tpath = realPath(tpath)
+	tr, err := s.captureTranscript(ctx, stage, tpath, agent, session, k)
+	var unread *unreadableTranscript
+	if errors.As(err, &unread) && opts.TranscriptBestEffort {
+		return &Transcript{Agent: agent, OriginalPath: tpath, SessionID: session, Problem: unread.Error()}, nil
+	}
+	return tr, err
+}
+
+// publish writes the metadata into the staged folder and renames it into
+// checkpoints/, where it appears whole; it returns the checkpoint's folder.
+func (s *Store) publish(stage string, md Metadata) (string, error) {
 	mb, err := encodeMetadata(md)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if err := durable.WriteFile(filepath.Join(stage, MetadataFile), mb, 0o644, durable.Staged); err != nil {
-		return nil, fmt.Errorf("write metadata in %s: %w", stage, err)
+		return "", fmt.Errorf("write metadata in %s: %w", stage, err)
 	}
 	// The layer's folder was synced when the layer was committed.
 	if err := durable.SyncDir(stage); err != nil {
-		return nil, err
+		return "", err
 	}
-	final := s.checkpointDir(id)
+	final := s.checkpointDir(md.ID)
 	if err := os.Rename(stage, final); err != nil {
-		return nil, fmt.Errorf("publish checkpoint %s: %w", id, err)
+		return "", fmt.Errorf("publish checkpoint %s: %w", md.ID, err)
 	}
-	ok = true
 	// The checkpoint is published: a failure to sync the folder now only
 	// weakens how the rename survives a power cut, and must not make the
 	// caller (a restore taking its backup) believe there is no backup.
 	durable.SyncDir(s.checkpointsDir())
-	// What this save wrote is known whole: a restore need not read it again
-	// (a reused manifest is a link to one just checked).
-	k.record(filepath.Join(final, ManifestFile), "")
-	if res.Archive != "" {
-		k.record(layerFile, "")
-	}
-	if md.Transcript != nil && md.Transcript.Snapshot != "" {
-		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
-	}
-	k.save()
-	return &Checkpoint{Metadata: md, Dir: final}, nil
+	return final, nil
 }
 
 // cleanStaging removes what an interrupted run left behind: everything in
