@@ -119,19 +119,10 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		}
 		return createByImport(ctx, o, d, src, method)
 	}
-	var head []byte
-	if d != nil && d.Fork.SessionField != "" {
-		// The session is named by the bytes the fork is made of: a live file that no longer
-		// holds them may have another first line.
-		live := src
-		if method == MethodSnapshot {
-			live = nil
-		}
-		if head, err = firstLine(live, o.Snapshots); err != nil {
-			return Fork{}, err
-		}
+	oldID, err := sourceSession(d, o, src, method)
+	if err != nil {
+		return Fork{}, err
 	}
-	oldID := sessionIDOf(d, o.From, head)
 	out, id, err := forkPath(o, d, time.Now())
 	if err != nil {
 		return Fork{}, err
@@ -146,19 +137,13 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		return Fork{Type: "fork", Path: out, SessionID: id, Method: method}, nil
 	}
 
-	// A fork that is a folder of its own is built under a hidden name beside it and appears
-	// by one rename, sidecars and all.
-	final, folder := out, ""
-	if ownsFolder(out, id) {
-		folder = filepath.Dir(out)
-		stage := filepath.Join(filepath.Dir(folder), "."+id+".rewind-fork")
-		if err := os.MkdirAll(stage, 0o700); err != nil {
-			return Fork{}, fmt.Errorf("create the fork's folder: %w", err)
-		}
-		defer os.RemoveAll(stage) // gone after the rename; a failed fork leaves nothing
-		out = filepath.Join(stage, filepath.Base(out))
-	} else if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
-		return Fork{}, fmt.Errorf("create the fork's folder: %w", err)
+	final := out
+	out, folder, err := stageOutput(out, id)
+	if err != nil {
+		return Fork{}, err
+	}
+	if folder != "" {
+		defer os.RemoveAll(filepath.Dir(out)) // gone after the rename; a failed fork leaves nothing
 	}
 	p, err := durable.Create(out, perm, durable.NoReplace)
 	if err != nil {
@@ -189,29 +174,8 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	var indexLine []byte // the title's line in the agent's index of names, once the fork is there
 	if d != nil && (!o.NoTitle || w.appendsTitle()) {
-		// (For the sidecar method the title goes into the sidecar.)
-		leaf, err := w.leafOf(cp.Leaf)
-		if err != nil {
-			return Fork{}, fmt.Errorf("read %s: %w", out, err)
-		}
-		title, line, err := w.titleLine(leaf)
-		switch {
-		case err != nil && d.Tree != nil:
-			return Fork{}, fmt.Errorf("fork %s: the line that ends its conversation: %w", out, err)
-		case err != nil:
-			f.Warnings = append(f.Warnings, "fork title not set: "+err.Error())
-		case line != nil && w.indexesTitle() && o.Out == "":
-			// The index is found from the fork's place in the agent's folders, which --out
-			// leaves: such a fork gets no title.
-			indexLine, f.Title = line, title
-		case line != nil && w.indexesTitle():
-		case line != nil:
-			if _, err := p.Write(line); err != nil {
-				return Fork{}, fmt.Errorf("write %s: %w", out, err)
-			}
-			f.Title = title
-		default:
-			f.Title = title
+		if indexLine, err = w.writeTitle(p, out, cp.Leaf, o.Out != "", &f); err != nil {
+			return Fork{}, err
 		}
 	}
 	if f.Bytes, err = p.Seek(0, io.SeekCurrent); err != nil {
@@ -245,6 +209,76 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		}
 	}
 	return f, nil
+}
+
+// sourceSession is the session id of the transcript forked from. Where the
+// agent names the session inside the transcript, it is read from the bytes
+// the fork is made of: a live file that no longer holds them may have
+// another first line.
+func sourceSession(d *jsonl.Dialect, o CreateOptions, src *os.File, method string) (string, error) {
+	var head []byte
+	if d != nil && d.Fork.SessionField != "" {
+		live := src
+		if method == MethodSnapshot {
+			live = nil
+		}
+		var err error
+		if head, err = firstLine(live, o.Snapshots); err != nil {
+			return "", err
+		}
+	}
+	return sessionIDOf(d, o.From, head), nil
+}
+
+// stageOutput makes the folder the fork is written in. A fork that is a
+// folder of its own (folder, returned) is built under a hidden name beside
+// it and appears by one rename, sidecars and all: out is then its path
+// inside that hidden folder, which the caller removes when done.
+func stageOutput(out, id string) (staged, folder string, err error) {
+	if !ownsFolder(out, id) {
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return "", "", fmt.Errorf("create the fork's folder: %w", err)
+		}
+		return out, "", nil
+	}
+	folder = filepath.Dir(out)
+	stage := filepath.Join(filepath.Dir(folder), "."+id+".rewind-fork")
+	if err := os.MkdirAll(stage, 0o700); err != nil {
+		return "", "", fmt.Errorf("create the fork's folder: %w", err)
+	}
+	return filepath.Join(stage, filepath.Base(out)), folder, nil
+}
+
+// writeTitle gives the fork its title: a line appended to the fork, or
+// (returned) the line for the agent's index of names, written once the
+// fork is there — not for a fork written elsewhere (--out), since the index
+// is found from the fork's place in the agent's folders. For the sidecar
+// method the title goes into the sidecar. A title that cannot be made is a
+// warning, except in a tree-shaped transcript, where the title line also
+// ends the conversation.
+func (w *prefixWriter) writeTitle(p *durable.File, out, leaf string, elsewhere bool, f *Fork) (indexLine []byte, err error) {
+	leaf, err = w.leafOf(leaf)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", out, err)
+	}
+	title, line, err := w.titleLine(leaf)
+	switch {
+	case err != nil && w.dialect.Tree != nil:
+		return nil, fmt.Errorf("fork %s: the line that ends its conversation: %w", out, err)
+	case err != nil:
+		f.Warnings = append(f.Warnings, "fork title not set: "+err.Error())
+	case line != nil && w.indexesTitle() && !elsewhere:
+		indexLine, f.Title = line, title
+	case line != nil && w.indexesTitle():
+	case line != nil:
+		if _, err := p.Write(line); err != nil {
+			return nil, fmt.Errorf("write %s: %w", out, err)
+		}
+		f.Title = title
+	default:
+		f.Title = title
+	}
+	return indexLine, nil
 }
 
 // appendIndex appends the fork's title line to the agent's index of session names (Codex's
