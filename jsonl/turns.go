@@ -345,6 +345,23 @@ func (t *Transcript) ParentSession() (string, error) {
 	return o.str(t.Dialect.Tree.ParentSession), nil
 }
 
+// ForkedFromID is the id of the session the agent itself forked t from, where its dialect
+// records one in the first line (ForkedFrom); "" when none.
+func (t *Transcript) ForkedFromID() (string, error) {
+	if t.Dialect == nil || t.Dialect.ForkedFrom == "" {
+		return "", nil
+	}
+	var first []byte
+	if err := t.Lines(0, func(l Line) bool { first = l.Data; return false }); err != nil {
+		return "", err
+	}
+	o := parseObject(Clean(first))
+	if o == nil {
+		return "", nil
+	}
+	return o.str(t.Dialect.ForkedFrom), nil
+}
+
 // PreambleStart is where the lines before offset that would belong to a prompt written next
 // begin: walking back from offset over the dialect's owned preamble lines (Claude's queue
 // lines, Codex's turn_context and task_started…), as a cut before that prompt would. A rule
