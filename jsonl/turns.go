@@ -544,13 +544,37 @@ func (w *rewinds) dropped(data []byte) bool {
 
 // Compacted reports whether a line of t marks a compaction (the dialect's compaction rules).
 func (t *Transcript) Compacted(ctx context.Context) (bool, error) {
-	if t.Dialect == nil {
-		return false, nil
+	_, ok, err := t.FirstCompaction(ctx)
+	return ok, err
+}
+
+// FirstCompaction is where the first line marking a compaction starts, if any. The lines
+// before it are still the file's: an agent that compacts in place (Claude Code, Codex, pi)
+// keeps them, so a cut before it resumes with the conversation as it was.
+func (t *Transcript) FirstCompaction(ctx context.Context) (int64, bool, error) {
+	if t.Dialect == nil || len(t.Dialect.Compaction) == 0 {
+		return 0, false, nil
 	}
-	for _, cs := range t.Dialect.Compaction {
-		if ok, err := t.HasLine(ctx, cs); err != nil || ok {
-			return ok, err
+	var at int64
+	found := false
+	err := t.Lines(0, func(l Line) bool {
+		if ctx.Err() != nil {
+			return false
 		}
+		o := parseObject(Clean(l.Data))
+		if o == nil {
+			return true
+		}
+		for _, cs := range t.Dialect.Compaction {
+			if cs.holds(o, nil) {
+				at, found = l.Offset, true
+				return false
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = ctx.Err()
 	}
-	return false, nil
+	return at, found, err
 }
