@@ -135,13 +135,18 @@ func (s *Store) Sessions(ctx context.Context) ([]*Session, error) {
 			session(p)
 		}
 	}
+	turns := map[string]map[int64]jsonl.Turn{} // each parent's prompts by cut offset, read once
 	for _, se := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if b := se.Parent; b != nil {
-			b.SessionID = byPath[b.Path].SessionID
-			b.Prompt, b.After = s.branchPoint(ctx, byPath[b.Path], b, se)
+			parent := byPath[b.Path]
+			b.SessionID = parent.SessionID
+			if _, ok := turns[b.Path]; !ok && b.By == BranchRewind {
+				turns[b.Path] = promptsByOffset(ctx, parent)
+			}
+			b.Prompt, b.After = branchPoint(parent, b, se, turns[b.Path])
 		}
 		for _, c := range se.Checkpoints {
 			if se.Start.IsZero() || c.CreatedAt.Before(se.Start) {
@@ -190,31 +195,36 @@ func agentParent(se *Session, byID map[string]*Session) string {
 	return ""
 }
 
-// branchPoint is the prompt of parent a Rewind fork was cut before (read from
-// the parent's transcript, when it still holds that prompt) and the parent's
-// newest checkpoint before it: the one whose cursor lies at or before the
-// prompt's line. For an agent's fork, the newest parent checkpoint older than
-// the fork's first.
-func (s *Store) branchPoint(ctx context.Context, parent *Session, b *Branch, fork *Session) (prompt, after string) {
+// promptsByOffset is the prompts of se's transcript by the offset a cut before
+// each goes to; empty when the transcript cannot be read.
+func promptsByOffset(ctx context.Context, se *Session) map[int64]jsonl.Turn {
+	out := map[int64]jsonl.Turn{}
+	var d *jsonl.Dialect
+	if se.Agent != "" {
+		d, _ = jsonl.LookupDialect(se.Agent)
+	}
+	t, err := jsonl.Open(se.Path, d)
+	if err != nil {
+		return out
+	}
+	defer t.Close()
+	_ = t.ScanTurns(ctx, func(tu jsonl.Turn) bool {
+		out[tu.Offset] = tu
+		return true
+	})
+	return out
+}
+
+// branchPoint is the prompt of parent a Rewind fork was cut before (when the
+// parent's transcript still shows it) and the parent's newest checkpoint
+// before it: the one whose cursor lies at or before the prompt's line. For an
+// agent's fork, the newest parent checkpoint older than the fork's first.
+func branchPoint(parent *Session, b *Branch, fork *Session, prompts map[int64]jsonl.Turn) (prompt, after string) {
 	limit := int64(-1)
 	if b.By == BranchRewind {
 		limit = b.Offset
-		var d *jsonl.Dialect
-		if parent.Agent != "" {
-			d, _ = jsonl.LookupDialect(parent.Agent)
-		}
-		if t, err := jsonl.Open(parent.Path, d); err == nil {
-			_ = t.ScanTurns(ctx, func(tu jsonl.Turn) bool {
-				if tu.Offset < b.Offset {
-					return false
-				}
-				if tu.Offset == b.Offset {
-					prompt, limit = tu.Text, tu.PromptOffset
-					return false
-				}
-				return true
-			})
-			t.Close()
+		if tu, ok := prompts[b.Offset]; ok {
+			prompt, limit = tu.Text, tu.PromptOffset
 		}
 	}
 	for _, c := range parent.Checkpoints { // newest first
