@@ -54,6 +54,9 @@ type Dialect struct {
 	// is the path from the last line back to the root: prompts off that path (branches left
 	// by navigating back) are not turns.
 	Tree *TreeRule `json:"tree,omitempty"`
+	// ForkedFrom is the dotted path, in the first line, of the id of the session the agent
+	// itself forked this one from (Codex's fork: payload.forked_from_id).
+	ForkedFrom string `json:"forked_from,omitempty"`
 }
 
 // TreeRule names the fields that link a line to its parent.

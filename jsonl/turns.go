@@ -345,6 +345,23 @@ func (t *Transcript) ParentSession() (string, error) {
 	return o.str(t.Dialect.Tree.ParentSession), nil
 }
 
+// ForkedFromID is the id of the session the agent itself forked t from, where its dialect
+// records one in the first line (ForkedFrom); "" when none.
+func (t *Transcript) ForkedFromID() (string, error) {
+	if t.Dialect == nil || t.Dialect.ForkedFrom == "" {
+		return "", nil
+	}
+	var first []byte
+	if err := t.Lines(0, func(l Line) bool { first = l.Data; return false }); err != nil {
+		return "", err
+	}
+	o := parseObject(Clean(first))
+	if o == nil {
+		return "", nil
+	}
+	return o.str(t.Dialect.ForkedFrom), nil
+}
+
 // PreambleStart is where the lines before offset that would belong to a prompt written next
 // begin: walking back from offset over the dialect's owned preamble lines (Claude's queue
 // lines, Codex's turn_context and task_started…), as a cut before that prompt would. A rule
@@ -527,13 +544,37 @@ func (w *rewinds) dropped(data []byte) bool {
 
 // Compacted reports whether a line of t marks a compaction (the dialect's compaction rules).
 func (t *Transcript) Compacted(ctx context.Context) (bool, error) {
-	if t.Dialect == nil {
-		return false, nil
+	_, ok, err := t.FirstCompaction(ctx)
+	return ok, err
+}
+
+// FirstCompaction is where the first line marking a compaction starts, if any. The lines
+// before it are still the file's: an agent that compacts in place (Claude Code, Codex, pi)
+// keeps them, so a cut before it resumes with the conversation as it was.
+func (t *Transcript) FirstCompaction(ctx context.Context) (int64, bool, error) {
+	if t.Dialect == nil || len(t.Dialect.Compaction) == 0 {
+		return 0, false, nil
 	}
-	for _, cs := range t.Dialect.Compaction {
-		if ok, err := t.HasLine(ctx, cs); err != nil || ok {
-			return ok, err
+	var at int64
+	found := false
+	err := t.Lines(0, func(l Line) bool {
+		if ctx.Err() != nil {
+			return false
 		}
+		o := parseObject(Clean(l.Data))
+		if o == nil {
+			return true
+		}
+		for _, cs := range t.Dialect.Compaction {
+			if cs.holds(o, nil) {
+				at, found = l.Offset, true
+				return false
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = ctx.Err()
 	}
-	return false, nil
+	return at, found, err
 }

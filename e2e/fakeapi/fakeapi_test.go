@@ -327,3 +327,30 @@ func TestResponsesWire(t *testing.T) {
 		t.Errorf("Messages() = %d requests", len(msgs))
 	}
 }
+
+// TestCompaction: Claude Code's compaction request is told apart by its last user message, and
+// neither its instruction nor the summary it leaves behind counts as a typed prompt.
+func TestCompaction(t *testing.T) {
+	ask, err := ParseRequest([]byte(`{"model":"m","messages":[
+		{"role":"user","content":"alpha"},{"role":"assistant","content":"ok"},
+		{"role":"user","content":[{"type":"text","text":"bravo"},{"type":"text","text":"CRITICAL: Respond with TEXT ONLY.\n\nYour task is to create a detailed summary of the conversation so far, paying close attention"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ask.Compaction() || strings.Join(ask.Prompts(), "|") != "alpha|bravo" {
+		t.Errorf("compaction request: Compaction() = %v, prompts %q", ask.Compaction(), ask.Prompts())
+	}
+	after, err := ParseRequest([]byte(`{"model":"m","messages":[
+		{"role":"user","content":"This session is being continued from a previous conversation that ran out of context.\n\nSummary:\nS"},
+		{"role":"user","content":[{"type":"text","text":"Continue from where you left off."}]},
+		{"role":"user","content":"charlie"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Compaction() || strings.Join(after.Prompts(), "|") != "charlie" {
+		t.Errorf("after compaction: Compaction() = %v, prompts %q", after.Compaction(), after.Prompts())
+	}
+	if r := SummaryReply("S"); !strings.Contains(r.Text, "<summary>S</summary>") {
+		t.Errorf("SummaryReply = %q", r.Text)
+	}
+}

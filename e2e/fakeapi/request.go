@@ -65,10 +65,17 @@ func ParseRequest(body []byte) (*Request, error) {
 	return &r, nil
 }
 
+// compactionAsk is what Claude Code's compaction request (/compact, or its own when the context
+// fills) asks the model for, in the user message it adds after the conversation.
+const compactionAsk = "Your task is to create a detailed summary of the conversation so far"
+
 // isInjected reports whether a user text block was put there by the client, not typed.
 func isInjected(text string) bool {
 	t := strings.TrimLeft(text, " \t\r\n")
-	return t == "" || hasPrefixAny(t, "<system-reminder>", "<command-name>", "<command-message>",
+	return t == "" || strings.Contains(t, compactionAsk) || hasPrefixAny(t, "<system-reminder>",
+		// Claude Code: the summary a compaction left in place of the conversation, and the
+		// line it adds on the next run after one.
+		"This session is being continued from a previous conversation", "Continue from where you left off.", "<command-name>", "<command-message>",
 		"<local-command-", "Caveat: The messages below", "[Request interrupted",
 		// Codex: its environment, AGENTS.md, skills and hook context, summaries.
 		"<environment_context>", "# AGENTS.md instructions", "<user_instructions>", "<INSTRUCTIONS>",
@@ -114,6 +121,29 @@ func (r *Request) LastPrompt() string {
 		return ""
 	}
 	return p[len(p)-1]
+}
+
+// Compaction reports whether r is Claude Code's request for a compaction summary: its last
+// user message asks for a summary of the conversation so far. It offers the usual tools (and
+// forbids their use in words), so a script must answer it before looking at tools.
+func (r *Request) Compaction() bool {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == "user" {
+			for _, b := range m.Content {
+				if b.Type == "text" && strings.Contains(b.Text, compactionAsk) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// SummaryReply answers a compaction request ([Request.Compaction]) the way the model does: an
+// analysis, then the summary, which the client keeps in place of the conversation.
+func SummaryReply(summary string) Reply {
+	return TextReply("<analysis>The conversation so far.</analysis>\n\n<summary>" + summary + "</summary>")
 }
 
 // HasToolResult reports whether the conversation already holds the result of tool call id.

@@ -88,7 +88,9 @@ func (c *backCmd) doc() doc {
 prompt (or cuts the transcript in place), and with --both also restores the
 code to the newest checkpoint taken before that prompt. On a terminal it shows
 where it would cut and what it would write, and asks first; --dry-run only
-shows it.`,
+shows it. Prompts before a compaction count too: the agent keeps those lines,
+and a fork cut before the compaction resumes with the whole conversation, not
+the summary.`,
 		examples: []string{
 			"rewind back 1   # drop the last prompt from the chat",
 			"rewind back 2 --both --dry-run",

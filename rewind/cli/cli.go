@@ -15,6 +15,7 @@
 //	rewind pin <cp> [label] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
+//	rewind log [--graph] [--all]
 //	rewind help [CMD]
 //	rewind hook < request.json
 //
@@ -102,6 +103,7 @@ func commands() []command {
 		{name: "unpin", r: &pinCmd{unpin: true}},
 		{name: "config", r: &configCmd{}},
 		{name: "forks", r: &forksCmd{}},
+		{name: "log", r: &logCmd{}},
 		{name: "statusline", r: &statuslineCmd{}},
 		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}

@@ -198,11 +198,14 @@ func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 }
 
 // fewerPrompts explains why back cannot go that far: the conversation is
-// short, or compaction hid the older prompts.
+// short, or compaction hid the older prompts. Prompts before a compaction
+// are counted where the file still holds them (agents that compact in place
+// keep every line): it hid some only when the file holds no prompt before it.
 func fewerPrompts(ctx context.Context, t *jsonl.Transcript, n int) error {
 	turns, _ := t.Turns(ctx, 0)
-	compacted, _ := t.Compacted(ctx)
-	return &FewerPromptsError{Have: len(turns), Want: n, Compacted: compacted}
+	at, compacted, _ := t.FirstCompaction(ctx)
+	hid := compacted && (len(turns) == 0 || turns[len(turns)-1].PromptOffset > at)
+	return &FewerPromptsError{Have: len(turns), Want: n, Compacted: hid}
 }
 
 // checkpointBefore finds the newest checkpoint of this conversation whose
