@@ -183,3 +183,53 @@ func TestStepEnd(t *testing.T) {
 		t.Errorf("a.txt = %q, b.txt = %q after reverting the first prompt", got, b)
 	}
 }
+
+// What a revert puts back beyond text: permissions, symlinks, binary files
+// nothing changed since, a folder later work put a file in; and a step
+// named by its two ends.
+func TestRevertKinds(t *testing.T) {
+	s := project(t)
+	dir := s.Project
+	write(t, dir, "run.sh", "echo hi\n")
+	write(t, dir, "img.bin", "\x00old")
+	os.Symlink("a", filepath.Join(dir, "link"))
+	from := save(t, s, SaveOptions{Description: "before"})
+	os.Chmod(filepath.Join(dir, "run.sh"), 0o755)
+	write(t, dir, "img.bin", "\x00new")
+	os.Remove(filepath.Join(dir, "link"))
+	os.Symlink("b", filepath.Join(dir, "link"))
+	write(t, dir, "made/by-step.txt", "step\n")
+	mid := save(t, s, SaveOptions{Description: "middle"})
+	write(t, dir, "made/later.txt", "later\n")
+	end := save(t, s, SaveOptions{Description: "after"})
+	write(t, dir, "after-end.txt", "kept\n")
+
+	res, err := s.RevertStep(ctx, from, RevertStepOptions{To: mid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(res.Revert); got != "img.bin:revert link:revert made:kept made/by-step.txt:revert run.sh:revert" {
+		t.Errorf("plan: %s", got)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("run.sh mode: %v %v", fi.Mode(), err)
+	}
+	if got := read(t, filepath.Join(dir, "img.bin")); got != "\x00old" {
+		t.Errorf("img.bin = %q", got)
+	}
+	if l, _ := os.Readlink(filepath.Join(dir, "link")); l != "a" {
+		t.Errorf("link -> %q, want a", l)
+	}
+	if got := read(t, filepath.Join(dir, "made/later.txt")); got != "later\n" {
+		t.Errorf("made/later.txt = %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "made/by-step.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("made/by-step.txt is still there")
+	}
+	if read(t, filepath.Join(dir, "after-end.txt")) != "kept\n" {
+		t.Error("a file made after the step's end was touched")
+	}
+	if _, err := s.RevertStep(ctx, end, RevertStepOptions{To: from}); err == nil {
+		t.Error("a step that runs backwards in time was taken")
+	}
+}
