@@ -104,6 +104,9 @@ func writeRevert(w io.Writer, r *store.RestoreResult) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	if !r.DryRun && r.Code == nil && r.Backup == "" && p.Conflicts == 0 {
+		fmt.Fprintln(w, "Nothing to change: the tree has none of the step's changes left.")
+	}
 }
 
 // stepWord says what a path the revert puts back had gone through.

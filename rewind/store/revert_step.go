@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,8 +194,8 @@ func (s *Store) RevertStep(ctx context.Context, cp *Checkpoint, o RevertStepOpti
 	if p.Conflicts > 0 && !o.Markers {
 		return res, p.conflictError(cp.ID)
 	}
-	if o.DryRun {
-		return res, nil
+	if o.DryRun || !p.writes() {
+		return res, nil // a step already taken back takes no backup
 	}
 	var cleanup func()
 	defer func() {
@@ -388,6 +390,9 @@ type revertPlan struct {
 	index   map[string]int    // Paths by path
 }
 
+// writes reports whether the plan changes the tree.
+func (p *revertPlan) writes() bool { return len(p.result) > 0 || len(p.content) > 0 }
+
 func (p *revertPlan) conflictError(cp string) error {
 	e := &ConflictError{Checkpoint: cp, Markers: p.Markers}
 	for _, rp := range p.Paths {
@@ -452,6 +457,10 @@ func planRevert(before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, m
 		default:
 			rp.Action, rp.Reason = ActionConflict, conflictReason(t, b, o)
 		}
+		if r, ok := p.result[c.Path]; ok && rp.Action == ActionMerge && r != nil && sameEntry(r, o) && !slices.Contains(toMerge, len(p.Paths)) {
+			rp.Action = ActionAlready // the merge is the tree as it is
+			delete(p.result, c.Path)
+		}
 		p.Paths = append(p.Paths, rp)
 	}
 	if err := p.mergeText(toMerge, theirs, now, cp); err != nil {
@@ -509,6 +518,11 @@ func (p *revertPlan) mergeText(idx []int, theirs state, now stateOf, cp *Checkpo
 				continue
 			}
 			rp.Action = ActionMarkers
+		}
+		if o := now.ours.entry(rp.Path); rp.Action == ActionMerge && o != nil && bytes.Equal(r.Text, ob) && p.result[rp.Path].Mode == o.Mode {
+			rp.Action = ActionAlready // the merge is the tree as it is
+			delete(p.result, rp.Path)
+			continue
 		}
 		p.content[rp.Path] = r.Text
 	}
