@@ -8,6 +8,7 @@
 //	rewind diff <cp> [<cp2>] [--stat]
 //	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
 //	rewind undo [--dry-run] [--yes]
+//	rewind revert <cp> [<cp2>] [--conflicts=refuse|markers] [--dry-run] [--yes]
 //	rewind undo-restore | redo [--dry-run] [--yes]
 //	rewind back <n> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
@@ -23,7 +24,7 @@
 // 'rewind list' (@0 is the newest; restore backups are not counted). Every
 // command takes --json and -C DIR. Exit status: 0 ok, 1 failure, 2 usage,
 // 10 no store, 11 the store's lock held too long, 12 back past the prompts
-// in view, 130 interrupted; under --json a failure is one JSON object on
+// in view, 13 a revert that conflicts, 130 interrupted; under --json a failure is one JSON object on
 // stderr. Each command's flags, Exec and help sit in <command>.go.
 package cli
 
@@ -93,6 +94,7 @@ func commands() []command {
 		{name: "diff", r: &diffCmd{}},
 		{name: "restore", r: &restoreCmd{}},
 		{name: "undo", r: &undoCmd{}},
+		{name: "revert", r: &revertCmd{}},
 		{name: "undo-restore", r: &undoRestoreCmd{}},
 		{name: "redo", r: &undoRestoreCmd{redo: true}},
 		{name: "back", r: &backCmd{}},

@@ -15,9 +15,10 @@ import (
 // Exit statuses of rewind's own that scripts may branch on (rewind(1), EXIT STATUS); 0, 1, 2
 // and 130 are cmdline's.
 const (
-	exitNoStore = 10
-	exitBusy    = 11
-	exitFewer   = 12
+	exitNoStore  = 10
+	exitBusy     = 11
+	exitFewer    = 12
+	exitConflict = 13
 )
 
 // exitCode gives rewind's own exit statuses for the store's errors.
@@ -29,6 +30,8 @@ func exitCode(err error) int {
 		return exitBusy
 	case errors.Is(err, jsonl.ErrFewerPrompts):
 		return exitFewer
+	case errors.As(err, new(*store.ConflictError)):
+		return exitConflict
 	}
 	return 0
 }
@@ -46,10 +49,15 @@ func hintOf(err error) string {
 		redo    *store.RedoError
 		forkBk  *store.ForkBackError
 		fewer   *store.FewerPromptsError
+		clash   *store.ConflictError
 	)
 	switch {
 	case errors.As(err, &cut):
 		return cutHint(cut)
+	case errors.As(err, &clash) && clash.Markers:
+		return "resolve the markers by hand; 'rewind undo-restore' takes the revert back"
+	case errors.As(err, &clash):
+		return "resolve them by hand, or write git-style markers into the conflicting text files: rewind revert " + clash.Checkpoint + " --conflicts=markers"
 	case errors.As(err, &ie):
 		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
 	case errors.As(err, &le):

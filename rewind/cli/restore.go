@@ -142,9 +142,16 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	if r.Reverts != "" {
 		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), r.RevertsWhat)
 	}
+	if r.Revert != nil {
+		writeRevert(w, r)
+	}
 	if r.Code != nil {
-		fmt.Fprintf(w, "%s the tree to %s: %d written, %d deleted, %d mode changes, %d unchanged\n",
-			would("Restored", "Would restore"), r.Checkpoint, r.Code.Written, r.Code.Deleted, r.Code.ModeChanged, r.Code.Unchanged)
+		what := "the tree to " + r.Checkpoint
+		if r.Kind == store.KindRevert {
+			what = "the tree"
+		}
+		fmt.Fprintf(w, "%s %s: %d written, %d deleted, %d mode changes, %d unchanged\n",
+			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, r.Code.ModeChanged, r.Code.Unchanged)
 		paths := func(verb string, ps []string) {
 			for i, p := range ps {
 				if !r.DryRun && i == listCap {

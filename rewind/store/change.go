@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"rewind.dev/snap"
 )
 
-// Restore, undo, back, undo-restore and redo change the project in one
+// Restore, undo, back, undo-restore, redo and revert change the project in one
 // crash-safe sequence, written here once:
 //
 //  1. a backup checkpoint of the tree and transcript as they are, checked to
@@ -25,6 +27,9 @@ type change struct {
 	backup SaveOptions  // how the backup checkpoint is taken
 	entry  HistoryEntry // recorded before anything changes; ID, At and BackupCheckpoint are filled in
 	tree   *Checkpoint  // the tree is restored from it (nil: the tree is left alone)
+	// treeFrom, when set instead of tree, changes the tree once the backup
+	// is taken, from what the backup holds (a revert merges into it).
+	treeFrom func(backup *Checkpoint) (*snap.RestoreResult, error)
 	// conversation does the rest, recording what it did in the entry; nil
 	// for none.
 	conversation func(e *HistoryEntry) error
@@ -45,14 +50,21 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 	if err := s.appendHistory(e); err != nil {
 		return err
 	}
-	if c.tree != nil {
-		r, err := s.restoreTree(ctx, c.tree, false)
+	if c.tree != nil || c.treeFrom != nil {
+		var r *snap.RestoreResult
+		from := e.Checkpoint
+		if c.treeFrom != nil {
+			r, err = c.treeFrom(backup)
+		} else {
+			r, err = s.restoreTree(ctx, c.tree, false)
+			from = c.tree.ID
+		}
 		res.Code = r
 		if err != nil {
 			if e.Kind == KindUndoRestore || e.Kind == KindRedo {
-				return fmt.Errorf("restore the tree from %s: %w", c.tree.ID, err)
+				return fmt.Errorf("restore the tree from %s: %w", from, err)
 			}
-			return &CodeError{Checkpoint: c.tree.ID, Backup: backup.ID, Err: err}
+			return &CodeError{Checkpoint: from, Backup: backup.ID, Err: err}
 		}
 	}
 	if c.conversation != nil {

@@ -22,6 +22,7 @@ const (
 	KindBack        RestoreKind = "back"         // rewind back
 	KindUndoRestore RestoreKind = "undo-restore" // reverted the newest entry not undone
 	KindRedo        RestoreKind = "redo"         // reverted the newest undo-restore not redone
+	KindRevert      RestoreKind = "revert"       // rewind revert: one step's changes taken back
 )
 
 // ContextMode is how a restore brings the conversation back.
@@ -141,6 +142,8 @@ func (e *HistoryEntry) What(h *History) string {
 			}
 		}
 		return "redo"
+	case KindRevert:
+		return "revert of " + e.Checkpoint
 	case KindBack:
 		if e.Code {
 			return "back, code to " + e.Checkpoint

@@ -40,8 +40,10 @@ type RestoreResult struct {
 	Moved []Move `json:"moved,omitempty"`
 	// Transcript is a transcript an undo-restore or redo gave its earlier
 	// bytes back.
-	Transcript *Swap    `json:"transcript,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	Transcript *Swap `json:"transcript,omitempty"`
+	// Revert is what a revert takes back, path by path.
+	Revert   *RevertPlan `json:"revert,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 }
 
 // Cut is where a dry run would cut a conversation, and what it would write.
