@@ -3,6 +3,7 @@ module rewind.dev/snap
 go 1.25.0
 
 require (
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/klauspost/compress v1.20.3
 	github.com/klauspost/pgzip v1.3.0
 	github.com/peterbourgon/ff/v3 v3.4.0
