@@ -40,7 +40,7 @@ type RestoreResult struct {
 	Deleted     int      `json:"deleted"`
 	Unchanged   int      `json:"unchanged"`
 	ModeChanged int      `json:"mode_changed"`
-	Renamed     int      `json:"renamed"`
+	Renamed     int      `json:"renamed,omitempty"` // on a file system that folds names (see Folding)
 	WrittenList []string `json:"written_paths,omitempty"`
 	DeletedList []string `json:"deleted_paths,omitempty"`
 	RenamedList []Rename `json:"renamed_paths,omitempty"` // on a file system that folds names (see Folding)
