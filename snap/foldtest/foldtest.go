@@ -38,6 +38,12 @@ func Key(name string) string {
 // Mount mounts a folding view of dir at mnt (an empty folder) and returns
 // the function that unmounts it. The error says why it could not be
 // mounted (no /dev/fuse, no right to mount): callers skip on it.
+//
+// The mount is served by the calling process. A child it starts must not
+// have its working folder on the mount (exec.Cmd.Dir, a testscript's cd):
+// between fork and exec the child changes into it and waits for an answer
+// that the suspended parent may never give. Name the paths instead (or
+// rewind -C).
 func Mount(dir, mnt string) (unmount func() error, err error) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return nil, fmt.Errorf("no FUSE: %w", err)
