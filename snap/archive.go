@@ -41,10 +41,10 @@ func (e *ArchiveError) Error() string {
 // could not have come from a tree: unsafe names, duplicates, conflicts,
 // unsupported types, and sizes past the limits.
 type archiveScanner struct {
-	name     string
-	limits   Limits
-	foldCase bool   // the target file system ignores case: names that differ only in case collide
-	kind     string // the archive's mark: "full", "layer", or "" (none; see archiveKind)
+	name   string
+	limits Limits
+	fold   Folding // how the target file system compares names: names it takes for one collide
+	kind   string  // the archive's mark: "full", "layer", or "" (none; see archiveKind)
 
 	f      *os.File
 	zr     io.Reader // the inflated stream: a *pgzip.Reader, or a *memberStream
@@ -59,7 +59,7 @@ type archiveScanner struct {
 	n      int
 }
 
-func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, error) {
+func openArchive(name string, limits Limits, fold Folding) (*archiveScanner, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", name, err)
@@ -74,7 +74,7 @@ func openArchive(name string, limits Limits, foldCase bool) (*archiveScanner, er
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
-	return newScanner(name, limits, foldCase, archiveKind(zr.Header.Extra), f, zr, fi.Size()), nil
+	return newScanner(name, limits, fold, archiveKind(zr.Header.Extra), f, zr, fi.Size()), nil
 }
 
 // openArchiveMembers opens an archive to be read member by member (on one
@@ -96,16 +96,16 @@ func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
-	return newScanner(name, limits, false, archiveKind(ms.zr.Header.Extra), f, ms, fi.Size()), nil
+	return newScanner(name, limits, Folding{}, archiveKind(ms.zr.Header.Extra), f, ms, fi.Size()), nil
 }
 
-func newScanner(name string, limits Limits, foldCase bool, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
+func newScanner(name string, limits Limits, fold Folding, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
 	cr := &countingReader{r: zr}
 	s := &archiveScanner{
-		name: name, limits: limits, foldCase: foldCase, kind: kind, f: f, zr: zr, tr: tar.NewReader(cr), cr: cr, csize: csize,
+		name: name, limits: limits, fold: fold, kind: kind, f: f, zr: zr, tr: tar.NewReader(cr), cr: cr, csize: csize,
 		seen: map[string]Kind{}, dirs: map[string]bool{},
 	}
-	if foldCase {
+	if fold.Folds() {
 		s.folded = map[string]string{}
 	}
 	return s
@@ -325,7 +325,8 @@ func (s *archiveScanner) checkLinkTarget(raw, target string) error {
 }
 
 // record refuses duplicates and file/folder conflicts (and, on a file system
-// that ignores case, names that differ only in case).
+// that folds names, two spellings of one name: the second would overwrite
+// the first).
 func (s *archiveScanner) record(raw string, e *Entry) error {
 	s.n++
 	if s.n > s.limits.MaxEntries {
@@ -347,11 +348,11 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 		s.dirs[p] = true
 	}
 	if s.folded != nil {
-		low := strings.ToLower(e.Path)
-		if other, ok := s.folded[low]; ok {
-			return s.refuse(raw, "collides with %q on this case-insensitive file system", other)
+		key := s.fold.Key(e.Path)
+		if other, ok := s.folded[key]; ok {
+			return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
 		}
-		s.folded[low] = e.Path
+		s.folded[key] = e.Path
 	}
 	s.seen[e.Path] = e.Kind
 	return nil

@@ -2,18 +2,31 @@ package snap
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"sort"
 )
 
 // DiffManifest lists the changes between the snapshot that m describes and
 // the tree at root, without opening an archive: files whose metadata is
 // unchanged (and was not racy at scan time) are taken as unchanged, the
-// others are hashed.
+// others are hashed. On a file system that folds names (see Folding), a
+// path the snapshot spells otherwise than the tree is one path: renamed
+// when only the case of its name differs, and never deleted and added.
 func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOptions) ([]Change, error) {
 	tree, err := Walk(ctx, root, opts)
 	if err != nil {
 		return nil, err
 	}
+	fold := ProbeFolding(root)
+	same := sameSpelt(func(name string) (os.FileInfo, error) { return os.Lstat(filepath.Join(root, name)) })
+	return diffTree(ctx, root, tree, m, fold, same)
+}
+
+// diffTree compares the tree walked at root with the snapshot m. On a file
+// system that folds names, fold and same (see spellings) pair the paths
+// that the merge of the two lists leaves on one side only.
+func diffTree(ctx context.Context, root string, tree *Tree, m *Manifest, fold Folding, same func(treePath, snapPath string) bool) ([]Change, error) {
 	var out []Change
 	add := func(op Op, e *Entry) {
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
@@ -23,6 +36,7 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 	for _, u := range append(tree.Unreadable, m.Header.Unreadable...) {
 		state[u] = true // what could not be read, then or now, is not compared
 	}
+	var added, deleted []*Entry // left on one side by the merge
 	i, j := 0, 0
 	for i < len(cur) || j < len(old) {
 		if err := ctx.Err(); err != nil {
@@ -40,41 +54,109 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 		switch {
 		case c < 0:
 			if !underAny(cur[i].Path, state) {
-				add(OpAdded, &cur[i])
+				added = append(added, &cur[i])
 			}
 			i++
 		case c > 0:
 			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
-				add(OpDeleted, &old[j])
+				deleted = append(deleted, &old[j])
 			}
 			j++
 		default:
 			e, o := &cur[i], &old[j]
 			i, j = i+1, j+1
-			switch {
-			case e.Kind != o.Kind || e.Link != o.Link:
-				add(OpModified, e)
-			case e.Kind == KindFile && !(e.sameStat(o) && !m.racy(o)):
-				if e.Size != o.Size {
-					add(OpModified, e)
-					continue
-				}
-				h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
-				if err != nil && (unreadableErr(err) || changed(err)) {
-					continue // unreadable, or changing under the diff: not compared
-				}
-				if err != nil {
-					return nil, err
-				}
-				if h != o.Hash {
-					add(OpModified, e)
-				} else if e.Mode != o.Mode {
-					add(OpMode, e)
-				}
-			case e.Mode != o.Mode:
-				add(OpMode, e)
+			op, err := compareEntry(ctx, root, m, e, o)
+			if err != nil {
+				return nil, err
+			}
+			if op != "" {
+				add(op, e)
 			}
 		}
 	}
+	if len(added) == 0 && len(deleted) == 0 {
+		return out, nil
+	}
+	pairs := pairSpellings(added, deleted, fold, same)
+	for _, e := range added {
+		if pairs.tree[e] == nil {
+			add(OpAdded, e)
+		}
+	}
+	for _, o := range deleted {
+		e := pairs.snap[o]
+		if e == nil {
+			add(OpDeleted, o)
+			continue
+		}
+		op, err := compareEntry(ctx, root, m, e, o)
+		if err != nil {
+			return nil, err
+		}
+		if op == "" && respelled(e.Path, o.Path) {
+			op = OpRenamed
+		}
+		if op != "" {
+			out = append(out, Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
 	return out, nil
+}
+
+// compareEntry compares the tree's entry e with the snapshot's o, which
+// name the same path: "" when they are the same.
+func compareEntry(ctx context.Context, root string, m *Manifest, e, o *Entry) (Op, error) {
+	switch {
+	case e.Kind != o.Kind || e.Link != o.Link:
+		return OpModified, nil
+	case e.Kind == KindFile && !(e.sameStat(o) && !m.racy(o)):
+		if e.Size != o.Size {
+			return OpModified, nil
+		}
+		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
+		if err != nil && (unreadableErr(err) || changed(err)) {
+			return "", nil // unreadable, or changing under the diff: not compared
+		}
+		if err != nil {
+			return "", err
+		}
+		if h != o.Hash {
+			return OpModified, nil
+		}
+		if e.Mode != o.Mode {
+			return OpMode, nil
+		}
+	case e.Mode != o.Mode:
+		return OpMode, nil
+	}
+	return "", nil
+}
+
+// spelt pairs entries of a tree (or a later snapshot) with a snapshot's
+// that name the same path spelt otherwise; both maps nil when none do.
+type spelt struct {
+	snap map[*Entry]*Entry // the snapshot's entry -> the tree's
+	tree map[*Entry]*Entry // the tree's entry -> the snapshot's
+}
+
+// pairSpellings pairs the tree's entries the snapshot lacks with the
+// snapshot's entries the tree lacks that name one file on a file system
+// that folds names (fold and same as for spellings).
+func pairSpellings(tree, snap []*Entry, fold Folding, same func(treePath, snapPath string) bool) spelt {
+	var p spelt
+	if !fold.Folds() || len(tree) == 0 || len(snap) == 0 {
+		return p
+	}
+	s := newSpellings(fold, same)
+	s.tree = tree
+	for _, o := range snap {
+		if e := s.find(o.Path); e != nil {
+			if p.snap == nil {
+				p.snap, p.tree = map[*Entry]*Entry{}, map[*Entry]*Entry{}
+			}
+			p.snap[o], p.tree[e] = e, o
+		}
+	}
+	return p
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // List calls fn for every entry of the archive, in archive order, after the
@@ -25,7 +26,7 @@ func List(archive string, fn func(e *Entry) error) error {
 // calls fn for every entry in archive order; content is nil but for files,
 // and readable only until fn returns.
 func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reader) error) error {
-	as, err := openArchive(archive, limits, false)
+	as, err := openArchive(archive, limits, Folding{})
 	if err != nil {
 		return err
 	}
@@ -156,9 +157,14 @@ func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path stri
 	return nil
 }
 
-// DiffManifests lists the changes from snapshot old to snapshot cur.
-func DiffManifests(old, cur *Manifest) []Change {
+// DiffManifests lists the changes from snapshot old to snapshot cur. With
+// fold, the way the file system the snapshots were taken on compares names
+// (see ProbeFolding), a path the two spell otherwise is one path (renamed
+// when only the case of its name differs), not one deleted and one added;
+// the zero Folding compares names byte for byte.
+func DiffManifests(old, cur *Manifest, fold Folding) []Change {
 	var out []Change
+	var added, deleted []*Entry
 	i, j := 0, 0
 	for i < len(cur.Entries) || j < len(old.Entries) {
 		var c int
@@ -172,21 +178,53 @@ func DiffManifests(old, cur *Manifest) []Change {
 		}
 		switch {
 		case c < 0:
-			out = append(out, Change{Type: "change", Op: OpAdded, Path: cur.Entries[i].Path, Kind: cur.Entries[i].Kind.String()})
+			added = append(added, &cur.Entries[i])
 			i++
 		case c > 0:
-			out = append(out, Change{Type: "change", Op: OpDeleted, Path: old.Entries[j].Path, Kind: old.Entries[j].Kind.String()})
+			deleted = append(deleted, &old.Entries[j])
 			j++
 		default:
 			e, o := &cur.Entries[i], &old.Entries[j]
 			i, j = i+1, j+1
-			switch {
-			case e.Kind != o.Kind || e.Hash != o.Hash || e.Link != o.Link:
-				out = append(out, Change{Type: "change", Op: OpModified, Path: e.Path, Kind: e.Kind.String()})
-			case e.Mode != o.Mode:
-				out = append(out, Change{Type: "change", Op: OpMode, Path: e.Path, Kind: e.Kind.String()})
+			if op := compareSnapshots(e, o); op != "" {
+				out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 			}
 		}
 	}
+	// Two snapshots of one tree on such a file system cannot hold two
+	// spellings of one name at once: a key match is the same path.
+	pairs := pairSpellings(added, deleted, fold, func(string, string) bool { return true })
+	for _, e := range added {
+		if pairs.tree[e] == nil {
+			out = append(out, Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
+		}
+	}
+	for _, o := range deleted {
+		e := pairs.snap[o]
+		if e == nil {
+			out = append(out, Change{Type: "change", Op: OpDeleted, Path: o.Path, Kind: o.Kind.String()})
+			continue
+		}
+		op := compareSnapshots(e, o)
+		if op == "" && respelled(e.Path, o.Path) {
+			op = OpRenamed
+		}
+		if op != "" {
+			out = append(out, Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
 	return out
+}
+
+// compareSnapshots compares two snapshots' entries for one path: "" when
+// they are the same.
+func compareSnapshots(e, o *Entry) Op {
+	switch {
+	case e.Kind != o.Kind || e.Hash != o.Hash || e.Link != o.Link:
+		return OpModified
+	case e.Mode != o.Mode:
+		return OpMode
+	}
+	return ""
 }

@@ -40,8 +40,10 @@ type RestoreResult struct {
 	Deleted     int      `json:"deleted"`
 	Unchanged   int      `json:"unchanged"`
 	ModeChanged int      `json:"mode_changed"`
+	Renamed     int      `json:"renamed,omitempty"` // on a file system that folds names (see Folding)
 	WrittenList []string `json:"written_paths,omitempty"`
 	DeletedList []string `json:"deleted_paths,omitempty"`
+	RenamedList []Rename `json:"renamed_paths,omitempty"` // on a file system that folds names (see Folding)
 	ModeList    []string `json:"mode_paths,omitempty"`
 	Kept        []string `json:"kept_folders,omitempty"`     // folders not in the snapshot kept because they hold ignored files
 	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
@@ -49,13 +51,25 @@ type RestoreResult struct {
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
 }
 
+// Rename is a tree's entry a restore gives the snapshot's spelling of its
+// name, on a file system that takes both spellings for one name (see
+// Folding): the same file, renamed in place, never deleted.
+type Rename struct {
+	From string `json:"from"` // the tree's spelling
+	To   string `json:"to"`   // the snapshot's
+}
+
 // Change is one difference between a snapshot and a tree, seen from the
 // snapshot.
 type Change struct {
 	Type string `json:"type"`
 	Op   Op     `json:"op"`
-	Path string `json:"path"`
+	Path string `json:"path"` // the snapshot's spelling (the tree's for an added path)
 	Kind string `json:"kind"`
+	// On a file system that folds names (see Folding), the tree's (or the
+	// later snapshot's) spelling of Path where it differs beyond Unicode
+	// normalisation: in case, here or in a folder above.
+	TreePath string `json:"tree_path,omitempty"`
 }
 
 // Op is what changed about a path.
@@ -66,6 +80,7 @@ const (
 	OpDeleted  Op = "deleted"  // in the snapshot only
 	OpModified Op = "modified" // its content (or kind, or link target) differs
 	OpMode     Op = "mode"     // only its permissions differ
+	OpRenamed  Op = "renamed"  // only the case of its name differs, on a file system that takes both for one name
 )
 
 // Restore makes the scope of the tree at root equal to the snapshot in
@@ -123,6 +138,7 @@ const (
 	opWrite opKind = iota
 	opMkdir
 	opChmod
+	opRename // the tree's entry, spelt otherwise (from), takes the snapshot's spelling
 )
 
 type restoreOp struct {
@@ -130,6 +146,7 @@ type restoreOp struct {
 	entry   Entry
 	staged  string // name inside the staging folder
 	existed bool   // something in scope was at the path (of this kind or another)
+	from    string // the tree's spelling of the path, where it differs beyond normalisation (see Folding)
 }
 
 type restorePlan struct {
@@ -144,7 +161,17 @@ type restorePlan struct {
 	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
 	keptIn    []string
 	current   []Entry
-	cur       map[string]*Entry
+	cur       map[string]*Entry // the tree's entries by path, and by the snapshot's spelling of it (see lookup)
+
+	// On a file system that folds names (Folding), the snapshot may spell
+	// a tree's path otherwise: spell finds the tree's entry, alias maps its
+	// path to the snapshot's, and the keyed sets hold the fold keys of alone
+	// and inputs. All nil elsewhere.
+	fold      Folding
+	spell     *spellings
+	alias     map[string]string
+	aloneKeys map[string]bool
+	inputKeys map[string]bool
 	special   map[string]bool
 	ops       []restoreOp
 	deletes   []Entry  // in the tree, not in the snapshot (or of another kind)
@@ -185,6 +212,10 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 	}()
 	p.progress = progressFrom(ctx)
+	p.fold = ProbeFolding(root)
+	if p.fold.Folds() {
+		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
+	}
 	type walked struct {
 		t   *Tree
 		err error
@@ -196,7 +227,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}()
 	var as *archiveScanner
 	if m == nil {
-		if as, err = openArchive(archive, limits, caseInsensitive(root)); err != nil {
+		if as, err = openArchive(archive, limits, p.fold); err != nil {
 			<-wc
 			return nil, err
 		}
@@ -206,50 +237,69 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if w.err != nil {
 		return nil, w.err
 	}
-	p.current = w.t.Entries
+	if err := p.compare(ctx, w.t, as, m, limits, opts, stage); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// compare plans the restore of the snapshot (the archive as, or the
+// manifest m) over the tree t that was walked at the root.
+func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, m *Manifest, limits Limits, opts RestoreOptions, stage bool) (err error) {
+	p.current = t.Entries
 	p.cur = make(map[string]*Entry, len(p.current))
 	for i := range p.current {
 		p.cur[p.current[i].Path] = &p.current[i]
 	}
+	if p.spell != nil {
+		p.alias = map[string]string{}
+		p.aloneKeys, p.inputKeys = map[string]bool{}, map[string]bool{}
+		for i := range p.current {
+			p.spell.tree = append(p.spell.tree, &p.current[i])
+		}
+		for in := range p.inputs {
+			p.inputKeys[p.fold.Key(in)] = true
+		}
+	}
 	p.special = map[string]bool{}
-	for _, s := range w.t.Special {
+	for _, s := range t.Special {
 		p.special[s] = true
 	}
 	p.alone = map[string]bool{}
-	for _, u := range w.t.Unreadable {
-		p.alone[u] = true
+	for _, u := range t.Unreadable {
+		p.leave(u)
 	}
 	if m != nil {
 		for _, u := range m.Header.Unreadable {
-			p.alone[u] = true
+			p.leave(u)
 		}
 	}
 	if stage {
 		if err := p.openStage(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var recorded *Rules
 	if m != nil {
 		recorded = m.Header.Rules
 	}
-	rules := newSnapshotRules(root, opts.Walk, recorded)
+	rules := newSnapshotRules(p.root, opts.Walk, recorded)
 	if m != nil {
 		err = p.fromManifest(ctx, m, limits, stage, rules)
 	} else {
 		err = p.fromArchive(ctx, as, stage, rules)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range p.current {
 		c := &p.current[i]
-		k, ok := p.snapshot[c.Path]
+		k, ok := p.snapshot[p.snapName(c.Path)]
 		switch {
-		case underAny(c.Path, p.alone):
+		case p.isAlone(c.Path):
 			// Unreadable now or when the snapshot was taken: its content is
 			// known to no backup, so it is never deleted.
-		case p.inputs[c.Path]:
+		case p.isInput(c.Path):
 			if !ok { // else reported when the snapshot's entry was skipped
 				p.keptIn = append(p.keptIn, c.Path)
 			}
@@ -260,12 +310,55 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			// a restore never deletes those.
 			p.spared = append(p.spared, c.Path)
 		case c.Kind == KindFile && p.unreadable(c.Path):
-			p.alone[c.Path] = true // no backup can hold it: never deleted
+			p.leave(c.Path) // no backup can hold it: never deleted
 		default:
 			p.deletes = append(p.deletes, *c)
 		}
 	}
-	return p, nil
+	return nil
+}
+
+// lookup returns the tree's entry at the snapshot's path name: spelt as the
+// snapshot spells it or, on a file system that folds names, otherwise
+// (then cur holds it under name too, and alias maps its path to name).
+func (p *restorePlan) lookup(name string) *Entry {
+	if c := p.cur[name]; c != nil || p.spell == nil {
+		return c
+	}
+	c := p.spell.find(name)
+	if c != nil {
+		p.cur[name] = c
+		p.alias[c.Path] = name
+	}
+	return c
+}
+
+// snapName is the snapshot's spelling of the tree's path name.
+func (p *restorePlan) snapName(name string) string {
+	if s, ok := p.alias[name]; ok {
+		return s
+	}
+	return name
+}
+
+// leave marks name (a tree's or a snapshot's path) to be left alone.
+func (p *restorePlan) leave(name string) {
+	p.alone[name] = true
+	if p.aloneKeys != nil {
+		p.aloneKeys[p.fold.Key(name)] = true
+	}
+}
+
+// isAlone reports whether name, or a folder above it, is left alone, under
+// whichever spelling it was marked.
+func (p *restorePlan) isAlone(name string) bool {
+	return underAny(name, p.alone) || p.aloneKeys != nil && underAny(p.fold.Key(name), p.aloneKeys)
+}
+
+// isInput reports whether name is one of the snapshot's own files, under
+// whichever spelling the command line gave it.
+func (p *restorePlan) isInput(name string) bool {
+	return p.inputs[name] || p.inputKeys != nil && p.inputKeys[p.fold.Key(name)]
 }
 
 // unreadable reports whether the tree's file name cannot be read (its
@@ -282,7 +375,9 @@ func (p *restorePlan) unreadable(name string) bool {
 
 // enter records a snapshot entry (and the folders it implies) and checks
 // that nothing out of scope stands in its way. It returns the tree's entry
-// at the same path, if any.
+// at the same path, if any: on a file system that folds names, perhaps
+// spelt otherwise (its Path is the tree's spelling, and what the tree is
+// read by).
 func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 	if first, _, _ := strings.Cut(e.Path, "/"); p.stage != "" && first == p.stage {
 		return nil, fmt.Errorf("cannot restore %s: it is the name this restore picked for its staging folder; run the restore again", e.Path)
@@ -293,18 +388,42 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 	// Folders an archive implies without listing them are part of it.
 	for _, d := range missingParents(e.Path, p.snapshot) {
 		p.snapshot[d] = KindDir
-		if c := p.cur[d]; c == nil && !p.ignoredDir(d) {
-			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: Entry{Path: d, Kind: KindDir, Mode: 0o755}})
+		implied := Entry{Path: d, Kind: KindDir, Mode: 0o755}
+		if c := p.lookup(d); c == nil && !p.ignoredDir(d) {
+			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
+		} else {
+			p.respell(&implied, c)
 		}
 	}
 	p.snapshot[e.Path] = e.Kind
-	c := p.cur[e.Path]
+	c := p.lookup(e.Path)
 	if c != nil && c.Kind != e.Kind && c.Kind == KindDir {
-		if err := p.checkReplaceable(e.Path, p.cur); err != nil {
+		if err := p.checkReplaceable(c.Path, p.cur); err != nil {
 			return nil, err
 		}
 	}
+	p.respell(e, c)
 	return c, nil
+}
+
+// respell plans the rename of the tree's entry c, of e's kind, to e's
+// spelling, when the two are spelt otherwise beyond normalisation: a
+// restore brings back the snapshot's names, and keeps the file (its
+// content, when the same, is not written again). An entry of another kind
+// is deleted and written instead.
+func (p *restorePlan) respell(e, c *Entry) {
+	if c != nil && c.Kind == e.Kind && c.Path != e.Path && respelled(c.Path, e.Path) {
+		p.ops = append(p.ops, restoreOp{kind: opRename, entry: *e, from: c.Path, existed: true})
+	}
+}
+
+// treeName is the tree's spelling of the snapshot's path name, where it
+// differs beyond normalisation; "" elsewhere.
+func treeName(c *Entry, name string) string {
+	if c == nil || sameLook(c.Path, name) {
+		return ""
+	}
+	return c.Path
 }
 
 // enterDirOrLink plans a folder or symlink entry.
@@ -318,9 +437,9 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 			if err := p.checkNotInTheWay(e.Path, c); err != nil {
 				return err
 			}
-			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil})
+			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil, from: treeName(c, e.Path)})
 		case c.Mode != e.Mode:
-			p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+			p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e, from: treeName(c, e.Path)})
 		default:
 			p.unchanged++
 		}
@@ -332,7 +451,7 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 		if err := p.checkNotInTheWay(e.Path, c); err != nil {
 			return err
 		}
-		op := restoreOp{kind: opWrite, entry: *e, existed: c != nil}
+		op := restoreOp{kind: opWrite, entry: *e, existed: c != nil, from: treeName(c, e.Path)}
 		if stage {
 			op.staged = p.nextStaged()
 			if err := p.r.Symlink(e.Link, p.stage+"/"+op.staged); err != nil {
@@ -374,11 +493,11 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
 		}
-		if p.inputs[e.Path] {
+		if p.isInput(e.Path) {
 			p.keepInput(e.Path)
 			continue
 		}
-		if underAny(e.Path, p.alone) {
+		if p.isAlone(e.Path) {
 			continue // unreadable: left as it is
 		}
 		c, err := p.enter(e)
@@ -413,9 +532,9 @@ func (p *restorePlan) addFile(e, c *Entry, same bool, staged string) {
 	case same && c.Mode == e.Mode:
 		p.unchanged++
 	case same:
-		p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e})
+		p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e, from: treeName(c, e.Path)})
 	default:
-		p.ops = append(p.ops, restoreOp{kind: opWrite, entry: *e, staged: staged, existed: c != nil})
+		p.ops = append(p.ops, restoreOp{kind: opWrite, entry: *e, staged: staged, existed: c != nil, from: treeName(c, e.Path)})
 	}
 }
 
@@ -429,9 +548,9 @@ const fetchAllAt = 64
 // holding them. The manifest's entries pass the same checks as an
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
-	chk := &archiveScanner{name: m.File, limits: limits, foldCase: caseInsensitive(p.root),
+	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold,
 		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4), csize: 1 << 62}
-	if chk.foldCase {
+	if chk.fold.Folds() {
 		chk.folded = map[string]string{}
 	}
 	type need struct {
@@ -452,11 +571,11 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
 		}
-		if p.inputs[e.Path] {
+		if p.isInput(e.Path) {
 			p.keepInput(e.Path)
 			continue
 		}
-		if underAny(e.Path, p.alone) {
+		if p.isAlone(e.Path) {
 			continue // unreadable: left as it is
 		}
 		c, err := p.enter(e)
@@ -477,9 +596,9 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			if c.sameStat(e) && !m.racy(e) {
 				same = true
 			} else {
-				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(e.Path)))
+				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(c.Path)))
 				if err != nil && unreadableErr(err) {
-					p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+					p.leave(e.Path) // it cannot be backed up, so it is not replaced
 					continue
 				}
 				if err != nil && !changed(err) {
@@ -489,7 +608,7 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			}
 		}
 		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 && same {
-			if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(e.Path))); err == nil {
+			if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(c.Path))); err == nil {
 				rules.data[e.Path] = b
 			}
 		}
@@ -497,8 +616,8 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			p.addFile(e, c, true, "")
 			continue
 		}
-		if c != nil && c.Kind == KindFile && p.unreadable(e.Path) {
-			p.alone[e.Path] = true
+		if c != nil && c.Kind == KindFile && p.unreadable(c.Path) {
+			p.leave(e.Path)
 			continue
 		}
 		p.addFile(e, c, false, "")
@@ -553,7 +672,7 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 // stageFromWhole reads one archive from start to end and stages the files
 // want names (path -> op index), checking each against its manifest entry.
 func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[string]int, limits Limits, rules *snapshotRules) error {
-	as, err := openArchive(src, limits, false)
+	as, err := openArchive(src, limits, Folding{})
 	if err != nil {
 		return err
 	}
@@ -658,7 +777,7 @@ func (p *restorePlan) occupant(name string) (string, fs.FileInfo) {
 	els := strings.Split(name, "/")
 	for i := range els {
 		at := strings.Join(els[:i+1], "/")
-		if c := p.cur[at]; c != nil {
+		if c := p.lookup(at); c != nil {
 			if c.Kind != KindDir {
 				return "", nil
 			}
@@ -739,9 +858,9 @@ func describeMode(m fs.FileMode) string {
 func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
 	if c != nil && c.Kind == KindFile {
-		cf, err = p.r.Open(filepath.FromSlash(e.Path))
+		cf, err = p.r.Open(filepath.FromSlash(c.Path))
 		if err != nil && unreadableErr(err) {
-			p.alone[e.Path] = true // it cannot be backed up, so it is not replaced
+			p.leave(e.Path) // it cannot be backed up, so it is not replaced
 			_, err := io.Copy(io.Discard, content)
 			return false, "", archiveReadErr(e, err)
 		}
@@ -968,6 +1087,11 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 			if dry {
 				res.ModeList = append(res.ModeList, op.entry.Path)
 			}
+		case opRename:
+			// Listed after a restore too: a person looking for the tree's
+			// spelling needs to be told where it went.
+			res.Renamed++
+			res.RenamedList = append(res.RenamedList, Rename{From: op.from, To: op.entry.Path})
 		}
 	}
 	res.Deleted = len(p.deletes)
@@ -985,9 +1109,20 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 
 func (p *restorePlan) changes() []Change {
 	var out []Change
+	other := map[string]bool{} // paths with a change besides their spelling's, which says both
 	for _, op := range p.ops {
-		c := Change{Type: "change", Path: op.entry.Path, Kind: op.entry.Kind.String()}
+		if op.kind != opRename {
+			other[op.entry.Path] = true
+		}
+	}
+	for _, op := range p.ops {
+		if op.kind == opRename && other[op.entry.Path] {
+			continue
+		}
+		c := Change{Type: "change", Path: op.entry.Path, Kind: op.entry.Kind.String(), TreePath: op.from}
 		switch {
+		case op.kind == opRename:
+			c.Op = OpRenamed
 		case op.kind == opChmod:
 			c.Op = OpMode
 		case !op.existed:
@@ -998,7 +1133,7 @@ func (p *restorePlan) changes() []Change {
 		out = append(out, c)
 	}
 	for _, d := range p.deletes {
-		if _, ok := p.snapshot[d.Path]; ok {
+		if _, ok := p.snapshot[p.snapName(d.Path)]; ok {
 			continue // a kind change, reported as modified above
 		}
 		out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
@@ -1007,7 +1142,8 @@ func (p *restorePlan) changes() []Change {
 	return out
 }
 
-// apply carries out the plan: deletions (deepest first), new folders
+// apply carries out the plan: renames to the snapshot's spelling (on a file
+// system that folds names), deletions (deepest first), new folders
 // (shallowest first), staged files and links renamed into place, then mode
 // changes. Every parent of a path written is checked to be a real folder,
 // so an existing symlink never redirects a write. Folder modes are set
@@ -1033,6 +1169,19 @@ func (p *restorePlan) apply() (kept []string, err error) {
 			final[dir] = fi.Mode().Perm()
 		}
 		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
+	}
+	for _, op := range p.ops {
+		if op.kind != opRename {
+			continue
+		}
+		// Spelt either way, the path leads to the same file: the one
+		// renamed, or the folder above it renamed before.
+		if err := writable(op.entry.Path); err != nil {
+			return kept, fmt.Errorf("rename %s: %w", op.from, err)
+		}
+		if err := p.r.Rename(filepath.FromSlash(op.from), filepath.FromSlash(op.entry.Path)); err != nil {
+			return kept, fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
+		}
 	}
 	dels := append([]Entry(nil), p.deletes...)
 	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
@@ -1061,6 +1210,9 @@ func (p *restorePlan) apply() (kept []string, err error) {
 	}
 	checked := map[string]bool{".": true}
 	for _, op := range p.ops {
+		if op.kind == opRename {
+			continue // done first
+		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
 			return kept, err
 		}
@@ -1128,41 +1280,4 @@ func (p *restorePlan) checkParents(name string, checked map[string]bool) error {
 
 func isNotEmpty(err error) bool {
 	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
-}
-
-// caseInsensitive reports whether the file system at root treats names that
-// differ only in case as the same, by looking up an existing name with its
-// case swapped. It writes nothing.
-func caseInsensitive(root string) bool {
-	des, err := os.ReadDir(root)
-	if err != nil {
-		return false
-	}
-	for _, de := range des {
-		name := de.Name()
-		swapped := swapCase(name)
-		if swapped == name {
-			continue
-		}
-		a, err1 := os.Lstat(filepath.Join(root, name))
-		b, err2 := os.Lstat(filepath.Join(root, swapped))
-		if err2 != nil {
-			return false
-		}
-		return err1 == nil && os.SameFile(a, b)
-	}
-	return false
-}
-
-func swapCase(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		switch {
-		case c >= 'a' && c <= 'z':
-			b[i] = c - 32
-		case c >= 'A' && c <= 'Z':
-			b[i] = c + 32
-		}
-	}
-	return string(b)
 }

@@ -16,6 +16,7 @@ import (
 	jsonlcli "rewind.dev/jsonl/cli"
 	"rewind.dev/rewind/store"
 	snapcli "rewind.dev/snap/cli"
+	"rewind.dev/snap/foldtest"
 )
 
 func TestMain(m *testing.M) {
@@ -39,18 +40,23 @@ func TestScripts(t *testing.T) {
 		Dir:  "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd},
 		Setup: func(e *testscript.Env) error {
-			e.Setenv("HOME", e.WorkDir+"/home")
-			e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/home/.config")
-			e.Setenv("REWIND_HOME", e.WorkDir+"/home/.rewind")
-			e.Setenv("FIXTURES", fixtures)
-			e.Setenv("NO_COLOR", "1")
-			// Under -race every process sleeps a second at exit by default (to let
-			// other goroutines report); the scripts start hundreds of them. Races
-			// found while they run are reported all the same.
-			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+			scriptEnv(e, fixtures)
 			return nil
 		},
 	})
+}
+
+// scriptEnv gives a script a home of its own and the fixtures.
+func scriptEnv(e *testscript.Env, fixtures string) {
+	e.Setenv("HOME", e.WorkDir+"/home")
+	e.Setenv("XDG_CONFIG_HOME", e.WorkDir+"/home/.config")
+	e.Setenv("REWIND_HOME", e.WorkDir+"/home/.rewind")
+	e.Setenv("FIXTURES", fixtures)
+	e.Setenv("NO_COLOR", "1")
+	// Under -race every process sleeps a second at exit by default (to let
+	// other goroutines report); the scripts start hundreds of them. Races
+	// found while they run are reported all the same.
+	e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
 // checkpointCmd is the testscript command 'checkpoint VAR CP': it sets $VAR to
@@ -77,6 +83,41 @@ func checkpointCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("no checkpoint")
 	}
 	ts.Setenv(args[0], cp.ID)
+}
+
+// TestFolding runs testdata/fold/*.txtar in a folder mounted as a file
+// system that folds names as macOS's does ($FOLD); it is skipped where none
+// can be mounted.
+func TestFolding(t *testing.T) {
+	foldtest.Dir(t) // skips here when nothing can be mounted
+	fixtures, err := filepath.Abs("../testdata/fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:  "testdata/fold",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd},
+		Setup: func(e *testscript.Env) error {
+			scriptEnv(e, fixtures)
+			disk, mnt := filepath.Join(e.WorkDir, ".disk"), filepath.Join(e.WorkDir, "fold")
+			for _, d := range []string{disk, mnt} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					return err
+				}
+			}
+			unmount, err := foldtest.Mount(disk, mnt)
+			if err != nil {
+				return err
+			}
+			e.Defer(func() {
+				if err := unmount(); err != nil {
+					e.T().Fatal(err)
+				}
+			})
+			e.Setenv("FOLD", mnt)
+			return nil
+		},
+	})
 }
 
 // TestSetup runs the repository's set-up scripts (install.sh, scripts/*) as a

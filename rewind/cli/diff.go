@@ -65,7 +65,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if c.stat {
 		for _, ch := range changes {
-			fmt.Fprintf(e.stdout, "%s %s\n", opLetter(ch.Op), ch.Path)
+			fmt.Fprintf(e.stdout, "%s %s\n", opLetter(ch.Op), changeName(ch))
 		}
 		return nil
 	}
@@ -80,8 +80,29 @@ func opLetter(op snap.Op) string {
 		return "D"
 	case snap.OpModified:
 		return "M"
+	case snap.OpRenamed:
+		return "R"
 	}
 	return "m" // mode
+}
+
+// changeName is the path a change concerns, with the spelling it has now
+// (in the tree, or the later checkpoint) when that differs in case: on a
+// file system that folds names (macOS's), the same file.
+func changeName(ch snap.Change) string {
+	if ch.TreePath != "" {
+		return ch.Path + " -> " + ch.TreePath
+	}
+	return ch.Path
+}
+
+// nowPath is where a change's file is now: in the tree, or the later
+// checkpoint.
+func nowPath(ch snap.Change) string {
+	if ch.TreePath != "" {
+		return ch.TreePath
+	}
+	return ch.Path
 }
 
 // unified prints each changed text file as a unified diff.
@@ -101,7 +122,7 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 		want = map[string]bool{}
 		for _, ch := range changes {
 			if ch.Kind == "file" && ch.Op != snap.OpDeleted {
-				want[ch.Path] = true
+				want[nowPath(ch)] = true
 			}
 		}
 		if newData, err = readSnapshot(to, want); err != nil {
@@ -113,8 +134,8 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 		toLabel = to.ID
 	}
 	for _, ch := range changes {
-		if ch.Kind != "file" || ch.Op == snap.OpMode {
-			fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), ch.Path, ch.Kind)
+		if ch.Kind != "file" || ch.Op == snap.OpMode || ch.Op == snap.OpRenamed {
+			fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), changeName(ch), ch.Kind)
 			continue
 		}
 		var a, b []byte
@@ -123,16 +144,16 @@ func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, ch
 		}
 		if ch.Op != snap.OpDeleted {
 			if to != nil {
-				b = newData[ch.Path]
+				b = newData[nowPath(ch)]
 			} else {
-				b, _ = os.ReadFile(filepath.Join(s.Project, filepath.FromSlash(ch.Path)))
+				b, _ = os.ReadFile(filepath.Join(s.Project, filepath.FromSlash(nowPath(ch))))
 			}
 		}
 		if !isText(a) || !isText(b) {
-			fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", ch.Path)
+			fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", changeName(ch))
 			continue
 		}
-		d := udiff.Unified("a/"+ch.Path+" ("+from.ID+")", "b/"+ch.Path+" ("+toLabel+")", string(a), string(b))
+		d := udiff.Unified("a/"+ch.Path+" ("+from.ID+")", "b/"+nowPath(ch)+" ("+toLabel+")", string(a), string(b))
 		fmt.Fprint(e.stdout, colorDiff(e, d))
 	}
 	return nil

@@ -150,8 +150,12 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		if r.Kind == store.KindRevert {
 			what = "the tree"
 		}
-		fmt.Fprintf(w, "%s %s: %d written, %d deleted, %d mode changes, %d unchanged\n",
-			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, r.Code.ModeChanged, r.Code.Unchanged)
+		renamed := ""
+		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
+			renamed = fmt.Sprintf(", %d renamed", r.Code.Renamed)
+		}
+		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
+			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
 		paths := func(verb string, ps []string) {
 			for i, p := range ps {
 				if !r.DryRun && i == listCap {
@@ -164,6 +168,11 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		paths("write", r.Code.WrittenList)
 		paths("delete", r.Code.DeletedList)
 		paths("chmod", r.Code.ModeList)
+		var renames []string
+		for _, rn := range r.Code.RenamedList {
+			renames = append(renames, rn.From+" -> "+rn.To)
+		}
+		paths("rename", renames)
 		for _, p := range r.Code.Spared {
 			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
 		}

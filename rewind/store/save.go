@@ -119,7 +119,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err := stageSnapshot(stage, res, parent); err != nil {
 		return nil, err
 	}
-	md.Changes = countChanges(parent, res.Manifest)
+	md.Changes = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project))
 	if newest != nil {
 		md.Changes.Since = newest.ID
 	}
@@ -295,14 +295,15 @@ func (s *Store) cleanStaging() {
 	}
 }
 
-// countChanges compares two manifests (both in walk order); folders do not
-// count.
-func countChanges(old, cur *snap.Manifest) Changes {
+// countChanges compares two manifests (both in walk order) taken on a file
+// system that compares names as fold says; folders do not count, and a
+// file whose name changed only in case counts as modified.
+func countChanges(old, cur *snap.Manifest, fold snap.Folding) Changes {
 	var c Changes
 	if old == nil {
 		old = &snap.Manifest{}
 	}
-	for _, ch := range snap.DiffManifests(old, cur) {
+	for _, ch := range snap.DiffManifests(old, cur, fold) {
 		if ch.Kind == "dir" {
 			continue
 		}

@@ -1,0 +1,321 @@
+package snap
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"rewind.dev/snap/foldtest"
+)
+
+const (
+	nfc = "caf\u00e9.txt"  // é as one code point
+	nfd = "cafe\u0301.txt" // e and a combining accent
+)
+
+func TestFoldingKey(t *testing.T) {
+	both := Folding{Case: true, Norm: true}
+	tests := []struct {
+		fold Folding
+		a, b string
+		same bool
+	}{
+		{Folding{}, "README.md", "Readme.md", false},
+		{Folding{}, nfc, nfd, false},
+		{Folding{}, "a", "a", true},
+		{both, "README.md", "Readme.md", true},
+		{both, "src/Main.go", "SRC/main.GO", true},
+		{both, nfc, nfd, true},
+		{both, strings.ToUpper(nfc), nfd, true},
+		{both, "a.txt", "b.txt", false},
+		{both, "straße", "STRASSE", true}, // full folding, as APFS: a candidate only
+		{Folding{Case: true}, "README.md", "readme.md", true},
+		{Folding{Case: true}, nfc, nfd, false},
+		{Folding{Norm: true}, nfc, nfd, true},
+		{Folding{Norm: true}, "README.md", "readme.md", false},
+	}
+	for _, tt := range tests {
+		if got := tt.fold.Key(tt.a) == tt.fold.Key(tt.b); got != tt.same {
+			t.Errorf("%v: Key(%q) == Key(%q) is %v, want %v", tt.fold, tt.a, tt.b, got, tt.same)
+		}
+	}
+	for _, name := range []string{"README.md", nfc, nfd, "\xff"} {
+		if k := (Folding{}).Key(name); k != name {
+			t.Errorf("byte-for-byte Key(%q) = %q, want it unchanged", name, k)
+		}
+	}
+}
+
+// Linux's own file systems (ext4, tmpfs) fold nothing: names are compared
+// byte for byte, so a restore and a diff behave as before folding existed
+// (the rest of the suite runs there).
+func TestProbeFoldingByteForByte(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"README.md": "", nfc: ""})
+	if f := ProbeFolding(dir); f.Folds() {
+		t.Errorf("ProbeFolding(%s) = %v, want names compared byte for byte", dir, f)
+	}
+	empty := t.TempDir() // nothing to look up: its own name in its parent
+	if f := ProbeFolding(empty); f.Folds() {
+		t.Errorf("ProbeFolding of an empty folder = %v, want names compared byte for byte", f)
+	}
+}
+
+// foldingRoot returns a project folder on a file system that folds names
+// as APFS does, or skips the test where none can be mounted.
+func foldingRoot(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(foldtest.Dir(t), "Project")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestProbeFoldingFolds(t *testing.T) {
+	root := foldingRoot(t)
+	want := Folding{Case: true, Norm: true}
+	if f := ProbeFolding(root); f != want { // empty: found from its own name
+		t.Errorf("ProbeFolding of an empty folder = %v, want %v", f, want)
+	}
+	writeTree(t, root, map[string]string{"README.md": "", nfc: ""})
+	if f := ProbeFolding(root); f != want {
+		t.Errorf("ProbeFolding = %v, want %v", f, want)
+	}
+}
+
+// ls lists a folder's names as the file system spells them.
+func ls(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, de := range des {
+		out = append(out, de.Name())
+	}
+	return out
+}
+
+func rename(t *testing.T, root, from, to string) {
+	t.Helper()
+	if err := os.Rename(filepath.Join(root, from), filepath.Join(root, to)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func diffNow(t *testing.T, root string, m *Manifest) []Change {
+	t.Helper()
+	chs, err := DiffManifest(context.Background(), root, m, WalkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chs
+}
+
+// restoreTo restores the snapshot res over root, reading the archive
+// whole or (with the manifest) only what differs, and returns the result.
+func restoreTo(t *testing.T, root string, res *Result, withManifest bool) *RestoreResult {
+	t.Helper()
+	opts := RestoreOptions{}
+	if withManifest {
+		opts.Manifest = res.Manifest
+	}
+	r, err := Restore(context.Background(), root, res.Archive, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The case: the snapshot holds README.md, the tree Readme.md (the
+// same file on macOS). A restore renames it in place and writes its
+// content; it deletes nothing, and its backup restores the tree's spelling.
+func TestRestoreRenamesInPlace(t *testing.T) {
+	for _, withManifest := range []bool{false, true} {
+		t.Run(map[bool]string{false: "archive", true: "manifest"}[withManifest], func(t *testing.T) {
+			root := foldingRoot(t)
+			out := t.TempDir()
+			writeTree(t, root, map[string]string{"README.md": "v1\n", "main.go": "package main\n"})
+			snap := create(t, root, filepath.Join(out, "s.tar.gz"))
+			rename(t, root, "README.md", "Readme.md")
+			writeTree(t, root, map[string]string{"Readme.md": "v2\n"})
+			before := state(t, root)
+
+			want := []Change{{Type: "change", Op: OpModified, Path: "README.md", Kind: "file", TreePath: "Readme.md"}}
+			if got := diffNow(t, root, snap.Manifest); !reflect.DeepEqual(got, want) {
+				t.Fatalf("diff = %+v, want %+v", got, want)
+			}
+			backup := create(t, root, filepath.Join(out, "backup.tar.gz"))
+
+			r := restoreTo(t, root, snap, withManifest)
+			if r.Deleted != 0 || r.Written != 1 || r.Renamed != 1 ||
+				!reflect.DeepEqual(r.RenamedList, []Rename{{From: "Readme.md", To: "README.md"}}) {
+				t.Fatalf("restore = %+v, want README.md renamed and written, nothing deleted", r)
+			}
+			if got := ls(t, root); !slices.Equal(got, []string{"README.md", "main.go"}) {
+				t.Fatalf("after the restore the tree lists %q", got)
+			}
+			if b, _ := os.ReadFile(filepath.Join(root, "README.md")); string(b) != "v1\n" {
+				t.Fatalf("README.md holds %q, want v1", b)
+			}
+			if chs := diffNow(t, root, snap.Manifest); len(chs) != 0 {
+				t.Fatalf("the tree differs from the snapshot it was restored to: %+v", chs)
+			}
+
+			// Undone: the backup brings back the tree's spelling and content.
+			r = restoreTo(t, root, backup, withManifest)
+			if r.Deleted != 0 || r.Renamed != 1 {
+				t.Fatalf("undo = %+v, want one rename, nothing deleted", r)
+			}
+			if d := diffStates(before, state(t, root)); d != "" {
+				t.Fatalf("undo left the tree otherwise:\n%s", d)
+			}
+			if got := ls(t, root); !slices.Equal(got, []string{"Readme.md", "main.go"}) {
+				t.Fatalf("after the undo the tree lists %q", got)
+			}
+		})
+	}
+}
+
+// Only the case changed: the diff says renamed (not deleted and added),
+// and the restore renames without writing.
+func TestDiffRenamedNotDeletedAndAdded(t *testing.T) {
+	root := foldingRoot(t)
+	writeTree(t, root, map[string]string{"README.md": "same\n"})
+	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
+	rename(t, root, "README.md", "readme.md")
+	want := []Change{{Type: "change", Op: OpRenamed, Path: "README.md", Kind: "file", TreePath: "readme.md"}}
+	if got := diffNow(t, root, snap.Manifest); !reflect.DeepEqual(got, want) {
+		t.Fatalf("diff = %+v, want %+v", got, want)
+	}
+	chs, err := DiffArchive(context.Background(), root, snap.Archive, RestoreOptions{})
+	if err != nil || !reflect.DeepEqual(chs, want) {
+		t.Fatalf("diff of the archive = %+v, %v; want %+v", chs, err, want)
+	}
+	r := restoreTo(t, root, snap, true)
+	if r.Written != 0 || r.Deleted != 0 || r.Renamed != 1 || r.Unchanged != 1 {
+		t.Fatalf("restore = %+v, want one rename, its content unchanged", r)
+	}
+	if got := ls(t, root); !slices.Equal(got, []string{"README.md"}) {
+		t.Fatalf("after the restore the tree lists %q", got)
+	}
+}
+
+// The two normalisation forms of a name are one file: no change, and a
+// restore leaves it as it is (a rename between forms that look the same
+// could never settle where the file system stores one form).
+func TestNormalisationFormsAreOneFile(t *testing.T) {
+	root := foldingRoot(t)
+	writeTree(t, root, map[string]string{nfc: "x\n"})
+	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
+	rename(t, root, nfc, nfd)
+	if got := ls(t, root); !slices.Equal(got, []string{nfd}) {
+		t.Fatalf("the tree lists %q, want the NFD form", got)
+	}
+	if chs := diffNow(t, root, snap.Manifest); len(chs) != 0 {
+		t.Fatalf("diff = %+v, want no change", chs)
+	}
+	for _, withManifest := range []bool{false, true} {
+		r := restoreTo(t, root, snap, withManifest)
+		if r.Written != 0 || r.Deleted != 0 || r.Renamed != 0 || r.Unchanged != 1 {
+			t.Fatalf("restore = %+v, want nothing done", r)
+		}
+	}
+	if got := ls(t, root); !slices.Equal(got, []string{nfd}) {
+		t.Fatalf("after the restore the tree lists %q", got)
+	}
+}
+
+// A folder whose name differs only in case is renamed with what it holds:
+// its unchanged files stay, a changed one is written, nothing is deleted.
+func TestRestoreFolderDifferingInCase(t *testing.T) {
+	for _, withManifest := range []bool{false, true} {
+		t.Run(map[bool]string{false: "archive", true: "manifest"}[withManifest], func(t *testing.T) {
+			root := foldingRoot(t)
+			writeTree(t, root, map[string]string{"Docs/a.txt": "a\n", "Docs/b.txt": "b\n", "Docs/Sub/c.txt": "c\n"})
+			snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
+			rename(t, root, "Docs", "docs")
+			writeTree(t, root, map[string]string{"docs/b.txt": "B\n"})
+			ino := inode(t, filepath.Join(root, "docs", "a.txt"))
+
+			want := []Change{
+				{Type: "change", Op: OpRenamed, Path: "Docs", Kind: "dir", TreePath: "docs"},
+				{Type: "change", Op: OpModified, Path: "Docs/b.txt", Kind: "file", TreePath: "docs/b.txt"},
+			}
+			if got := diffNow(t, root, snap.Manifest); !reflect.DeepEqual(got, want) {
+				t.Fatalf("diff = %+v, want %+v", got, want)
+			}
+			r := restoreTo(t, root, snap, withManifest)
+			if r.Deleted != 0 || r.Written != 1 || r.Renamed != 1 {
+				t.Fatalf("restore = %+v, want Docs renamed, b.txt written, nothing deleted", r)
+			}
+			if got := ls(t, root); !slices.Equal(got, []string{"Docs"}) {
+				t.Fatalf("after the restore the tree lists %q", got)
+			}
+			if got := inode(t, filepath.Join(root, "Docs", "a.txt")); got != ino {
+				t.Errorf("Docs/a.txt was replaced (inode %d, was %d)", got, ino)
+			}
+			if chs := diffNow(t, root, snap.Manifest); len(chs) != 0 {
+				t.Fatalf("the tree differs from the snapshot it was restored to: %+v", chs)
+			}
+		})
+	}
+}
+
+func inode(t *testing.T, name string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// A snapshot taken where names are compared byte for byte (Linux) may hold
+// two names that are one on a folding file system: restored there, it is
+// refused with both names before anything is written.
+func TestRestoreRefusesNamesThatFoldToOne(t *testing.T) {
+	linux := t.TempDir()
+	writeTree(t, linux, map[string]string{"README.md": "upper\n", "Readme.md": "mixed\n", "a.txt": "a\n", "Docs/x": "1\n", "docs/y": "2\n"})
+	snap := create(t, linux, filepath.Join(t.TempDir(), "s.tar.gz"))
+
+	root := foldingRoot(t)
+	writeTree(t, root, map[string]string{"keep.txt": "mine\n"})
+	before := state(t, root)
+	for _, withManifest := range []bool{false, true} {
+		opts := RestoreOptions{}
+		if withManifest {
+			opts.Manifest = snap.Manifest
+		}
+		for _, dry := range []bool{true, false} {
+			opts.DryRun = dry
+			_, err := Restore(context.Background(), root, snap.Archive, opts)
+			if err == nil {
+				t.Fatalf("manifest %v, dry run %v: restored; want a refusal", withManifest, dry)
+			}
+			msg := err.Error()
+			if !(strings.Contains(msg, "README.md") && strings.Contains(msg, "Readme.md") ||
+				strings.Contains(msg, "Docs") && strings.Contains(msg, "docs")) {
+				t.Errorf("manifest %v: error %q names not both spellings", withManifest, msg)
+			}
+			if d := diffStates(before, state(t, root)); d != "" {
+				t.Fatalf("manifest %v, dry run %v: a refused restore changed the tree:\n%s", withManifest, dry, d)
+			}
+		}
+	}
+	// The same snapshot restores as before where names are not folded.
+	other := t.TempDir()
+	if _, err := Restore(context.Background(), other, snap.Archive, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffStates(state(t, linux), state(t, other)); d != "" {
+		t.Fatalf("restored where names are compared byte for byte:\n%s", d)
+	}
+}
