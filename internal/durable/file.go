@@ -59,7 +59,7 @@ type File struct {
 
 // Create starts writing name with mode perm: it removes the temporary files killed runs left
 // in name's folder (see Sweep), then creates ".<base>.rewind-tmp-<digits>" beside name and
-// holds an flock on it until Commit or Abort, so that no other run's sweep takes it. Call
+// holds a lock on it (TryLock) until Commit or Abort, so that no other run's sweep takes it. Call
 // Commit, or Abort (a deferred Abort after Commit does nothing).
 func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 	var fl Flag
@@ -89,7 +89,7 @@ func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create temporary file for %s: %w", name, err)
 		}
-		if err := lock(f); err != nil {
+		if err := TryLock(f); err != nil {
 			f.Close()
 			os.Remove(f.Name())
 			return nil, fmt.Errorf("lock temporary file for %s: %w", name, err)
@@ -131,7 +131,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 
 // Commit syncs the file, renames it into place and syncs the folder (as its flags say), so
 // that after a crash the name holds the old file or the whole new one. The rename happens
-// while the flock is held, so no sweep can take the file away. On any failure before the
+// while the lock is held, so no sweep can take the file away. On any failure before the
 // rename the temporary file is removed and the name keeps what it had. When only the folder
 // sync fails, the new file is in place and the error says that a crash may undo it (with
 // NoReplace the new file is removed again instead).
@@ -140,7 +140,7 @@ func (f *File) Commit() error {
 		return fmt.Errorf("commit %s: %w", f.name, os.ErrClosed)
 	}
 	if f.flags&NoSync == 0 {
-		if err := FaultOr("sync", f.name, f.Sync); err != nil {
+		if err := FaultOr("sync", f.name, func() error { return Sync(f.File) }); err != nil {
 			f.Abort()
 			return fmt.Errorf("sync %s: %w", f.name, err)
 		}
@@ -239,18 +239,10 @@ func Write(name string, perm fs.FileMode, write func(io.Writer) error, flags ...
 	return f.Commit()
 }
 
-// SyncDir fsyncs a folder, so that a rename, creation or removal in it survives a crash.
+// SyncDir syncs a folder (Sync), so that a rename, creation or removal in it survives a crash.
 func SyncDir(dir string) error {
 	if err := Fault("syncdir", dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
+	return syncDir(dir)
 }
