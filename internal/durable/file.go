@@ -159,12 +159,25 @@ func (f *File) Commit() error {
 			return err
 		}
 	}
+	if !openFilesMove {
+		// Windows renames no open file: close it first. Its lock goes with the close, so
+		// another run's sweep may take it for a dead one's; then the rename fails and the
+		// name keeps what it had.
+		if err := f.File.Close(); err != nil {
+			f.done = true
+			os.Remove(f.File.Name())
+			return fmt.Errorf("close %s: %w", f.File.Name(), err)
+		}
+	}
 	if err := FaultOr("rename", f.name, func() error { return os.Rename(f.File.Name(), f.name) }); err != nil {
 		f.Abort()
 		return fmt.Errorf("rename into %s: %w", f.name, err)
 	}
 	f.done = true
-	if f.flags&NoSync != 0 {
+	switch {
+	case !openFilesMove && f.flags&NoSync != 0:
+		return nil // closed above
+	case f.flags&NoSync != 0:
 		// Unsynced, a write error may show only at close (NFS): then the file in place may
 		// lack bytes, and none is better than that.
 		if err := f.File.Close(); err != nil {
@@ -172,9 +185,10 @@ func (f *File) Commit() error {
 			return fmt.Errorf("close %s: %w", f.name, err)
 		}
 		return nil
+	case openFilesMove:
+		// The data is synced: a failing close cannot lose it, and the file is already in place.
+		f.File.Close()
 	}
-	// The data is synced: a failing close cannot lose it, and the file is already in place.
-	f.File.Close()
 	if err := SyncDir(filepath.Dir(f.name)); err != nil {
 		if f.flags&NoReplace != 0 {
 			os.Remove(f.name) // not durable: take it back rather than report a failure beside it
@@ -212,6 +226,11 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	if !openFilesMove {
+		f.File.Close() // Windows removes no open file (an error after a close before the rename)
+		os.Remove(f.File.Name())
+		return
+	}
 	os.Remove(f.File.Name()) // before the close: still locked, so no sweep races it
 	f.File.Close()
 }
