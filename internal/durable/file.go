@@ -76,6 +76,12 @@ func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 		}
 		return &File{File: f, name: name, flags: fl}, nil
 	}
+	return createTemp(name, perm, fl, os.CreateTemp)
+}
+
+// createTemp is Create without Staged: newTemp makes the temporary file in dir from a pattern,
+// as os.CreateTemp does (empty, or a clone: copy.go).
+func createTemp(name string, perm fs.FileMode, fl Flag, newTemp func(dir, pattern string) (*os.File, error)) (*File, error) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -85,7 +91,7 @@ func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 		if err := Fault("create", name); err != nil {
 			return nil, fmt.Errorf("create temporary file for %s: %w", name, err)
 		}
-		f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+		f, err := newTemp(dir, "."+base+tempInfix+"*")
 		if err != nil {
 			return nil, fmt.Errorf("create temporary file for %s: %w", name, err)
 		}
