@@ -308,7 +308,7 @@ func appendIndex(d *jsonl.Dialect, fork string, line []byte) error {
 	}
 	_, err = f.Write(line)
 	if err == nil {
-		err = f.Sync()
+		err = durable.Sync(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -13,7 +13,7 @@ require (
 
 require (
 	github.com/klauspost/compress v1.20.3 // indirect
-	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
 

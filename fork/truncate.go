@@ -10,10 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fileid"
 	"rewind.dev/jsonl"
 )
 
@@ -157,7 +157,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	if err != nil {
 		return Truncation{}, err
 	}
-	if err := durable.FaultOr("sync", o.From, f.Sync); err != nil {
+	if err := durable.FaultOr("sync", o.From, func() error { return durable.Sync(f) }); err != nil {
 		return Truncation{}, fmt.Errorf("sync %s: %w", o.From, err)
 	}
 	removed, err := countBackupEvents(ctx, backup, cp.Offset, backed)
@@ -178,12 +178,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 	return t, nil
 }
 
-func inode(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
+func inode(fi os.FileInfo) uint64 { return fileid.Inode(fi) }
 
 // sameInode checks that path still names the file that was opened.
 func sameInode(path string, opened os.FileInfo) error {
@@ -230,7 +225,7 @@ func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64)
 	if n < to-from {
 		return 0, fmt.Errorf("transcript shrank to %d bytes while backing it up", from+n)
 	}
-	if err := durable.FaultOr("sync", backup, b.Sync); err != nil {
+	if err := durable.FaultOr("sync", backup, func() error { return durable.Sync(b) }); err != nil {
 		return 0, fmt.Errorf("sync backup %s: %w", backup, err)
 	}
 	h2 := sha256.New()

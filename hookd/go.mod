@@ -10,7 +10,7 @@ require (
 )
 
 require (
-	golang.org/x/sys v0.26.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
 

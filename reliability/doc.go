@@ -10,6 +10,10 @@
 //
 //	go test -tags reliability -count=1 -v -timeout 30m ./reliability/
 //
+// The suite is Unix-only (its files say so in their build lines): it sends
+// SIGSTOP and SIGKILL, mounts file systems and runs as other users. On other
+// systems the package builds and holds no tests.
+//
 // Every test prints its figures (runs, faults injected, failures) on lines
 // starting "reliability:" for the README table.
 package reliability

@@ -1,3 +1,5 @@
+//go:build unix
+
 package reliability
 
 import (
@@ -180,9 +182,7 @@ func runSignalAfter(t testing.TB, p proc, d time.Duration, sig syscall.Signal) r
 			r.killed = ws.Signal() == syscall.SIGKILL
 			r.diedOf = ws.Signal()
 		}
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSSKB = ru.Maxrss
-		}
+		r.maxRSSKB = peakRSSKB(ps)
 	} else if err != nil {
 		t.Fatalf("%s: %v", p.name, err)
 	}

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
-	"golang.org/x/sys/unix"
 	"rewind.dev/internal/durable"
 )
 
@@ -287,7 +286,7 @@ func sortedUnion(a, b []string) []string {
 }
 
 func hashFile(ctx context.Context, name string) (string, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return "", err
 	}
@@ -639,32 +638,29 @@ func startPrefetch(ctx context.Context, root string, entries []Entry, read []boo
 	return p
 }
 
-// read reads and hashes one small file. It uses raw system calls: an
-// *os.File would try to register each file with the runtime's poller and
-// query its flags, calls that thousands of small files feel.
+// read reads and hashes one small file (through a rawFile: on Unix raw
+// system calls, see openRaw).
 func (p *prefetcher) read(i int, e *Entry) {
 	s := &p.slots[i]
-	fd, err := unix.Open(filepath.Join(p.root, filepath.FromSlash(e.Path)), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := openRaw(filepath.Join(p.root, filepath.FromSlash(e.Path)))
 	if err != nil {
 		if s.lost = lossOf(err); s.lost == fileRead {
 			s.err = fmt.Errorf("read %s: %w", e.Path, err)
 		}
 		return
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	defer f.close()
+	if s.fresh, err = f.stat(e.Path); err != nil {
 		s.err = fmt.Errorf("stat %s: %w", e.Path, err)
 		return
 	}
-	s.fresh = entryFromStat(e.Path, &st)
 	if s.fresh.Kind != KindFile {
 		s.lost = fileVanished
 		return
 	}
 	bp := p.pool.Get().(*[]byte)
 	b := (*bp)[:0]
-	if want := int(st.Size) + 1; cap(b) < want && want <= prefetchMax+1 {
+	if want := int(s.fresh.Size) + 1; cap(b) < want && want <= prefetchMax+1 {
 		b = make([]byte, 0, want)
 	}
 	// Read to EOF: the content is what the archive holds, even if the file
@@ -673,10 +669,7 @@ func (p *prefetcher) read(i int, e *Entry) {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
-		n, err := unix.Read(fd, b[len(b):cap(b)])
-		if err == unix.EINTR {
-			continue
-		}
+		n, err := f.read(b[len(b):cap(b)])
 		if err != nil {
 			if s.lost = lossOf(err); s.lost == fileRead {
 				s.err = fmt.Errorf("read %s: %w", e.Path, err)
@@ -749,7 +742,7 @@ func lossOf(err error) fileLoss {
 // unreadableErr reports whether err means a file's content cannot be read
 // while the file itself is there: no permission, or an I/O error.
 func unreadableErr(err error) bool {
-	return denied(err) || errors.Is(err, unix.EIO)
+	return denied(err) || ioError(err)
 }
 
 // writeFileEntry adds one large file by streaming it. Its header and
@@ -757,7 +750,7 @@ func unreadableErr(err error) bool {
 // bytes that were read; or it says why the file is not in the archive.
 func writeFileEntry(ctx context.Context, tw *tar.Writer, hdr *tar.Header, root string, e *Entry, buf []byte) (fileLoss, error) {
 	name := filepath.Join(root, filepath.FromSlash(e.Path))
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := openNoFollow(name)
 	if err != nil {
 		if loss := lossOf(err); loss != fileRead {
 			return loss, nil
@@ -826,26 +819,31 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 const writebackEvery = 8 << 20
 
 // writebackWriter asks the kernel to start writing a file to disk as it
-// grows (sync_file_range, without waiting), so the fsync that commits it
-// finds little left to do: on the 37 MB archive of GOROOT/src that fsync
-// otherwise waits 15-40 ms with nothing else to do. Errors are ignored;
-// durability still comes from the fsync.
+// grows (on Linux sync_file_range, without waiting: startWriteback), so the
+// fsync that commits it finds little left to do: on the 37 MB archive of
+// GOROOT/src that fsync otherwise waits 15-40 ms with nothing else to do.
+// Errors are ignored; durability still comes from the fsync. Where the
+// system has no such hint, it only writes.
 type writebackWriter struct {
 	f       *os.File
-	fd      int
+	fd      uintptr
 	written int64
 	started int64 // bytes already handed to writeback
 }
 
 func newWritebackWriter(f *os.File) *writebackWriter {
-	return &writebackWriter{f: f, fd: int(f.Fd())}
+	w := &writebackWriter{f: f}
+	if hasWriteback {
+		w.fd = f.Fd()
+	}
+	return w
 }
 
 func (w *writebackWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.written += int64(n)
-	if w.written-w.started >= writebackEvery {
-		unix.SyncFileRange(w.fd, w.started, w.written-w.started, unix.SYNC_FILE_RANGE_WRITE)
+	if hasWriteback && w.written-w.started >= writebackEvery {
+		startWriteback(w.fd, w.started, w.written-w.started)
 		w.started = w.written
 	}
 	return n, err

@@ -7,9 +7,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
+	"rewind.dev/internal/fileid"
 	"rewind.dev/snap/foldtest"
 )
 
@@ -275,7 +275,7 @@ func inode(t *testing.T, name string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fi.Sys().(*syscall.Stat_t).Ino
+	return fileid.Inode(fi)
 }
 
 // A snapshot taken where names are compared byte for byte (Linux) may hold

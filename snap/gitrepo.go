@@ -14,8 +14,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // gitContext is what a walk needs from a git repository whose files it
@@ -187,7 +185,7 @@ func parentIgnores(top, prefix string) []ParentRules {
 	parts := strings.Split(prefix, "/")
 	for i := range parts {
 		dirRel := strings.Join(parts[:i], "/")
-		b, ok := readIgnoreFile(unix.AT_FDCWD, filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
+		b, ok := readIgnoreFile(atCWD, filepath.Join(top, filepath.FromSlash(dirRel), ".gitignore"))
 		if !ok {
 			continue
 		}
@@ -197,15 +195,14 @@ func parentIgnores(top, prefix string) []ParentRules {
 }
 
 // readIgnoreFile reads an ignore file of the tree (name relative to the
-// folder at, or a path with AT_FDCWD) when it is a regular file: git does
+// folder at, or a path with atCWD) when it is a regular file: git does
 // not follow a symlinked .gitignore, nor read a FIFO, and neither does the
 // walk.
-func readIgnoreFile(at int, name string) ([]byte, bool) {
-	fd, err := unix.Openat(at, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+func readIgnoreFile(at dirFD, name string) ([]byte, bool) {
+	f, err := openAt(at, name)
 	if err != nil {
 		return nil, false
 	}
-	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {

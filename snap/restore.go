@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"rewind.dev/internal/durable"
 )
 
 // RestoreOptions adjust Restore.
@@ -365,7 +367,7 @@ func (p *restorePlan) isInput(name string) bool {
 // permissions, a failing disk): a backup taken before the restore could not
 // hold it, so the restore must not replace or delete it.
 func (p *restorePlan) unreadable(name string) bool {
-	f, err := p.r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := p.r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return unreadableErr(err)
 	}
@@ -934,7 +936,7 @@ func (p *restorePlan) openStage() error {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
 	p.stageLock = lf
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := durable.TryLock(lf); err != nil {
 		return fmt.Errorf("lock staging folder %s: %w", name, err)
 	}
 	if _, err := lf.Write(marker); err != nil {
@@ -963,7 +965,7 @@ func (p *restorePlan) cleanStaleStages() {
 		if err != nil {
 			continue
 		}
-		held := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
+		held := durable.TryLock(lf) != nil
 		lf.Close()
 		if !held { // else a live restore is using it
 			p.r.RemoveAll(de.Name())

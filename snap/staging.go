@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // A restore stages new content in a folder at the root, which the walk
@@ -53,7 +52,7 @@ func isStaging(dir, name string) bool {
 	if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
 		return false
 	}
-	f, err := os.OpenFile(filepath.Join(p, stagingMarker), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openNoFollow(filepath.Join(p, stagingMarker))
 	if err != nil {
 		des, err := os.ReadDir(p)
 		return err == nil && len(des) == 0 // killed right after creating it

@@ -2,7 +2,6 @@ package snap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,10 +9,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"rewind.dev/internal/fileid"
 )
 
 // WalkOptions adjust a walk.
@@ -164,18 +162,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	}
 	abs := w.abs(rel)
 	var names []string
-	dfd := -1
+	var dfd dirFD
 	for attempt := 0; ; attempt++ {
-		// Raw system calls: an *os.File would register the folder with the
-		// runtime's poller and switch its mode, several calls per folder that
-		// a walk of thousands of folders feels.
-		fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, ns, err := openDir(abs)
 		if err == nil {
-			if names, err = readDirNames(fd); err == nil {
-				dfd = fd
-				break
-			}
-			unix.Close(fd)
+			dfd, names = fd, ns
+			break
 		}
 		switch {
 		case rel == "":
@@ -189,7 +181,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 			return
 		}
 		// Removed or replaced since its parent was read: what is there now?
-		e, ok, err := w.entry(unix.AT_FDCWD, abs, rel, st, repo, inIgnored)
+		e, ok, err := w.entry(atCWD, abs, rel, st, repo, inIgnored)
 		switch {
 		case err != nil && denied(err):
 			res.denied = true
@@ -210,7 +202,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 			return
 		}
 	}
-	defer unix.Close(dfd)
+	defer closeDir(dfd)
 	sort.Strings(names)
 	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
 		// A repository nested in the tree: inside it only its own rules
@@ -297,20 +289,19 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 // changing type while it is read.
 const maxRetries = 3
 
-// entry stats name (relative to the folder at, or a path with AT_FDCWD),
+// entry stats name (relative to the folder at, or a path with atCWD),
 // the tree's path rel, and reports whether it is in scope: not ignored, or
 // tracked. A special file has Kind 0. A symlink that stops being one while
 // its target is read is looked at again.
-func (w *walker) entry(at int, name, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
+func (w *walker) entry(at dirFD, name, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
 	for attempt := 0; ; attempt++ {
-		var sys unix.Stat_t
-		if err := unix.Fstatat(at, name, &sys, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		e, err := lstatAt(at, name, rel)
+		if err != nil {
 			if changed(err) {
 				return Entry{}, false, nil
 			}
 			return Entry{}, false, fmt.Errorf("cannot stat %s: %w", rel, err)
 		}
-		e := entryFromStat(rel, &sys)
 		isDir := e.Kind == KindDir
 		if inIgnored || st.ignored(rel, isDir) {
 			switch {
@@ -338,77 +329,11 @@ func (w *walker) entry(at int, name, rel string, st *ignoreStack, repo *gitConte
 	}
 }
 
-func readlinkat(at int, name string) (string, error) {
-	for size := 256; ; size *= 2 {
-		b := make([]byte, size)
-		n, err := unix.Readlinkat(at, name, b)
-		if err != nil {
-			return "", err
-		}
-		if n < size {
-			return string(b[:n]), nil
-		}
-	}
-}
-
-// changed reports whether err means a path changed under the walk: it is
-// gone, or one of its folders, or it is not what it was (a folder, a
-// symlink).
-func changed(err error) bool {
-	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EINVAL) ||
-		errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EISDIR)
-}
-
-// denied reports whether err means the walk may not read a path its owner
-// may: the checkpoint is taken all the same, and records it unreadable.
-func denied(err error) bool {
-	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
-}
-
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-
-// readDirNames lists an open folder's entries, without "." and "..".
-func readDirNames(fd int) ([]string, error) {
-	bp := direntBufs.Get().(*[]byte)
-	defer direntBufs.Put(bp)
-	var names []string
-	for {
-		n, err := unix.Getdents(fd, *bp)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent((*bp)[:n], -1, names)
-	}
-}
-
 func (w *walker) abs(rel string) string {
 	if rel == "" {
 		return w.root
 	}
 	return filepath.Join(w.root, filepath.FromSlash(rel))
-}
-
-// entryFromStat converts lstat information. Kind is 0 for special files.
-func entryFromStat(rel string, st *unix.Stat_t) Entry {
-	e := Entry{Path: rel, Mode: fs.FileMode(st.Mode) & fs.ModePerm, MTime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
-		CTime: st.Ctim.Sec*1e9 + st.Ctim.Nsec, Ino: st.Ino}
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		e.Kind = KindFile
-		e.Size = st.Size
-	case syscall.S_IFDIR:
-		e.Kind = KindDir
-	case syscall.S_IFLNK:
-		e.Kind = KindSymlink
-		e.Mode = 0o777
-	}
-	return e
 }
 
 // entryFromInfo converts lstat information. Kind is 0 for special files.
@@ -424,10 +349,7 @@ func entryFromInfo(rel string, fi fs.FileInfo) Entry {
 		e.Kind = KindSymlink
 		e.Mode = 0o777
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.CTime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-		e.Ino = st.Ino
-	}
+	e.CTime, e.Ino = fileid.ChangeTime(fi), fileid.Inode(fi)
 	return e
 }
 

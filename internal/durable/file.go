@@ -59,7 +59,7 @@ type File struct {
 
 // Create starts writing name with mode perm: it removes the temporary files killed runs left
 // in name's folder (see Sweep), then creates ".<base>.rewind-tmp-<digits>" beside name and
-// holds an flock on it until Commit or Abort, so that no other run's sweep takes it. Call
+// holds a lock on it (TryLock) until Commit or Abort, so that no other run's sweep takes it. Call
 // Commit, or Abort (a deferred Abort after Commit does nothing).
 func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 	var fl Flag
@@ -76,6 +76,12 @@ func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 		}
 		return &File{File: f, name: name, flags: fl}, nil
 	}
+	return createTemp(name, perm, fl, os.CreateTemp)
+}
+
+// createTemp is Create without Staged: newTemp makes the temporary file in dir from a pattern,
+// as os.CreateTemp does (empty, or a clone: copy.go).
+func createTemp(name string, perm fs.FileMode, fl Flag, newTemp func(dir, pattern string) (*os.File, error)) (*File, error) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -85,11 +91,11 @@ func Create(name string, perm fs.FileMode, flags ...Flag) (*File, error) {
 		if err := Fault("create", name); err != nil {
 			return nil, fmt.Errorf("create temporary file for %s: %w", name, err)
 		}
-		f, err := os.CreateTemp(dir, "."+base+tempInfix+"*")
+		f, err := newTemp(dir, "."+base+tempInfix+"*")
 		if err != nil {
 			return nil, fmt.Errorf("create temporary file for %s: %w", name, err)
 		}
-		if err := lock(f); err != nil {
+		if err := TryLock(f); err != nil {
 			f.Close()
 			os.Remove(f.Name())
 			return nil, fmt.Errorf("lock temporary file for %s: %w", name, err)
@@ -131,7 +137,7 @@ func (f *File) ReadFrom(r io.Reader) (int64, error) {
 
 // Commit syncs the file, renames it into place and syncs the folder (as its flags say), so
 // that after a crash the name holds the old file or the whole new one. The rename happens
-// while the flock is held, so no sweep can take the file away. On any failure before the
+// while the lock is held, so no sweep can take the file away. On any failure before the
 // rename the temporary file is removed and the name keeps what it had. When only the folder
 // sync fails, the new file is in place and the error says that a crash may undo it (with
 // NoReplace the new file is removed again instead).
@@ -140,7 +146,7 @@ func (f *File) Commit() error {
 		return fmt.Errorf("commit %s: %w", f.name, os.ErrClosed)
 	}
 	if f.flags&NoSync == 0 {
-		if err := FaultOr("sync", f.name, f.Sync); err != nil {
+		if err := FaultOr("sync", f.name, func() error { return Sync(f.File) }); err != nil {
 			f.Abort()
 			return fmt.Errorf("sync %s: %w", f.name, err)
 		}
@@ -159,12 +165,25 @@ func (f *File) Commit() error {
 			return err
 		}
 	}
+	if !openFilesMove {
+		// Windows renames no open file: close it first. Its lock goes with the close, so
+		// another run's sweep may take it for a dead one's; then the rename fails and the
+		// name keeps what it had.
+		if err := f.File.Close(); err != nil {
+			f.done = true
+			os.Remove(f.File.Name())
+			return fmt.Errorf("close %s: %w", f.File.Name(), err)
+		}
+	}
 	if err := FaultOr("rename", f.name, func() error { return os.Rename(f.File.Name(), f.name) }); err != nil {
 		f.Abort()
 		return fmt.Errorf("rename into %s: %w", f.name, err)
 	}
 	f.done = true
-	if f.flags&NoSync != 0 {
+	switch {
+	case !openFilesMove && f.flags&NoSync != 0:
+		return nil // closed above
+	case f.flags&NoSync != 0:
 		// Unsynced, a write error may show only at close (NFS): then the file in place may
 		// lack bytes, and none is better than that.
 		if err := f.File.Close(); err != nil {
@@ -172,9 +191,10 @@ func (f *File) Commit() error {
 			return fmt.Errorf("close %s: %w", f.name, err)
 		}
 		return nil
+	case openFilesMove:
+		// The data is synced: a failing close cannot lose it, and the file is already in place.
+		f.File.Close()
 	}
-	// The data is synced: a failing close cannot lose it, and the file is already in place.
-	f.File.Close()
 	if err := SyncDir(filepath.Dir(f.name)); err != nil {
 		if f.flags&NoReplace != 0 {
 			os.Remove(f.name) // not durable: take it back rather than report a failure beside it
@@ -212,6 +232,11 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	if !openFilesMove {
+		f.File.Close() // Windows removes no open file (an error after a close before the rename)
+		os.Remove(f.File.Name())
+		return
+	}
 	os.Remove(f.File.Name()) // before the close: still locked, so no sweep races it
 	f.File.Close()
 }
@@ -239,18 +264,10 @@ func Write(name string, perm fs.FileMode, write func(io.Writer) error, flags ...
 	return f.Commit()
 }
 
-// SyncDir fsyncs a folder, so that a rename, creation or removal in it survives a crash.
+// SyncDir syncs a folder (Sync), so that a rename, creation or removal in it survives a crash.
 func SyncDir(dir string) error {
 	if err := Fault("syncdir", dir); err != nil {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
+	return syncDir(dir)
 }

@@ -1,10 +1,13 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package durable
 
 import "os"
 
-// Without flock a live writer's temporary file cannot be told from a dead one's: none is
+// Without file locks a live writer's temporary file cannot be told from a dead one's: none is
 // locked, and the sweep leaves them all.
-func lock(*os.File) error   { return nil }
-func removeIfUnheld(string) {}
+const haveLocks = false
+
+func tryLock(*os.File) error                { return nil }
+func unlock(*os.File) error                 { return nil }
+func openNoFollow(string) (*os.File, error) { return nil, os.ErrInvalid }

@@ -26,11 +26,12 @@ func IsTemp(base string) bool {
 }
 
 // Sweep removes from dir the temporary files of writes that were killed (SIGKILL, power loss)
-// before Commit or Abort. A writer holds an flock on its temporary file from its creation until
-// it is renamed or removed, so a temporary file whose flock nobody holds is a dead one; a live
-// writer's is locked and stays. (Age cannot tell them apart: a fork of a large transcript to a
-// slow disk writes for minutes.) Without flock (not Unix) nothing is removed. Create sweeps the
-// folder it writes in; a caller may sweep a folder it owns at start-up.
+// before Commit or Abort. A writer holds a lock (TryLock) on its temporary file from its
+// creation until it is renamed or removed, so a temporary file whose lock nobody holds is a dead
+// one; a live writer's is locked and stays. (Age cannot tell them apart: a fork of a large
+// transcript to a slow disk writes for minutes.) Where the system has no file locks (neither
+// Unix nor Windows) nothing is removed. Create sweeps the folder it writes in; a caller may
+// sweep a folder it owns at start-up.
 func Sweep(dir string) {
 	des, err := os.ReadDir(dir)
 	if err != nil {

@@ -3,19 +3,13 @@ package cli
 import (
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
 )
 
-// isTerminal reports whether w is a terminal (a character device that
-// answers the terminal ioctl: /dev/null does not).
+// isTerminal reports whether w is a terminal (on Unix a character device that answers the
+// terminal ioctl: /dev/null does not; on Windows a console).
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
-	return err == nil
+	return ok && terminal(f.Fd())
 }
 
 // width is how many columns e.stdout shows: $COLUMNS when set, else the
@@ -28,9 +22,5 @@ func (e *env) width() int {
 	if !ok || !isTerminal(f) {
 		return 0
 	}
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
-		return 0
-	}
-	return int(ws.Col)
+	return columns(f.Fd())
 }

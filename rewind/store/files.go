@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,7 +111,8 @@ func (s *Store) keepAside(p, base string, move bool) (string, error) {
 	}
 }
 
-// copyFile copies src to dst, durably, with src's mode.
+// copyFile copies src to dst, durably, with src's mode (durable.Copy: an APFS clone on
+// macOS, copy_file_range on Linux).
 func copyFile(src, dst string, flags ...durable.Flag) error {
 	in, err := os.Open(src)
 	if err != nil {
@@ -123,10 +123,7 @@ func copyFile(src, dst string, flags ...durable.Flag) error {
 	if err != nil {
 		return err
 	}
-	return durable.Write(dst, fi.Mode().Perm(), func(w io.Writer) error {
-		_, err := io.Copy(w, in)
-		return err
-	}, flags...)
+	return durable.Copy(dst, fi.Mode().Perm(), in, flags...)
 }
 
 func fileExists(p string) bool {

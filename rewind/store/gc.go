@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fileid"
 	"rewind.dev/snap"
 )
 
@@ -394,7 +394,7 @@ func dirBytes(dir string, onlyOwned bool) int64 {
 		if err != nil {
 			return nil
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && onlyOwned && st.Nlink > 1 {
+		if onlyOwned && fileid.Links(fi) > 1 {
 			return nil
 		}
 		n += fi.Size()
@@ -415,11 +415,11 @@ func (s *Store) DiskUse() int64 {
 		if err != nil {
 			return nil
 		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			if seen[st.Ino] {
+		if ino := fileid.Inode(fi); ino != 0 { // 0: unknown (Windows), every file counts
+			if seen[ino] {
 				return nil
 			}
-			seen[st.Ino] = true
+			seen[ino] = true
 		}
 		n += fi.Size()
 		return nil

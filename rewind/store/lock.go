@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"rewind.dev/internal/durable"
 )
 
 // Lock is a held store lock.
@@ -47,14 +48,14 @@ func (s *Store) Lock(ctx context.Context) (*Lock, error) {
 	told := false
 	delay := time.Millisecond
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := durable.TryLock(f)
 		if err == nil {
 			// Who holds it, for anyone who waits: best effort.
 			f.Truncate(0)
 			f.WriteAt([]byte(holderLine()), 0)
 			return &Lock{f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if !errors.Is(err, durable.ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", s.lockPath(), err)
 		}
@@ -120,7 +121,7 @@ func holderOf(f *os.File) string {
 func (l *Lock) Unlock() {
 	if l != nil && l.f != nil {
 		l.f.Truncate(0) // no stale holder for the next waiter to name
-		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		durable.Unlock(l.f)
 		l.f.Close()
 		l.f = nil
 	}

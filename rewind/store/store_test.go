@@ -16,11 +16,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
@@ -697,7 +697,7 @@ func TestLockWaitsAndHonoursContext(t *testing.T) {
 	}
 	f, _ := os.Open(s.lockPath())
 	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+	if durable.TryLock(f) == nil {
 		t.Error("lock not held")
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fileid"
 	"rewind.dev/snap"
 )
 
@@ -283,11 +283,7 @@ func stamp(f string) (verifiedFile, bool) {
 	if err != nil {
 		return verifiedFile{}, false
 	}
-	rec := verifiedFile{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		rec.Ino = st.Ino
-	}
-	return rec, true
+	return verifiedFile{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: fileid.Inode(fi)}, true
 }
 
 func same(f string, rec verifiedFile) bool {
