@@ -66,12 +66,6 @@ skipped. A file that does not exist is an empty transcript. Output is JSON on st
 
 Exit status: 0 ok, 1 failure, 2 usage, 3 verify: does not extend, 4 fewer prompts than asked
 for or event id not found, 130 interrupted. See rewind-jsonl(1).`),
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) == 0 {
-				return cmdline.WithHint(cmdline.Usagef("no command given"), "run '"+name+" --help' for the commands")
-			}
-			return tool.UnknownCommand(args[0])
-		},
 		Subcommands: []*ffcli.Command{
 			newCursorCmd(e), newVerifyCmd(e), newTurnsCmd(e), newBackCmd(e), newAtCmd(e), newDetectCmd(e),
 		},
