@@ -191,6 +191,13 @@ func (ps *Pathspec) Unmatched() []string {
 	return out
 }
 
+// forget clears what Unmatched remembers, for a new use of the pathspec.
+func (ps *Pathspec) forget() {
+	if ps != nil {
+		clear(ps.used)
+	}
+}
+
 // Items are the pathspec's items as given.
 func (ps *Pathspec) Items() []string {
 	if ps == nil {

@@ -212,6 +212,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root),
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}}
+	p.paths.forget()
 	var inputs []string
 	if archive != "" {
 		inputs = append(inputs, archive)

@@ -165,7 +165,8 @@ func run(ctx context.Context, e *env, args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.r.RegisterFlags(fs)
-	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+	_, paths := c.r.(pathTaker)
+	if err := fs.Parse(permute(fs, args[1:], paths)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return commandHelp(e.stdout, c)
 		}
@@ -216,11 +217,16 @@ func hoistCommon(args []string) []string {
 // permute moves flags that follow positional arguments in front of them, so
 // 'rewind restore @0 --code-only' works like 'rewind restore --code-only @0'.
 // A "--" ends flags: what follows it is positional, whatever it looks like.
-func permute(fs *flag.FlagSet, args []string) []string {
+// With keepDash (a command that takes paths after "--") the "--" stays among
+// the positional arguments, for the command to split them at.
+func permute(fs *flag.FlagSet, args []string, keepDash bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if keepDash {
+				pos = append(pos, a)
+			}
 			pos = append(pos, args[i+1:]...)
 			break
 		}

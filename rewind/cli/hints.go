@@ -58,6 +58,12 @@ func hintOf(err error) string {
 		return "resolve the markers by hand; 'rewind undo-restore' takes the revert back"
 	case errors.As(err, &clash):
 		return "resolve them by hand, or write git-style markers into the conflicting text files: rewind revert " + clash.Checkpoint + " --conflicts=markers"
+	case errors.As(err, new(*snap.UnmatchedError)):
+		return "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored"
+	case errors.As(err, new(*snap.SelectionError)):
+		return "add that path to the paths restored, or move it aside; nothing was changed"
+	case errors.As(err, new(*snap.PathspecError)), errors.Is(err, snap.ErrEmptyPathspec):
+		return "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out"
 	case errors.As(err, &ie):
 		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
 	case errors.As(err, &le):
