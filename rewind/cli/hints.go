@@ -78,10 +78,14 @@ func hintOf(err error) string {
 		return "name an existing folder (-C DIR)"
 	case errors.As(err, &project):
 		return "name a folder (-C DIR)"
+	case errors.As(err, &nocp) && nocp.Search:
+		return "'rewind list' shows each checkpoint's prompt; a search ignores case and the spacing of words"
+	case errors.As(err, new(*store.NoPromptError)):
+		return "'rewind list --grep TEXT' finds the checkpoints of every session; 'rewind restore :/TEXT' restores one"
 	case errors.As(err, &nocp) && nocp.AtN:
 		return "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"
 	case errors.As(err, &nocp):
-		return "'rewind list' shows them"
+		return "'rewind list' shows them: name one by @N, id, pin label, description or :/TEXT"
 	case errors.Is(err, store.ErrNothingToUndo):
 		return "'rewind list' shows the checkpoints"
 	case errors.As(err, new(*store.NoTranscriptError)):
