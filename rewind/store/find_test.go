@@ -2,6 +2,10 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"rewind.dev/hookd"
@@ -50,5 +54,36 @@ func TestResolveWords(t *testing.T) {
 		if _, err := s.Resolve(name); !errors.As(err, &nocp) {
 			t.Errorf("Resolve(%q) = %v, want a NoCheckpointError (restore backups are named by id)", name, err)
 		}
+	}
+}
+
+// TestBackByWordsInAgent: back :/TEXT run by the agent counts as back N does there — the
+// running prompt is the newest, written or not — and finds it by its words too.
+func TestBackByWordsInAgent(t *testing.T) {
+	data := fixtureBytes(t)
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprint("written=", written), func(t *testing.T) {
+			s := project(t)
+			tp := filepath.Join(t.TempDir(), "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
+			os.WriteFile(tp, data, 0o644)
+			ts := turns(t, tp) // oldest first
+			last := ts[len(ts)-1]
+			os.WriteFile(tp, data[:last.PromptOffset], 0o644)
+			save(t, s, SaveOptions{TranscriptPath: tp, Trigger: Trigger{Kind: "hook", Event: "UserPromptSubmit", Prompt: last.Text}})
+			if written {
+				os.WriteFile(tp, data, 0o644)
+			}
+			for i, tu := range ts {
+				res, err := s.Back(ctx, BackOptions{Text: strings.ToUpper(tu.Text), TranscriptPath: tp, InAgent: true, DryRun: true})
+				if want := len(ts) - i; err != nil || res.Cut.N != want || res.Cut.Before != tu.Text {
+					t.Errorf("back :/%s: %+v, %v; want the %d most recent prompt", tu.Text, res, err, want)
+				}
+			}
+			_, err := s.Back(ctx, BackOptions{Text: "no such words", TranscriptPath: tp, InAgent: true, DryRun: true})
+			var np *NoPromptError
+			if !errors.As(err, &np) || np.Searched != len(ts) {
+				t.Errorf("back :/no such words: %v, want a NoPromptError having searched %d", err, len(ts))
+			}
+		})
 	}
 }
