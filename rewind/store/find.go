@@ -92,8 +92,10 @@ func (s *Store) backCount(ctx context.Context, t *jsonl.Transcript, path string,
 		}
 	}
 	n, searched := 0, 0
+	var oldest int64 = -1
 	err := t.ScanTurns(ctx, func(tu jsonl.Turn) bool {
 		searched++
+		oldest = tu.PromptOffset
 		if containsWords(tu.Text, o.Text) {
 			n = tu.N
 			return false
@@ -104,8 +106,11 @@ func (s *Store) backCount(ctx context.Context, t *jsonl.Transcript, path string,
 		return 0, err
 	}
 	if n == 0 {
-		compacted, _ := t.Compacted(ctx)
-		return 0, &NoPromptError{Text: o.Text, Searched: searched + shift, Compacted: compacted}
+		// Prompts before a compaction are searched where the file still holds them; it hid
+		// some only when the file holds no prompt before it (as fewerPrompts says).
+		at, compacted, _ := t.FirstCompaction(ctx)
+		hid := compacted && (oldest < 0 || oldest > at)
+		return 0, &NoPromptError{Text: o.Text, Searched: searched + shift, Compacted: hid}
 	}
 	return n + shift, nil
 }
