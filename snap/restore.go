@@ -32,6 +32,10 @@ type RestoreOptions struct {
 	// chain): only files that differ from it are read, each from the
 	// archive that holds it. Without it the archive is read whole.
 	Manifest *Manifest
+	// Paths, when set, limits the restore to the paths it selects: the rest
+	// of the tree is neither written nor deleted. An item that selects
+	// nothing, in the snapshot or the tree, is refused (*UnmatchedError).
+	Paths *Pathspec
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
@@ -181,6 +185,13 @@ type restorePlan struct {
 	unchanged int
 	nstaged   int
 	progress  *Progress // counts staged files (WithProgress)
+	// paths limits the plan (RestoreOptions.Paths); outDirs holds the modes of
+	// the snapshot's folders it leaves out, for those a path inside needs
+	// created, and rulesOnly the ignore files it leaves out that are still
+	// read for their rules.
+	paths     *Pathspec
+	outDirs   map[string]fs.FileMode
+	rulesOnly []*Entry
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -199,7 +210,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if m != nil {
 		n = len(m.Entries)
 	}
-	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root)}
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root),
+		paths: opts.Paths, outDirs: map[string]fs.FileMode{}}
+	p.paths.forget()
 	var inputs []string
 	if archive != "" {
 		inputs = append(inputs, archive)
@@ -298,6 +311,8 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
 		switch {
+		case !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir):
+			// Outside the paths restored: left as it is.
 		case p.isAlone(c.Path):
 			// Unreadable now or when the snapshot was taken: its content is
 			// known to no backup, so it is never deleted.
@@ -317,7 +332,83 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 			p.deletes = append(p.deletes, *c)
 		}
 	}
+	if un := p.paths.Unmatched(); len(un) > 0 {
+		return &UnmatchedError{Items: un}
+	}
+	return p.checkSelection()
+}
+
+// SelectionError is a restore limited to paths that would have to change a
+// path outside them: Outside stands where Path goes, or is inside a folder
+// Path replaces.
+type SelectionError struct{ Path, Outside string }
+
+func (e *SelectionError) Error() string {
+	if strings.HasPrefix(e.Outside, e.Path+"/") {
+		return fmt.Sprintf("cannot restore %s: the folder there holds %s, outside the paths restored", e.Path, e.Outside)
+	}
+	return fmt.Sprintf("cannot restore %s: %s stands in its way, outside the paths restored", e.Path, e.Outside)
+}
+
+// checkSelection refuses, before anything changes, a restore limited to paths
+// that would have to delete a path outside them: a file of the tree where a
+// selected path needs a folder, or a folder it replaces that holds paths
+// outside them.
+func (p *restorePlan) checkSelection() error {
+	if p.paths == nil {
+		return nil
+	}
+	for _, op := range p.ops {
+		for d := path.Dir(op.entry.Path); d != "."; d = path.Dir(d) {
+			if c := p.lookup(d); c != nil && c.Kind != KindDir && !p.paths.Match(d, false) {
+				return &SelectionError{Path: op.entry.Path, Outside: c.Path}
+			}
+		}
+	}
+	for _, d := range p.deletes {
+		if _, replaced := p.snapshot[p.snapName(d.Path)]; !replaced || d.Kind != KindDir {
+			continue
+		}
+		for i := range p.current {
+			c := &p.current[i]
+			if strings.HasPrefix(c.Path, d.Path+"/") && !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir) {
+				return &SelectionError{Path: d.Path, Outside: c.Path}
+			}
+		}
+	}
 	return nil
+}
+
+// UnmatchedError is a restore limited to paths, some of whose items select
+// nothing in the snapshot or the tree (ignored files are in neither).
+type UnmatchedError struct{ Items []string }
+
+func (e *UnmatchedError) Error() string {
+	return fmt.Sprintf("pathspec %q matches nothing in the checkpoint or the tree", e.Items[0])
+}
+
+// leftOut notes a snapshot entry outside the paths restored: a folder's mode,
+// in case a path inside it needs it created, and an ignore file's rules,
+// which decide what the restore may delete. It reports whether the ignore
+// file must be fetched from its archive for them.
+func (p *restorePlan) leftOut(e *Entry, m *Manifest, rules *snapshotRules) (fetch bool) {
+	if e.Kind == KindDir {
+		p.outDirs[e.Path] = e.Mode
+		return false
+	}
+	if base := path.Base(e.Path); e.Kind != KindFile || base != ".gitignore" && base != ".rewindignore" || e.Size > 1<<20 {
+		return false
+	}
+	if m == nil {
+		return true
+	}
+	if c := p.lookup(e.Path); c != nil && c.Kind == KindFile && c.sameStat(e) && !m.racy(e) {
+		if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(c.Path))); err == nil {
+			rules.data[e.Path] = b
+			return false
+		}
+	}
+	return true
 }
 
 // lookup returns the tree's entry at the snapshot's path name: spelt as the
@@ -390,7 +481,11 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 	// Folders an archive implies without listing them are part of it.
 	for _, d := range missingParents(e.Path, p.snapshot) {
 		p.snapshot[d] = KindDir
-		implied := Entry{Path: d, Kind: KindDir, Mode: 0o755}
+		mode, ok := p.outDirs[d]
+		if !ok {
+			mode = 0o755
+		}
+		implied := Entry{Path: d, Kind: KindDir, Mode: mode}
 		if c := p.lookup(d); c == nil && !p.ignoredDir(d) {
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
 		} else {
@@ -495,6 +590,15 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
 		}
+		if !p.paths.Match(e.Path, e.Kind == KindDir) {
+			if p.leftOut(e, nil, rules) {
+				rules.add(e.Path, &content)
+				if _, err := io.Copy(io.Discard, content); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if p.isInput(e.Path) {
 			p.keepInput(e.Path)
 			continue
@@ -573,6 +677,12 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out
 		}
+		if !p.paths.Match(e.Path, e.Kind == KindDir) {
+			if p.leftOut(e, m, rules) {
+				p.rulesOnly = append(p.rulesOnly, e)
+			}
+			continue
+		}
 		if p.isInput(e.Path) {
 			p.keepInput(e.Path)
 			continue
@@ -640,6 +750,16 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 	}
 	f := newFetcher()
 	defer f.close()
+	for _, e := range p.rulesOnly {
+		r, err := f.open(e)
+		if err != nil {
+			return err
+		}
+		rules.add(e.Path, &r)
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return err
+		}
+	}
 	for _, src := range order {
 		list := byArchive[src]
 		if len(list) >= fetchAllAt {

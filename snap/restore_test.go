@@ -679,3 +679,118 @@ func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
 		t.Errorf("result %+v, want .env spared and nothing deleted", res)
 	}
 }
+
+// A restore limited to paths makes the selected paths what the snapshot has
+// and leaves every other path as the tree has it, from a whole archive and
+// from a manifest alike.
+func TestRestorePaths(t *testing.T) {
+	gitEnv(t)
+	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}}
+	for seed := int64(1); seed <= 8; seed++ {
+		for _, withManifest := range []bool{false, true} {
+			spec := specs[int(seed)%len(specs)]
+			t.Run(fmt.Sprint(seed, spec, withManifest), func(t *testing.T) {
+				rng := rand.New(rand.NewSource(seed))
+				dir := t.TempDir()
+				genTree(t, rng, dir, 120)
+				snapFile := filepath.Join(t.TempDir(), "s.tar.gz")
+				res := create(t, dir, snapFile)
+				before := state(t, dir)
+				mutate(t, rng, dir)
+				mutated := state(t, dir)
+				ps, err := ParsePathspec(spec, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts := RestoreOptions{Paths: ps}
+				if withManifest {
+					opts.Manifest = res.Manifest
+				}
+				if _, err := Restore(context.Background(), dir, snapFile, opts); err != nil {
+					var (
+						un  *UnmatchedError
+						sel *SelectionError
+					)
+					if !errors.As(err, &un) && !errors.As(err, &sel) {
+						t.Fatal(err)
+					}
+					if d := diffStates(mutated, state(t, dir)); d != "" {
+						t.Fatalf("refused (%v), yet the tree changed:\n%s", err, d)
+					}
+					t.Skipf("refused: %v", err)
+				}
+				after := state(t, dir)
+				check, _ := ParsePathspec(spec, "")
+				for _, k := range keys(before, mutated, after) {
+					want := mutated[k]
+					isDir := strings.HasPrefix(before[k], "dir") || strings.HasPrefix(mutated[k], "dir")
+					if check.Match(filepath.ToSlash(k), isDir) && !strings.Contains(k, "node_modules") && !strings.HasSuffix(k, ".ignored") {
+						want = before[k]
+					}
+					if after[k] == want {
+						continue
+					}
+					if want == "" && after[k] == before[k] && strings.HasPrefix(after[k], "dir") {
+						continue // a folder above a selected path, created for it
+					}
+					t.Errorf("%s: %q, want %q (snapshot %q, before the restore %q)", k, after[k], want, before[k], mutated[k])
+				}
+			})
+		}
+	}
+}
+
+func keys(ms ...map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// A path that selects nothing is refused before anything changes; the rules of
+// an ignore file left out of the selection still spare what it ignored.
+func TestRestorePathsRefusedAndRules(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{".gitignore": ".env\n", ".env": "SECRET=1", "a.go": "package a", "b.go": "package b"})
+	archive := filepath.Join(t.TempDir(), "s.tar.gz")
+	res := create(t, dir, archive)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# nothing ignored\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.go"), []byte("changed"), 0o644)
+	ps, _ := ParsePathspec([]string{"a.go", "nothing"}, "")
+	_, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: res.Manifest})
+	var un *UnmatchedError
+	if !errors.As(err, &un) || len(un.Items) != 1 || un.Items[0] != "nothing" {
+		t.Fatalf("err %v, want nothing unmatched", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.go")); string(b) != "changed" {
+		t.Fatalf("a.go written by a refused restore: %q", b)
+	}
+	for _, m := range []*Manifest{nil, res.Manifest} {
+		ps, _ = ParsePathspec([]string{".", ":!.gitignore", ":!b.go"}, "")
+		r, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, ".env")); string(b) != "SECRET=1" {
+			t.Fatalf(".env lost: %q", b)
+		}
+		for f, want := range map[string]string{"a.go": "package a", "b.go": "changed", ".gitignore": "# nothing ignored\n"} {
+			if b, _ := os.ReadFile(filepath.Join(dir, f)); string(b) != want {
+				t.Errorf("%s: %q, want %q", f, b, want)
+			}
+		}
+		if len(r.Spared) != 1 || r.Spared[0] != ".env" || r.Deleted != 0 {
+			t.Errorf("result %+v, want .env spared and nothing deleted", r)
+		}
+		os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
+	}
+}

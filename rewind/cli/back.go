@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"rewind.dev/hookd"
 	"rewind.dev/internal/cmdline"
@@ -32,9 +33,17 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 1, "back"); err != nil {
 		return err
 	}
+	text, byWords := strings.CutPrefix(args[0], store.SearchPrefix)
+	if !byWords {
+		text = ""
+	}
 	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		return cmdline.Usagef("back takes a number of prompts ≥ 1, got %q", args[0])
+	switch {
+	case byWords && strings.TrimSpace(text) == "":
+		return cmdline.Usagef("back %s takes words to search the prompts for, as in ':/add the cache'", store.SearchPrefix)
+	case !byWords && (err != nil || n < 1):
+		return cmdline.WithHint(cmdline.Usagef("back takes a number of prompts ≥ 1, got %q", args[0]),
+			"or :/TEXT, the newest prompt containing TEXT, as in rewind back ':/add the cache'")
 	}
 	if err := checkAgent(c.agent); err != nil {
 		return err
@@ -59,7 +68,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	o := store.BackOptions{N: n, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent}
+	o := store.BackOptions{N: n, Text: text, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent}
 	if c.asks() && canAsk(e) {
 		plan := o
 		plan.DryRun = true
@@ -67,7 +76,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := confirmPlan(e, p, fmt.Sprintf("Go back to before the %s most recent prompt?", ordinal(n))); err != nil {
+		if err := confirmPlan(e, p, fmt.Sprintf("Go back to before the %s most recent prompt?", ordinal(p.Cut.N))); err != nil {
 			return err
 		}
 	}
@@ -82,7 +91,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 
 func (c *backCmd) doc() doc {
 	return doc{
-		args:    "<n>",
+		args:    "<n> | :/<text>",
 		summary: "rewind the chat to before the nth-most-recent prompt",
 		text: `Writes a fork of the conversation that ends before the nth-most-recent
 prompt (or cuts the transcript in place), and with --both also restores the
@@ -90,10 +99,15 @@ code to the newest checkpoint taken before that prompt. On a terminal it shows
 where it would cut and what it would write, and asks first; --dry-run only
 shows it. Prompts before a compaction count too: the agent keeps those lines,
 and a fork cut before the compaction resumes with the whole conversation, not
-the summary.`,
+the summary.
+
+:/TEXT names the prompt by its words instead: the newest prompt of the
+conversation containing TEXT (any case; spaces and line breaks count as one),
+the prompts it holds from the sessions it was forked from included.`,
 		examples: []string{
 			"rewind back 1   # drop the last prompt from the chat",
 			"rewind back 2 --both --dry-run",
+			"rewind back ':/add the cache' --both   # before the newest prompt saying so",
 		},
 	}
 }

@@ -3,14 +3,14 @@
 //
 //	rewind init [--mode project|global] [--force]
 //	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL] [--full]
-//	rewind list [--all] [-n N]
+//	rewind list [--all] [-n N] [--grep TEXT]
 //	rewind show <cp>
-//	rewind diff <cp> [<cp2>] [--stat]
-//	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes]
+//	rewind diff <cp> [<cp2>] [--stat] [-- <path>...]
+//	rewind restore <cp> [--code-only|--context-only] [--in-place] [--dry-run] [--yes] [-- <path>...]
 //	rewind undo [--dry-run] [--yes]
 //	rewind revert <cp> [<cp2>] [--conflicts=refuse|markers] [--dry-run] [--yes]
 //	rewind undo-restore | redo [--dry-run] [--yes]
-//	rewind back <n> [--both] [--in-place] [--dry-run] [--yes]
+//	rewind back <n> | :/<text> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
 //	rewind gc [--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]
 //	rewind pin <cp> [label] | unpin <cp>
@@ -20,8 +20,10 @@
 //	rewind help [CMD]
 //	rewind hook < request.json
 //
-// A checkpoint is named by id, unique id prefix, or @N, the Nth row of
-// 'rewind list' (@0 is the newest; restore backups are not counted). Every
+// A checkpoint is named by @N, the Nth row of 'rewind list' (@0 is the
+// newest; restore backups are not counted), :/TEXT (the newest whose prompt
+// or description contains TEXT), id, unique id prefix, pin label or
+// description (store.Resolve). Paths after "--" are git's pathspecs. Every
 // command takes --json and -C DIR. Exit status: 0 ok, 1 failure, 2 usage,
 // 10 no store, 11 the store's lock held too long, 12 back past the prompts
 // in view, 13 a revert that conflicts, 130 interrupted; under --json a failure is one JSON object on
@@ -165,7 +167,8 @@ func run(ctx context.Context, e *env, args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	c.r.RegisterFlags(fs)
-	if err := fs.Parse(permute(fs, args[1:])); err != nil {
+	_, paths := c.r.(pathTaker)
+	if err := fs.Parse(permute(fs, args[1:], paths)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return commandHelp(e.stdout, c)
 		}
@@ -216,11 +219,16 @@ func hoistCommon(args []string) []string {
 // permute moves flags that follow positional arguments in front of them, so
 // 'rewind restore @0 --code-only' works like 'rewind restore --code-only @0'.
 // A "--" ends flags: what follows it is positional, whatever it looks like.
-func permute(fs *flag.FlagSet, args []string) []string {
+// With keepDash (a command that takes paths after "--") the "--" stays among
+// the positional arguments, for the command to split them at.
+func permute(fs *flag.FlagSet, args []string, keepDash bool) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			if keepDash {
+				pos = append(pos, a)
+			}
 			pos = append(pos, args[i+1:]...)
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -29,7 +30,13 @@ func (c *diffCmd) RegisterFlags(fs *flag.FlagSet) {
 // diffLimit bounds the files diff shows content of.
 const diffLimit = 1 << 20
 
+func (*diffCmd) takesPaths() {}
+
 func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
+	args, paths, err := splitPaths(args)
+	if err != nil {
+		return err
+	}
 	if err := needArgs(args, 1, 2, "diff"); err != nil {
 		return err
 	}
@@ -47,9 +54,16 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	ps, err := c.pathspec(s, paths)
+	if err != nil {
+		return err
+	}
 	changes, err := s.Diff(ctx, from, to)
 	if err != nil {
 		return err
+	}
+	if ps != nil {
+		changes = slices.DeleteFunc(changes, func(ch snap.Change) bool { return !ps.Match(ch.Path, ch.Kind == snap.KindDir.String()) })
 	}
 	if c.json {
 		for i := range changes {
@@ -201,8 +215,10 @@ func colorDiff(e *env, d string) string {
 
 func (c *diffCmd) doc() doc {
 	return doc{
-		args:     "<cp> [<cp2>]",
-		summary:  "changes between a checkpoint and the tree (or two checkpoints)",
-		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat"},
+		args:    "<cp> [<cp2>] [-- <path>...]",
+		summary: "changes between a checkpoint and the tree (or two checkpoints)",
+		text: `Paths after -- limit the diff to those files and folders, as git's
+pathspecs (see 'rewind help restore').`,
+		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat", "rewind diff @2 -- src '*.md'"},
 	}
 }

@@ -21,8 +21,9 @@ Rewind checkpoints the project tree and the agent's transcript together and
 rewinds code, chat or both, without destroying anything: a chat rewind writes
 a new forked session, a code restore first takes a backup checkpoint, and
 'rewind undo-restore' reverts a restore ('rewind redo' puts it back).
-Checkpoints are named by id, a unique id prefix, or @N, the Nth row of
-'rewind list' (@0 is the newest).
+Checkpoints are named by @N, the Nth row of 'rewind list' (@0 is the
+newest), :/TEXT (the newest whose prompt or description contains TEXT), id,
+unique id prefix, pin label or description.
 
 COMMANDS
 `)

@@ -58,6 +58,12 @@ func hintOf(err error) string {
 		return "resolve the markers by hand; 'rewind undo-restore' takes the revert back"
 	case errors.As(err, &clash):
 		return "resolve them by hand, or write git-style markers into the conflicting text files: rewind revert " + clash.Checkpoint + " --conflicts=markers"
+	case errors.As(err, new(*snap.UnmatchedError)):
+		return "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored"
+	case errors.As(err, new(*snap.SelectionError)):
+		return "add that path to the paths restored, or move it aside; nothing was changed"
+	case errors.As(err, new(*snap.PathspecError)), errors.Is(err, snap.ErrEmptyPathspec):
+		return "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out"
 	case errors.As(err, &ie):
 		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"
 	case errors.As(err, &le):
@@ -72,10 +78,14 @@ func hintOf(err error) string {
 		return "name an existing folder (-C DIR)"
 	case errors.As(err, &project):
 		return "name a folder (-C DIR)"
+	case errors.As(err, &nocp) && nocp.Search:
+		return "'rewind list' shows each checkpoint's prompt; a search ignores case and the spacing of words"
+	case errors.As(err, new(*store.NoPromptError)):
+		return "'rewind list --grep TEXT' finds the checkpoints of every session; 'rewind restore :/TEXT' restores one"
 	case errors.As(err, &nocp) && nocp.AtN:
 		return "@N counts the rows of 'rewind list'; restore backups ('rewind list --all') are named by id"
 	case errors.As(err, &nocp):
-		return "'rewind list' shows them"
+		return "'rewind list' shows them: name one by @N, id, pin label, description or :/TEXT"
 	case errors.Is(err, store.ErrNothingToUndo):
 		return "'rewind list' shows the checkpoints"
 	case errors.As(err, new(*store.NoTranscriptError)):

@@ -14,8 +14,9 @@ import (
 
 type listCmd struct {
 	common
-	all bool
-	n   int
+	all  bool
+	n    int
+	grep string
 }
 
 // listDefault is how many rows list shows when -n is not given (text only:
@@ -26,6 +27,7 @@ func (c *listCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.BoolVar(&c.all, "all", false, "also list the backups restores took (they have no @N: name them by id)")
 	fs.IntVar(&c.n, "n", -1, fmt.Sprintf("list at most `N` checkpoints; 0 lists all (default %d, all with --json)", listDefault))
+	fs.StringVar(&c.grep, "grep", "", "list only the checkpoints whose prompt or description contains `TEXT` (any case), as ':/TEXT' finds them")
 }
 
 // listRow is one line of list --json.
@@ -62,16 +64,18 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	for _, cp := range cps {
 		pos := ""
 		var np *int
-		if cp.Backup() {
-			if !c.all {
-				hidden++
-				continue
-			}
-		} else {
+		if !cp.Backup() {
 			np = new(int)
 			*np = n
 			pos = fmt.Sprintf("@%d", n)
 			n++
+		}
+		if c.grep != "" && !cp.Mentions(c.grep) {
+			continue
+		}
+		if cp.Backup() && !c.all {
+			hidden++
+			continue
 		}
 		if limit > 0 && shown >= limit {
 			more++
@@ -90,6 +94,9 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	if shown == 0 {
+		if c.grep != "" && hidden == 0 {
+			return &store.NoCheckpointError{Name: c.grep, Search: true}
+		}
 		if hidden > 0 {
 			return cmdline.WithHint(fmt.Errorf("no checkpoints but %d restore backup%s", hidden, plural(hidden)), "'rewind list --all' shows them")
 		}
@@ -211,9 +218,12 @@ changes since the previous checkpoint (+added ~modified -deleted, = unchanged),
 and the prompt: for a prompt's checkpoint that prompt (the tree before it),
 for a manual one its description, else the newest prompt when it was taken.
 The prompt column is cut to fit the terminal ($COLUMNS, else its width), and
-the id column is left out when the prompt would get fewer than 30 columns.`,
+the id column is left out when the prompt would get fewer than 30 columns.
+--grep TEXT keeps the rows whose prompt or description contains TEXT, with
+their @N: the checkpoints of every session of the project, forks included.`,
 		examples: []string{
 			"rewind list",
+			"rewind list --grep 'add the cache'",
 			"rewind list -n 0 --all   # every checkpoint, restore backups too",
 			"rewind list --json | jq -r .checkpoint.id",
 		},

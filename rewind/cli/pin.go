@@ -55,8 +55,10 @@ func (c *pinCmd) doc() doc {
 		return doc{args: "<cp>", summary: "let gc delete a checkpoint again", examples: []string{"rewind unpin @3"}}
 	}
 	return doc{
-		args:     "<cp> [label]",
-		summary:  "keep a checkpoint through gc",
-		examples: []string{"rewind pin @0 release-1"},
+		args:    "<cp> [label]",
+		summary: "keep a checkpoint through gc",
+		text: `The label names the checkpoint from then on, wherever a checkpoint is
+taken: rewind restore release-1.`,
+		examples: []string{"rewind pin @0 release-1", "rewind pin ':/add the cache' cache"},
 	}
 }

@@ -27,12 +27,21 @@ func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.registerConfirm(fs)
 }
 
+func (*restoreCmd) takesPaths() {}
+
 func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
+	args, paths, err := splitPaths(args)
+	if err != nil {
+		return err
+	}
 	if err := needArgs(args, 1, 1, "restore"); err != nil {
 		return err
 	}
 	if c.codeOnly && c.contextOnly {
 		return cmdline.Usagef("--code-only and --context-only exclude each other")
+	}
+	if paths != nil && (c.contextOnly || c.inPlace) {
+		return cmdline.Usagef("paths restore files of the tree, not the conversation: drop --context-only and --in-place, or the paths")
 	}
 	s, err := c.open(e)
 	if err != nil {
@@ -42,9 +51,13 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := store.RestoreOptions{Code: !c.contextOnly, DryRun: c.dryRun}
+	ps, err := c.pathspec(s, paths)
+	if err != nil {
+		return err
+	}
+	opts := store.RestoreOptions{Code: !c.contextOnly, DryRun: c.dryRun, Paths: ps}
 	hasChat := cp.Transcript != nil && cp.Transcript.Snapshot != ""
-	if !c.codeOnly && (hasChat || c.contextOnly) {
+	if !c.codeOnly && ps == nil && (hasChat || c.contextOnly) {
 		opts.Context = store.ContextFork
 		if c.inPlace {
 			opts.Context = store.ContextInPlace
@@ -55,7 +68,11 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore to %s (%s)?", cp.ID, ago(cp.CreatedAt))); err != nil {
+		what := ""
+		if ps != nil {
+			what = " " + strings.Join(paths, " ")
+		}
+		if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cp.ID, ago(cp.CreatedAt))); err != nil {
 			return err
 		}
 	}
@@ -147,8 +164,11 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	}
 	if r.Code != nil {
 		what := "the tree to " + r.Checkpoint
-		if r.Kind == store.KindRevert {
+		switch {
+		case r.Kind == store.KindRevert:
 			what = "the tree"
+		case len(r.Paths) > 0:
+			what = strings.Join(r.Paths, " ") + " to " + r.Checkpoint
 		}
 		renamed := ""
 		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
@@ -288,16 +308,23 @@ func revertVerb(k store.RestoreKind, plan bool) string {
 
 func (c *restoreCmd) doc() doc {
 	return doc{
-		args:    "<cp>",
+		args:    "<cp> [-- <path>...]",
 		summary: "restore code and/or chat from a checkpoint",
 		text: `Restores the tree exactly and the conversation as a fork (a new session
 beside the transcript), or only one of them. A backup checkpoint is taken first
 and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
 shows what it would write, delete and fork, and asks first; --dry-run only
-shows it.`,
+shows it.
+
+Paths after -- restore only those files and folders (git's pathspecs: relative
+to the current folder, wildcards, :(glob), :(exclude) or :!PATH, :/PATH from
+the project's root); the rest of the tree and the conversation are left as
+they are. A path that names nothing in the checkpoint or the tree is refused.`,
 		examples: []string{
 			"rewind restore @2 --code-only",
 			"rewind restore @2 --context-only --dry-run",
+			"rewind restore @3 -- src/parser.go docs   # those paths only",
+			"rewind restore ':/add the cache' -- '*.go' ':!vendor'",
 		},
 	}
 }

@@ -81,6 +81,6 @@ func (c *showCmd) doc() doc {
 	return doc{
 		args:     "<cp>",
 		summary:  "show a checkpoint's metadata",
-		examples: []string{"rewind show @0", "rewind show 20261122_1430   # a unique id prefix"},
+		examples: []string{"rewind show @0", "rewind show 20261122_1430   # a unique id prefix", "rewind show ':/add the cache'   # the newest whose prompt says so"},
 	}
 }

@@ -22,6 +22,9 @@ type BackOptions struct {
 	// prompt: that prompt counts as the newest even when the agent has not written its line
 	// yet, so N means the same whenever the agent writes it.
 	InAgent bool
+	// Text, when set, names the prompt by its words instead of N: the newest
+	// prompt containing it (Mentions's rule). N is then found from it.
+	Text string
 }
 
 // Back rewinds the conversation to before the Nth most recent prompt (a fork
@@ -63,6 +66,11 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	}
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
+	}
+	if o.Text != "" {
+		if o.N, err = s.backCount(ctx, t, path, o); err != nil {
+			return nil, err
+		}
 	}
 	turn, err := s.backTurn(ctx, t, path, o)
 	if err != nil {

@@ -24,9 +24,10 @@ import (
 
 // change is what one of those commands does after its backup.
 type change struct {
-	backup SaveOptions  // how the backup checkpoint is taken
-	entry  HistoryEntry // recorded before anything changes; ID, At and BackupCheckpoint are filled in
-	tree   *Checkpoint  // the tree is restored from it (nil: the tree is left alone)
+	backup SaveOptions    // how the backup checkpoint is taken
+	entry  HistoryEntry   // recorded before anything changes; ID, At and BackupCheckpoint are filled in
+	tree   *Checkpoint    // the tree is restored from it (nil: the tree is left alone)
+	paths  *snap.Pathspec // when set, only the paths it selects are restored from tree
 	// treeFrom, when set instead of tree, changes the tree once the backup
 	// is taken, from what the backup holds (a revert merges into it).
 	treeFrom func(backup *Checkpoint) (*snap.RestoreResult, error)
@@ -56,7 +57,7 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 		if c.treeFrom != nil {
 			r, err = c.treeFrom(backup)
 		} else {
-			r, err = s.restoreTree(ctx, c.tree, false)
+			r, err = s.restorePaths(ctx, c.tree, c.paths, false)
 			from = c.tree.ID
 		}
 		res.Code = r

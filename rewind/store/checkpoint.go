@@ -309,8 +309,12 @@ func (s *Store) Newest() (*Checkpoint, error) {
 // ErrNoCheckpoints means the store is empty.
 var ErrNoCheckpoints = errors.New("no checkpoints yet")
 
-// Resolve finds a checkpoint by id, unique id prefix, or @N: the Nth newest
-// that is not a restore's backup (@0 is the newest), as list numbers them.
+// Resolve finds a checkpoint by any name the commands take: @N, the Nth
+// newest that is not a restore's backup (@0 is the newest), as list numbers
+// them; :/TEXT, the newest whose prompt or description contains TEXT
+// (Mentions); an id or a unique id prefix; else a pin label or a
+// description, whole (the newest carrying it). Restore backups are named by
+// id or id prefix only.
 func (s *Store) Resolve(name string) (*Checkpoint, error) {
 	ids, err := s.IDs()
 	if err != nil {
@@ -318,6 +322,9 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 	}
 	if len(ids) == 0 {
 		return nil, ErrNoCheckpoints
+	}
+	if name == "" {
+		return nil, errors.New("an empty checkpoint name: give @N, an id, a pin label or :/TEXT")
 	}
 	if rest, ok := strings.CutPrefix(name, "@"); ok {
 		n, err := strconv.Atoi(rest)
@@ -334,6 +341,19 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 		}
 		return visible[n], nil
 	}
+	if text, ok := strings.CutPrefix(name, SearchPrefix); ok {
+		if strings.TrimSpace(text) == "" {
+			return nil, fmt.Errorf("bad checkpoint name %q: %s takes words to search for", name, SearchPrefix)
+		}
+		cps, _, err := s.List()
+		if err != nil {
+			return nil, err
+		}
+		if c := findMentioning(cps, text); c != nil {
+			return c, nil
+		}
+		return nil, &NoCheckpointError{Name: text, Search: true}
+	}
 	var match []string
 	for _, id := range ids {
 		if id == name {
@@ -343,11 +363,18 @@ func (s *Store) Resolve(name string) (*Checkpoint, error) {
 			match = append(match, id)
 		}
 	}
-	switch len(match) {
-	case 0:
-		return nil, &NoCheckpointError{Name: name}
-	case 1:
+	if len(match) == 1 {
 		return s.Load(match[0])
+	}
+	cps, _, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if c := findNamed(cps, name); c != nil {
+		return c, nil
+	}
+	if len(match) == 0 {
+		return nil, &NoCheckpointError{Name: name}
 	}
 	return nil, fmt.Errorf("checkpoint name %q is ambiguous: it starts %d ids (%s, …); give more of it", name, len(match), match[0])
 }

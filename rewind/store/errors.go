@@ -37,15 +37,19 @@ func (e *ProjectError) Error() string {
 func (e *ProjectError) Unwrap() error { return e.Err }
 
 // NoCheckpointError is a checkpoint name that names none: an @N past the rows there are
-// (Visible of them), or an id prefix no id starts with.
+// (Visible of them), a :/TEXT no checkpoint's prompt or description contains (Search), or a
+// name that is no id, id prefix, pin label or description.
 type NoCheckpointError struct {
 	Name    string
 	AtN     bool // an @N
 	Visible int  // with AtN: the checkpoints @N counts (restore backups are not counted)
+	Search  bool // a :/TEXT; Name is TEXT
 }
 
 func (e *NoCheckpointError) Error() string {
 	switch {
+	case e.Search:
+		return fmt.Sprintf("no checkpoint's prompt or description contains %q", e.Name)
 	case !e.AtN:
 		return fmt.Sprintf("no checkpoint %q", e.Name)
 	case e.Visible == 0:
@@ -54,6 +58,22 @@ func (e *NoCheckpointError) Error() string {
 		return fmt.Sprintf("no checkpoint %s: there is one (@0)", e.Name)
 	}
 	return fmt.Sprintf("no checkpoint %s: there are %d (@0 to @%d)", e.Name, e.Visible, e.Visible-1)
+}
+
+// NoPromptError is back :/TEXT where no prompt of the conversation contains Text; Searched
+// prompts were in view, and Compacted says compaction hid older ones.
+type NoPromptError struct {
+	Text      string
+	Searched  int
+	Compacted bool
+}
+
+func (e *NoPromptError) Error() string {
+	s := fmt.Sprintf("no prompt of this conversation contains %q (%d searched", e.Text, e.Searched)
+	if e.Compacted {
+		s += "; compaction hid the older ones"
+	}
+	return s + ")"
 }
 
 // NoTranscriptError is a chat restore from a checkpoint that holds no transcript.

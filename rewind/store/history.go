@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"rewind.dev/internal/layout"
@@ -42,7 +43,10 @@ type HistoryEntry struct {
 	Checkpoint       string      `json:"checkpoint,omitempty"` // restored to (code)
 	BackupCheckpoint string      `json:"backup_checkpoint"`    // the tree and transcript as they were before
 	Code             bool        `json:"code"`
-	Context          ContextMode `json:"context,omitempty"`
+	// Paths are the pathspec items a restore of some paths only was limited
+	// to (none: the whole tree).
+	Paths   []string    `json:"paths,omitempty"`
+	Context ContextMode `json:"context,omitempty"`
 	// Fork is what the entry did to a fork: wrote it (or brought it back) at
 	// Fork.Path when Fork.Removed is "", moved it from there to Fork.Removed
 	// otherwise.
@@ -149,6 +153,9 @@ func (e *HistoryEntry) What(h *History) string {
 			return "back, code to " + e.Checkpoint
 		}
 		return "back"
+	}
+	if len(e.Paths) > 0 {
+		return fmt.Sprintf("%s of %s to %s", e.Kind, strings.Join(e.Paths, " "), e.Checkpoint)
 	}
 	return string(e.Kind) + " to " + e.Checkpoint
 }

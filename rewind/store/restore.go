@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"rewind.dev/fork"
@@ -15,18 +16,23 @@ type RestoreOptions struct {
 	Context ContextMode // "" for none
 	DryRun  bool
 	Kind    RestoreKind // recorded in the history: KindRestore (default), KindUndo
+	// Paths, when set, limits the code restore to the paths it selects (git's
+	// pathspec meaning); the rest of the tree is left as it is.
+	Paths *snap.Pathspec
 }
 
 // RestoreResult is what a restore did.
 type RestoreResult struct {
-	Type       string              `json:"type"` // "restore"
-	Kind       RestoreKind         `json:"kind"`
-	Checkpoint string              `json:"checkpoint"`
-	Backup     string              `json:"backup_checkpoint,omitempty"`
-	DryRun     bool                `json:"dry_run"`
-	Code       *snap.RestoreResult `json:"code,omitempty"`
-	Fork       *fork.Fork          `json:"fork,omitempty"`
-	Truncate   *fork.Truncation    `json:"truncate,omitempty"`
+	Type       string      `json:"type"` // "restore"
+	Kind       RestoreKind `json:"kind"`
+	Checkpoint string      `json:"checkpoint"`
+	// Paths are the pathspec items a restore of some paths only was limited to.
+	Paths    []string            `json:"paths,omitempty"`
+	Backup   string              `json:"backup_checkpoint,omitempty"`
+	DryRun   bool                `json:"dry_run"`
+	Code     *snap.RestoreResult `json:"code,omitempty"`
+	Fork     *fork.Fork          `json:"fork,omitempty"`
+	Truncate *fork.Truncation    `json:"truncate,omitempty"`
 	// Resume tells how to open the fork in its agent.
 	Resume string `json:"resume,omitempty"`
 	// Cut is, in a dry run, where the conversation would be cut.
@@ -96,7 +102,10 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if opts.Kind == "" {
 		opts.Kind = KindRestore
 	}
-	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun}
+	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun, Paths: opts.Paths.Items()}
+	if opts.Paths != nil && (opts.Context != "" || !opts.Code) {
+		return nil, errors.New("a restore of some paths restores the tree only, not the conversation")
+	}
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
 		return nil, &NoTranscriptError{Checkpoint: cp.ID}
 	}
@@ -112,9 +121,16 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if err := k.check(cp, what); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
+	if opts.Paths != nil && !opts.DryRun {
+		// A path that selects nothing, or a selection that would have to
+		// replace a path outside it, is refused before the backup.
+		if _, err := s.restorePaths(ctx, cp, opts.Paths, true); err != nil {
+			return nil, err
+		}
+	}
 	if opts.DryRun {
 		if opts.Code {
-			r, err := s.restoreTree(ctx, cp, true)
+			r, err := s.restorePaths(ctx, cp, opts.Paths, true)
 			if err != nil {
 				return nil, err
 			}
@@ -140,10 +156,10 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	c := change{
 		backup: SaveOptions{Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
 			TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true},
-		entry: HistoryEntry{Kind: opts.Kind, Checkpoint: cp.ID, Code: opts.Code, Context: opts.Context},
+		entry: HistoryEntry{Kind: opts.Kind, Checkpoint: cp.ID, Code: opts.Code, Context: opts.Context, Paths: opts.Paths.Items()},
 	}
 	if opts.Code {
-		c.tree = cp
+		c.tree, c.paths = cp, opts.Paths
 	}
 	if opts.Context != "" {
 		c.conversation = func(e *HistoryEntry) error { return s.restoreContext(ctx, cp, opts.Context, res, e) }
@@ -161,6 +177,11 @@ func transcriptOf(cp *Checkpoint) string {
 // restoreTree makes the project's tree equal to c's snapshot, reading from
 // its layer chain only the files that differ.
 func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*snap.RestoreResult, error) {
+	return s.restorePaths(ctx, c, nil, dryRun)
+}
+
+// restorePaths is restoreTree limited to the paths selects (all when nil).
+func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec, dryRun bool) (*snap.RestoreResult, error) {
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, err
@@ -169,5 +190,5 @@ func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*s
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}
-	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: walk})
+	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: walk, Paths: paths})
 }

@@ -1,0 +1,323 @@
+package snap
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// Pathspec selects paths of a tree as git's pathspecs do (gitglossary(7),
+// "pathspec"): a path is selected when an item names it or a folder above it,
+// or when an item with wildcards matches it whole (fnmatch, where * and ?
+// also match a slash); items with the exclude magic take paths out again. An
+// item is relative to the folder it was given in, unless it has the top
+// magic. Magic: long form ":(top,literal,glob,icase,exclude)PATH", short
+// form ":/PATH" (top), ":!PATH" and ":^PATH" (exclude). glob makes * and ?
+// stop at a slash and lets ** match folders, as in .gitignore (the same
+// wildmatch); literal turns wildcards off; icase folds case.
+//
+// A Pathspec remembers which items selected something (Unmatched).
+type Pathspec struct {
+	items []specItem
+	used  []bool
+}
+
+type specItem struct {
+	raw     string // as given
+	pattern string // relative to the root, slash-separated, cleaned; "" selects everything
+	// literal is the length of the pattern's leading part without wildcards
+	// (the whole pattern when it has none, or with the literal magic).
+	literal int
+	dirOnly bool // the item ended in a slash: it names a folder's contents
+	glob    bool
+	icase   bool
+	exclude bool
+}
+
+// ErrEmptyPathspec is a pathspec item that is an empty string (git refuses it too).
+var ErrEmptyPathspec = errors.New("an empty string is not a pathspec; use . for everything")
+
+// PathspecError is a pathspec item that cannot be used: unknown magic, or a
+// path above the root.
+type PathspecError struct {
+	Item   string
+	Reason string
+}
+
+func (e *PathspecError) Error() string {
+	return fmt.Sprintf("pathspec %q: %s", e.Item, e.Reason)
+}
+
+// ParsePathspec reads pathspec items given in the folder cwd (relative to the
+// root, slash-separated; "" or "." for the root itself).
+func ParsePathspec(items []string, cwd string) (*Pathspec, error) {
+	cwd = strings.Trim(path.Clean("/"+cwd), "/")
+	ps := &Pathspec{}
+	for _, raw := range items {
+		it, err := parseSpecItem(raw, cwd)
+		if err != nil {
+			return nil, err
+		}
+		ps.items = append(ps.items, it)
+	}
+	ps.used = make([]bool, len(ps.items))
+	return ps, nil
+}
+
+func parseSpecItem(raw, cwd string) (specItem, error) {
+	if raw == "" {
+		return specItem{}, ErrEmptyPathspec
+	}
+	it := specItem{raw: raw}
+	top, literal := false, false
+	rest := raw
+	if strings.HasPrefix(rest, ":(") {
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return it, &PathspecError{Item: raw, Reason: "the magic has no closing parenthesis"}
+		}
+		for m := range strings.SplitSeq(rest[2:end], ",") {
+			switch strings.TrimSpace(m) {
+			case "top":
+				top = true
+			case "literal":
+				literal = true
+			case "glob":
+				it.glob = true
+			case "icase":
+				it.icase = true
+			case "exclude":
+				it.exclude = true
+			case "":
+			default:
+				return it, &PathspecError{Item: raw, Reason: fmt.Sprintf("magic %q is not known (top, literal, glob, icase, exclude are)", m)}
+			}
+		}
+		rest = rest[end+1:]
+	} else if strings.HasPrefix(rest, ":") {
+		rest = rest[1:]
+	short:
+		for rest != "" {
+			switch rest[0] {
+			case '/':
+				top = true
+			case '!', '^':
+				it.exclude = true
+			case ':':
+				rest = rest[1:]
+				break short
+			default:
+				break short
+			}
+			rest = rest[1:]
+		}
+	}
+	if literal && it.glob {
+		return it, &PathspecError{Item: raw, Reason: "literal and glob exclude each other"}
+	}
+	it.dirOnly = strings.HasSuffix(rest, "/")
+	joined := rest
+	if !top && cwd != "" {
+		joined = cwd + "/" + rest
+	}
+	if joined == "" {
+		joined = "."
+	}
+	clean := path.Clean(joined)
+	if strings.HasPrefix(joined, "/") {
+		return it, &PathspecError{Item: raw, Reason: "an absolute path; name paths relative to the current folder (or :/PATH from the project's root)"}
+	}
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return it, &PathspecError{Item: raw, Reason: "it is outside the project"}
+	}
+	if clean == "." {
+		clean, it.dirOnly = "", false
+	}
+	it.pattern = clean
+	it.literal = len(clean)
+	if !literal {
+		if i := strings.IndexAny(clean, "*?[\\"); i >= 0 {
+			it.literal = i
+		}
+	}
+	return it, nil
+}
+
+// Match reports whether the pathspec selects name (relative to the root,
+// slash-separated; isDir: it is a folder): an item that is not an exclusion
+// selects it (every path when all items are exclusions), and no exclusion
+// does.
+func (ps *Pathspec) Match(name string, isDir bool) bool {
+	if ps == nil {
+		return true
+	}
+	in, includes := false, false
+	for i := range ps.items {
+		it := &ps.items[i]
+		if it.exclude {
+			continue
+		}
+		includes = true
+		if it.match(name, isDir) {
+			ps.used[i] = true
+			in = true
+		}
+	}
+	if includes && !in {
+		return false
+	}
+	for i := range ps.items {
+		if it := &ps.items[i]; it.exclude && it.match(name, isDir) {
+			return false
+		}
+	}
+	return true
+}
+
+// Unmatched lists the items (not exclusions) that have selected nothing
+// Match was asked about.
+func (ps *Pathspec) Unmatched() []string {
+	if ps == nil {
+		return nil
+	}
+	var out []string
+	for i, it := range ps.items {
+		if !it.exclude && !ps.used[i] {
+			out = append(out, it.raw)
+		}
+	}
+	return out
+}
+
+// forget clears what Unmatched remembers, for a new use of the pathspec.
+func (ps *Pathspec) forget() {
+	if ps != nil {
+		clear(ps.used)
+	}
+}
+
+// Items are the pathspec's items as given.
+func (ps *Pathspec) Items() []string {
+	if ps == nil {
+		return nil
+	}
+	out := make([]string, len(ps.items))
+	for i, it := range ps.items {
+		out[i] = it.raw
+	}
+	return out
+}
+
+// match is git's match_pathspec_item: the pattern names the path or a
+// folder above it (a pattern ending in a slash only a folder), or, with
+// wildcards, it matches the path whole.
+func (it *specItem) match(name string, isDir bool) bool {
+	if it.pattern == "" {
+		return true
+	}
+	p, n, literal := it.pattern, name, it.literal
+	if it.icase {
+		p, n = strings.ToLower(p), strings.ToLower(n)
+		if literal < len(it.pattern) {
+			literal = strings.IndexAny(p, "*?[\\")
+		} else {
+			literal = len(p)
+		}
+	}
+	switch {
+	case n == p:
+		return isDir || !it.dirOnly
+	case strings.HasPrefix(n, p) && n[len(p)] == '/':
+		return true
+	case literal == len(p) || !strings.HasPrefix(n, p[:literal]):
+		return false
+	case it.glob:
+		// .gitignore's wildmatch: * and ? stop at a slash, ** spans folders.
+		return wildmatch(p, n) == wmMatch
+	}
+	return specGlob(p[literal:], n[literal:])
+}
+
+// specGlob matches name against a pathspec's pattern as git does without
+// the glob magic (wildmatch without WM_PATHNAME): * matches any run of
+// characters, a slash too, ? any one, [...] a class ([!...] or [^...]
+// negated, a-z ranges), and \ quotes the next character.
+func specGlob(pattern, name string) bool {
+	for len(pattern) > 0 {
+		switch pattern[0] {
+		case '*':
+			rest := strings.TrimLeft(pattern, "*")
+			if rest == "" {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if specGlob(rest, name[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if name == "" {
+				return false
+			}
+			_, size := utf8.DecodeRuneInString(name)
+			pattern, name = pattern[1:], name[size:]
+		case '[':
+			if name == "" {
+				return false
+			}
+			r, size := utf8.DecodeRuneInString(name)
+			ok, plen := specClass(pattern, r)
+			if plen == 0 || !ok { // no closing bracket: git's wildmatch matches nothing
+				return false
+			}
+			pattern, name = pattern[plen:], name[size:]
+		case '\\':
+			if len(pattern) > 1 {
+				pattern = pattern[1:]
+			}
+			fallthrough
+		default:
+			if name == "" || name[0] != pattern[0] {
+				return false
+			}
+			pattern, name = pattern[1:], name[1:]
+		}
+	}
+	return name == ""
+}
+
+// specClass matches r against the bracket expression at the start of
+// pattern; plen is the expression's length, 0 when it has no closing bracket.
+func specClass(pattern string, r rune) (ok bool, plen int) {
+	i := 1
+	negate := false
+	if i < len(pattern) && (pattern[i] == '!' || pattern[i] == '^') {
+		negate = true
+		i++
+	}
+	first := true
+	for i < len(pattern) {
+		if pattern[i] == ']' && !first {
+			return ok != negate, i + 1
+		}
+		first = false
+		lo, size := utf8.DecodeRuneInString(pattern[i:])
+		if lo == '\\' && i+1 < len(pattern) {
+			i++
+			lo, size = utf8.DecodeRuneInString(pattern[i:])
+		}
+		i += size
+		hi := lo
+		if i+1 < len(pattern) && pattern[i] == '-' && pattern[i+1] != ']' {
+			hi, size = utf8.DecodeRuneInString(pattern[i+1:])
+			i += 1 + size
+		}
+		if lo <= r && r <= hi {
+			ok = true
+		}
+	}
+	return false, 0
+}

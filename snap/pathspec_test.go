@@ -1,0 +1,167 @@
+package snap
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pathspecFiles is the tree the pathspec tests select from.
+var pathspecFiles = []string{
+	"README.md", "main.go", "main_test.go", "a*b", "Makefile",
+	"src/a.go", "src/b.go", "src/b.txt", "src/deep/c.go", "src/deep/d.md",
+	"srcx/e.go", "docs/guide.md", "docs/img/logo.png", "Docs/UPPER.md",
+	"x/y/z/w.go", "sp ace/f.go",
+}
+
+func selected(t *testing.T, specs []string, cwd string) []string {
+	t.Helper()
+	ps, err := ParsePathspec(specs, cwd)
+	if err != nil {
+		t.Fatalf("ParsePathspec(%q, %q): %v", specs, cwd, err)
+	}
+	var out []string
+	for _, f := range pathspecFiles {
+		if ps.Match(f, false) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var pathspecCases = []struct {
+	cwd   string
+	specs []string
+}{
+	{"", []string{"src"}},
+	{"", []string{"src/"}},
+	{"", []string{"src/a.go", "docs"}},
+	{"", []string{"*.go"}},
+	{"", []string{"src/*.go"}},
+	{"", []string{"*.md"}},
+	{"", []string{"s?c"}},
+	{"", []string{"src/[ab].go"}},
+	{"", []string{"src/[!a]*"}},
+	{"", []string{"."}},
+	{"", []string{":(glob)*.go"}},
+	{"", []string{":(glob)src/*.go"}},
+	{"", []string{":(glob)**/*.go"}},
+	{"", []string{":(glob)src/**"}},
+	{"", []string{":(literal)a*b"}},
+	{"", []string{"a*b"}},
+	{"", []string{":(icase)docs"}},
+	{"", []string{"src", ":!src/deep"}},
+	{"", []string{"src", ":^*.txt"}},
+	{"", []string{":(exclude)src"}},
+	{"", []string{":!*.go", ":!*.md"}},
+	{"", []string{"sp ace"}},
+	{"", []string{"src/deep/"}},
+	{"", []string{"*/*.go"}},
+	{"", []string{":(icase)DOCS/*.MD"}},
+	{"", []string{"nothing"}},
+	{"src", []string{"deep"}},
+	{"src", []string{"*.go"}},
+	{"src", []string{".."}},
+	{"src", []string{"../docs"}},
+	{"src", []string{":/docs"}},
+	{"src", []string{":(top)*.md"}},
+	{"src/deep", []string{"../a.go", "."}},
+}
+
+// The pathspecs select what git ls-files selects with them, from the same
+// folder.
+func TestPathspecLikeGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is the oracle here")
+	}
+	dir := t.TempDir()
+	git := func(cwd string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = filepath.Join(dir, cwd)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("", "init", "-q")
+	for _, f := range pathspecFiles {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("", "add", "-A")
+	for _, c := range pathspecCases {
+		out := git(c.cwd, append([]string{"-c", "core.quotepath=off", "ls-files", "--full-name", "--"}, c.specs...)...)
+		want := strings.Fields(strings.ReplaceAll(out, "sp ace", "sp\x00ace"))
+		for i := range want {
+			want[i] = strings.ReplaceAll(want[i], "\x00", " ")
+		}
+		slices.Sort(want)
+		if got := selected(t, c.specs, c.cwd); !slices.Equal(got, want) {
+			t.Errorf("in %q, %q selects\n  %q\ngit selects\n  %q", c.cwd, c.specs, got, want)
+		}
+	}
+}
+
+func TestPathspecFolders(t *testing.T) {
+	ps, err := ParsePathspec([]string{"src/", "docs/guide.md"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		isDir bool
+		want  bool
+	}{
+		{"src", true, true},   // the folder itself: restored with its mode
+		{"src", false, false}, // a file named src is not the folder src/
+		{"src/a.go", false, true},
+		{"docs", true, false}, // a folder above a path named is not selected
+		{"docs/guide.md", false, true},
+	} {
+		if got := ps.Match(c.name, c.isDir); got != c.want {
+			t.Errorf("Match(%q, %v) = %v, want %v", c.name, c.isDir, got, c.want)
+		}
+	}
+	if got := ps.Unmatched(); len(got) != 0 {
+		t.Errorf("Unmatched() = %q, want none", got)
+	}
+	ps, _ = ParsePathspec([]string{"a", ":!b", "c"}, "")
+	ps.Match("a/x", false)
+	if got := ps.Unmatched(); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("Unmatched() = %q, want [c]", got)
+	}
+}
+
+func TestPathspecRefused(t *testing.T) {
+	for _, c := range []struct {
+		spec, cwd, want string
+	}{
+		{"../x", "", "outside the project"},
+		{"../../x", "src", "outside the project"},
+		{"/etc/passwd", "", "an absolute path"},
+		{":(attr:x)y", "", "magic \"attr:x\" is not known"},
+		{":(top", "", "no closing parenthesis"},
+		{":(literal,glob)x", "", "exclude each other"},
+	} {
+		_, err := ParsePathspec([]string{c.spec}, c.cwd)
+		var pe *PathspecError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParsePathspec(%q, %q) = %v, want a PathspecError saying %q", c.spec, c.cwd, err, c.want)
+		}
+	}
+	if _, err := ParsePathspec([]string{""}, ""); !errors.Is(err, ErrEmptyPathspec) {
+		t.Errorf("an empty item: %v, want ErrEmptyPathspec", err)
+	}
+}
