@@ -15,7 +15,8 @@ if [ ! -d "$proj/.agent/rewind" ]; then
   sync
 fi
 count=$(find "$proj/.agent/rewind/checkpoints" -mindepth 1 -maxdepth 1 -type d | wc -l)
-label="$(printf "%'d" "$count") checkpoints"
+thousands() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<< "$1"; }
+label="$(thousands "$count") checkpoints"
 
 # list: 20 rows of text cost what 20 rows of JSON cost, whatever the store's size.
 read -r lt lj < <(median_pair "rewind -C $proj list" "rewind -C $proj list --json -n 20")
@@ -36,7 +37,7 @@ row "validate, $label" "$va" "budget" "2" "≤ 2 s"
 gcp=$st/gc
 fresh="rm -rf $gcp; cp -a $proj $gcp; sync"
 gc=$(timed 4 "rewind -C $gcp gc --keep 100" "$fresh" --runs 3)
-row "gc --keep 100 (deletes $(printf "%'d" $((count - 100))))" "$gc" "budget" "5" "≤ 5 s"
+row "gc --keep 100 (deletes $(thousands $((count - 100))))" "$gc" "budget" "5" "≤ 5 s"
 
 # Retention at a hook: max_checkpoints 100 in the project's configuration, one hook request that
 # asks for retention within the default budget (2 s): it deletes in rounds until the budget is
