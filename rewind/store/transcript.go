@@ -208,19 +208,6 @@ func (s *Store) transcriptChain(c *Checkpoint, load func(id string) (*Checkpoint
 	}
 }
 
-// openTranscript streams c's transcript bytes from its chain.
-func (s *Store) openTranscript(c *Checkpoint) (io.ReadCloser, error) {
-	chain, err := s.TranscriptChain(c)
-	if err != nil {
-		return nil, err
-	}
-	r, err := fork.OpenSnapshots(chain)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
-	}
-	return r, nil
-}
-
 // verifyTranscript inflates c's transcript and checks its length and the
 // cursor's hashes.
 func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
