@@ -132,11 +132,6 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		res.Kept = len(cps) - len(res.Removed)
 		return res, nil
 	}
-	defer func() {
-		k := s.newChecker(ctx, false)
-		k.prune()
-		k.save()
-	}()
 	// Delete in rounds, oldest first: all at once without a budget, else a
 	// round at a time until the budget is spent (the next run goes on).
 	// Each round keeps every survivor whole before it deletes anything.
@@ -173,8 +168,17 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 	}
 	res.Kept = len(cps) - len(res.Removed)
+	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
+		// The sweeps of layers/ and of the verified file read the whole
+		// store: a hook's budget buys rounds, and the next run within its
+		// budget sweeps (one that deletes nothing too).
+		return res, nil
+	}
 	freed, err := s.sweepLayers(barrier, g)
 	res.FreedBytes += freed
+	k := s.newChecker(ctx, false)
+	k.prune()
+	k.save()
 	if err != nil {
 		return res, err
 	}
