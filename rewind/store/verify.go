@@ -117,7 +117,8 @@ type checker struct {
 	read      map[string]bool // by key
 	good      map[string]bool // by path: read, and right
 	stamps    map[string]stampOf
-	loaded    map[string]*Checkpoint
+	loaded    map[string]*Checkpoint // the newest loadedMemory of them
+	loadOrder []string
 	manifests []*snap.Manifest
 	sums      map[string]*transcriptSum
 	sumOrder  []string
@@ -132,6 +133,12 @@ type stampOf struct {
 // checkerMemory is how many of the newest manifests and transcript sums a
 // deep check keeps.
 const checkerMemory = 16
+
+// loadedMemory is how many of the newest checkpoints' metadata a deep
+// check keeps: what a transcript chain (at most maxTranscriptChain links)
+// builds on is among them, unless no-op checkpoints crowd them out, when it
+// is loaded again.
+const loadedMemory = 256
 
 func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
 	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
@@ -149,6 +156,11 @@ func (k *checker) load(id string) (*Checkpoint, error) {
 	c, err := k.s.Load(id)
 	if err == nil && k.deep {
 		k.loaded[id] = c
+		k.loadOrder = append(k.loadOrder, id)
+		if len(k.loadOrder) > loadedMemory { // (a month's metadata would outgrow the heap's limit)
+			delete(k.loaded, k.loadOrder[0])
+			k.loadOrder = k.loadOrder[1:]
+		}
 	}
 	return c, err
 }
