@@ -55,7 +55,7 @@ func buildBinaries(dir string) error {
 	}
 	cmd := exec.Command("go", "build", "-o", dir,
 		"./rewind/cmd/rewind", "./hookd/cmd/rewind-hook", "./fork/cmd/rewind-fork",
-		"./snap/cmd/rewind-snap", "./jsonl/cmd/rewind-jsonl")
+		"./snap/cmd/rewind-snap", "./jsonl/cmd/rewind-jsonl", "./rewind/internal/genstore")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -5,6 +5,8 @@ package reliability
 // The fast part (scripts/test): a few kills per command on a small tree.
 const (
 	crashKills        = 4
+	gcCheckpoints     = 250
+	gcKills           = 4
 	crashFiles        = 600
 	crashTranscriptMB = 1
 	concFiles         = 300

@@ -6,6 +6,8 @@ package reliability
 // tree of a few thousand files and a transcript of some MB.
 const (
 	crashKills        = 200
+	gcCheckpoints     = 1000
+	gcKills           = 100
 	crashFiles        = 2000
 	crashTranscriptMB = 3
 	concFiles         = 1500

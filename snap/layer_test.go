@@ -288,3 +288,98 @@ func TestManifestNumbersRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestReadManifestOverIsReadManifest reads every manifest of a chain of
+// layers over random edits (adds, changes, deletions) both ways: laid over
+// the one before it, and through its whole chain. They must be the same
+// manifest, entries, files and recorded sizes alike; given a parent that is
+// not its own, ReadManifestOver reads the chain.
+func TestReadManifestOverIsReadManifest(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(23))
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	genTree(t, rng, dir, 120)
+	var prev *Manifest
+	for i := 0; i < 10; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		_, whole := layerSave(t, dir, snaps, i, 0)
+		name := filepath.Join(snaps, fmt.Sprint(i), "manifest")
+		over, err := ReadManifestOver(name, func(string) *Manifest { return prev })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(over, whole) {
+			t.Fatalf("manifest %d laid over its parent differs from the one read through its chain:\n%+v\n%+v", i, over.Header, whole.Header)
+		}
+		if i >= 2 {
+			other, err := ReadManifest(filepath.Join(snaps, "0", "manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := ReadManifestOver(name, func(string) *Manifest { return other }); err != nil || !reflect.DeepEqual(got, whole) {
+				t.Fatalf("manifest %d over a manifest not its parent: %v", i, err)
+			}
+		}
+		prev = over
+	}
+	if _, err := ReadManifestOver(filepath.Join(snaps, "0", "manifest"), nil); err != nil {
+		t.Fatalf("a full manifest asks for no parent: %v", err)
+	}
+}
+
+// TestReadAheadChecksAsCheckDoes: a Verifier reading a chain's archives
+// ahead finds what one reading them as it goes finds — every layer right,
+// and a damaged archive blamed — whoever gets to an archive first.
+func TestReadAheadChecksAsCheckDoes(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(5))
+	dir := t.TempDir()
+	snaps := t.TempDir()
+	genTree(t, rng, dir, 80)
+	var archives []string
+	const n = 8
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+		archives = append(archives, filepath.Join(snaps, fmt.Sprint(i), "snapshot.tar.gz"))
+	}
+	check := func(ahead bool) []string {
+		v := NewVerifier()
+		if ahead {
+			defer v.ReadAhead(context.Background(), archives, DefaultLimits)()
+		}
+		var out []string
+		for i := 0; i < n; i++ {
+			m, err := ReadManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+			if err == nil {
+				err = v.Check(context.Background(), m)
+			}
+			out = append(out, fmt.Sprint(err))
+		}
+		return out
+	}
+	want := check(false)
+	for i, e := range want {
+		if e != "<nil>" {
+			t.Fatalf("layer %d: %s", i, e)
+		}
+	}
+	if got := check(true); !reflect.DeepEqual(got, want) {
+		t.Fatalf("read ahead: %v, want %v", got, want)
+	}
+	b, _ := os.ReadFile(archives[3])
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(archives[3], b, 0o644)
+	want = check(false)
+	if want[3] == "<nil>" {
+		t.Fatal("a damaged archive checked right")
+	}
+	if got := check(true); !reflect.DeepEqual(got, want) {
+		t.Fatalf("read ahead over a damaged archive: %v, want %v", got, want)
+	}
+}

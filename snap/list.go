@@ -55,6 +55,7 @@ func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reade
 type Verifier struct {
 	index map[string]map[string]placed // archive -> path -> where and what
 	errs  map[string]error
+	ahead map[string]*readAhead // archives ReadAhead reads (until Check takes them)
 }
 
 type placed struct {
@@ -71,6 +72,24 @@ func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (map
 	if idx, ok := v.index[archive]; ok {
 		return idx, v.errs[archive]
 	}
+	if a := v.ahead[archive]; a != nil {
+		delete(v.ahead, archive)
+		if a.claim() { // not started yet: read it here
+			a.idx, a.err = indexArchive(ctx, archive, limits)
+		} else {
+			<-a.done
+		}
+		v.index[archive], v.errs[archive] = a.idx, a.err
+		return a.idx, a.err
+	}
+	idx, err := indexArchive(ctx, archive, limits)
+	v.index[archive], v.errs[archive] = idx, err
+	return idx, err
+}
+
+// indexArchive reads archive whole and returns where each file is and its
+// hash.
+func indexArchive(ctx context.Context, archive string, limits Limits) (map[string]placed, error) {
 	idx := map[string]placed{}
 	as, err := openArchiveMembers(archive, limits)
 	if err == nil {
@@ -97,7 +116,6 @@ func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (map
 			idx[e.Path] = placed{coff: e.COff, skip: e.Skip, hash: hex.EncodeToString(h.Sum(nil))}
 		}
 	}
-	v.index[archive], v.errs[archive] = idx, err
 	return idx, err
 }
 

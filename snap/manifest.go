@@ -81,7 +81,12 @@ func (m *Manifest) Files() []string {
 // recorded for it — or, for an archive no header gives the size of (written
 // before sizes were recorded), large enough to hold every member its entries
 // name. It is what a save checks before it builds a layer on the snapshot.
-func (m *Manifest) CheckArchives() error {
+func (m *Manifest) CheckArchives() error { return m.CheckArchivesStat(os.Stat) }
+
+// CheckArchivesStat is CheckArchives taking the archives' sizes from stat:
+// a caller checking thousands of snapshots that share archives stats each
+// once.
+func (m *Manifest) CheckArchivesStat(stat func(name string) (fs.FileInfo, error)) error {
 	last := map[string]int64{} // archive -> the furthest member offset named in it
 	for i := range m.Entries {
 		if e := &m.Entries[i]; e.Kind == KindFile {
@@ -89,7 +94,7 @@ func (m *Manifest) CheckArchives() error {
 		}
 	}
 	for a, off := range last {
-		fi, err := os.Stat(a)
+		fi, err := stat(a)
 		if err != nil {
 			return &ArchiveError{Archive: a, Reason: fmt.Sprintf("missing (%v); the snapshot's files in it cannot be read", errors.Unwrap(err))}
 		}
@@ -515,6 +520,63 @@ func ReadManifest(name string) (*Manifest, error) {
 	entries = append(entries, added[j:]...)
 	top.Entries = entries
 	return top, nil
+}
+
+// ReadManifestOver is ReadManifest for a caller that has read manifests
+// name may build on: when known returns (non-nil) the manifest name's is a
+// delta over, given its file, only name's own file is read and laid over
+// that one's entries, so reading every manifest of a chain in turn costs
+// each file once, not the chain once per manifest. What known returns (read
+// by ReadManifest or this) is not changed. Otherwise it reads the chain.
+func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, &ManifestError{Path: name, Err: err}
+	}
+	m, gone, err := parseManifest(b, filepath.Dir(abs))
+	if err != nil {
+		return nil, &ManifestError{Path: abs, Err: err}
+	}
+	var parent *Manifest
+	if m.Header.Parent != "" {
+		parent = known(m.Header.Parent)
+	} else {
+		parent = &Manifest{} // a full manifest: nothing to lay it over
+		parent.File = m.Header.Parent
+	}
+	if parent == nil || parent.File != m.Header.Parent || len(parent.chain) >= maxManifestChain || slices.Contains(parent.chain, abs) {
+		return ReadManifest(abs)
+	}
+	m.File = abs
+	m.chain = append([]string{abs}, parent.chain...)
+	m.sizes = make(map[string]int64, len(parent.sizes)+len(m.Header.Archives)+1)
+	for a, size := range parent.sizes {
+		m.sizes[a] = size
+	}
+	for a, size := range m.Header.Archives {
+		m.sizes[a] = size
+	}
+	if m.Header.Archive != "" {
+		m.sizes[m.Header.Archive] = m.Header.CompressedBytes
+	}
+	if m.Header.Parent == "" {
+		return m, nil
+	}
+	entries := make([]Entry, 0, len(parent.Entries)+len(m.Entries))
+	mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
+		switch {
+		case cur == nil:
+			entries = append(entries, *old)
+		case !gone[cur.Path]:
+			entries = append(entries, *cur)
+		}
+	})
+	m.Entries = entries
+	return m, nil
 }
 
 func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {

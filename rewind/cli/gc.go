@@ -75,7 +75,9 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	res, err := s.GC(ctx, opts)
+	pctx, stop := e.progress(ctx, "deleting old checkpoints")
+	res, err := s.GC(pctx, opts)
+	stop()
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,11 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cps, _, err := s.List()
+	// Newest first, each checkpoint's metadata read only when its row is
+	// shown: the text form's 20 rows cost 20 reads however large the store
+	// (what is left is counted by name, backups among it too; a --grep
+	// reads on, to count the matches it leaves out).
+	ids, err := s.IDs()
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,15 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	t := &table{header: []string{"", "ID", "AGE", "AGENT", "TRIGGER", "CHANGES", "PROMPT"}, colors: []string{"", "33"}, flex: 6, optional: []int{1}}
 	n, shown, more, hidden := 0, 0, 0, 0
-	for _, cp := range cps {
+	for i := len(ids) - 1; i >= 0; i-- {
+		if limit > 0 && shown >= limit && c.grep == "" { // (a search counts the matches it leaves out)
+			more = i + 1
+			break
+		}
+		cp, err := s.Load(ids[i])
+		if err != nil {
+			continue // not a checkpoint (validate says why)
+		}
 		pos := ""
 		var np *int
 		if !cp.Backup() {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
 )
 
@@ -19,15 +20,17 @@ const (
 
 // progress shows on stderr, when it is a terminal, how the work called msg
 // goes: after a second, one line redrawn in place ("rewind: saving: 1,234
-// files, 56.7 MiB, 12.3 MiB/s"), cleared when stop is called. The counts are
-// what snap reports through the returned context. Without a terminal it
-// shows nothing.
+// files, 56.7 MiB, 12.3 MiB/s", or for gc and validate "rewind: checking
+// every checkpoint: 1,234 of 10,000 checkpoints"), cleared when stop is
+// called. The counts are what snap and the store report through the
+// returned context. Without a terminal it shows nothing.
 func (e *env) progress(ctx context.Context, msg string) (context.Context, func()) {
 	if !isTerminal(e.stderr) {
 		return ctx, func() {}
 	}
 	var p snap.Progress
-	ctx = snap.WithProgress(ctx, &p)
+	var sp store.Progress
+	ctx = store.WithProgress(snap.WithProgress(ctx, &p), &sp)
 	after, every := e.progressAfter, e.progressEvery
 	if after == 0 {
 		after = progressAfter
@@ -49,7 +52,11 @@ func (e *env) progress(ctx context.Context, msg string) (context.Context, func()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
-			fmt.Fprintf(e.stderr, "\r\x1b[K%s", progressLine(msg, p.Files.Load(), p.Bytes.Load(), time.Since(start)))
+			line := progressLine(msg, p.Files.Load(), p.Bytes.Load(), time.Since(start))
+			if total := sp.Total.Load(); total > 0 {
+				line = countLine(msg, sp.Done.Load(), total)
+			}
+			fmt.Fprintf(e.stderr, "\r\x1b[K%s", line)
 			select {
 			case <-done:
 				fmt.Fprint(e.stderr, "\r\x1b[K")
@@ -75,6 +82,11 @@ func progressLine(msg string, files, bytes int64, took time.Duration) string {
 		rate = mib / s
 	}
 	return fmt.Sprintf("%s: %s: %s file%s, %.1f MiB, %.1f MiB/s", name, msg, thousands(files), plural(int(files)), mib, rate)
+}
+
+// countLine is the progress line of work counted in checkpoints.
+func countLine(msg string, done, total int64) string {
+	return fmt.Sprintf("%s: %s: %s of %s checkpoint%s", name, msg, thousands(done), thousands(total), plural(int(total)))
 }
 
 // thousands writes n with commas: 1,234,567.

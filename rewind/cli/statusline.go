@@ -44,14 +44,14 @@ func (c *statuslineCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "◇ rewind: no store (rewind init)")
 		return nil
 	}
-	ids, _ := s.IDs()
-	if len(ids) == 0 {
+	count, ids, _ := s.NewestIDs(statuslineLookback) // newest first
+	if count == 0 {
 		fmt.Fprintln(e.stdout, "◇ 0 checkpoints")
 		return nil
 	}
 	mark := "◆"
-	line := fmt.Sprintf("%d checkpoint%s", len(ids), plural(len(ids)))
-	if t, ok := store.TimeOfID(ids[len(ids)-1]); ok {
+	line := fmt.Sprintf("%d checkpoint%s", count, plural(count))
+	if t, ok := store.TimeOfID(ids[0]); ok {
 		line += " · last " + ago(t)
 	}
 	if in.SessionID != "" && !sessionCaptured(s, ids, in.SessionID, in.TranscriptPath) {
@@ -67,12 +67,12 @@ func (c *statuslineCmd) Exec(ctx context.Context, e *env, args []string) error {
 // reading them all would cost the status bar tens of milliseconds.
 const statuslineLookback = 32
 
-// sessionCaptured reports whether one of the newest checkpoints holds the
-// transcript of session id, known by its id (hooks record it) or its path
-// (`rewind save --transcript` may not know the id).
+// sessionCaptured reports whether one of the newest checkpoints (ids,
+// newest first) holds the transcript of session id, known by its id (hooks
+// record it) or its path (`rewind save --transcript` may not know the id).
 func sessionCaptured(s *store.Store, ids []string, id, path string) bool {
-	for i := len(ids) - 1; i >= 0 && i >= len(ids)-statuslineLookback; i-- {
-		cp, err := s.Load(ids[i])
+	for _, cid := range ids {
+		cp, err := s.Load(cid)
 		if err != nil || cp.Transcript == nil {
 			continue
 		}

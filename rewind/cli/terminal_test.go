@@ -178,6 +178,37 @@ func TestProgressOnATerminal(t *testing.T) {
 	}
 }
 
+// validate (and gc) count checkpoints on the progress line.
+func TestCountedProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	s, _, err := store.Init(dir, layout.ModeProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		for j := range 50 {
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", j)), bytes.Repeat([]byte{byte(i + j)}, 64<<10), 0o644)
+		}
+		if _, err := s.Save(context.Background(), store.SaveOptions{Full: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: slave, getenv: os.Getenv,
+		progressAfter: time.Nanosecond, progressEvery: time.Millisecond}
+	if err := run(context.Background(), e, []string{"validate", "-C", dir}); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	<-copied
+	if s := screen.String(); !regexp.MustCompile(`rewind: checking every checkpoint(…|: \d of 3 checkpoints)`).MatchString(s) {
+		t.Errorf("no progress line:\n%q", s)
+	}
+}
+
 func TestProgressLine(t *testing.T) {
 	for _, tt := range []struct {
 		files, bytes int64
@@ -191,5 +222,8 @@ func TestProgressLine(t *testing.T) {
 		if got := progressLine("saving", tt.files, tt.bytes, tt.took); got != tt.want {
 			t.Errorf("progressLine(%d, %d) = %q, want %q", tt.files, tt.bytes, got, tt.want)
 		}
+	}
+	if got, want := countLine("deleting old checkpoints", 1234, 9900), "rewind: deleting old checkpoints: 1,234 of 9,900 checkpoints"; got != want {
+		t.Errorf("countLine = %q, want %q", got, want)
 	}
 }

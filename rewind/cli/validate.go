@@ -20,7 +20,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, stop := e.progress(ctx, "checking every checkpoint")
+	ctx, stop := e.progress(ctx, "checking every checkpoint")
 	probs, n, err := s.Validate(ctx)
 	stop()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,7 +63,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	start := time.Now()
 	res := &GCResult{Type: "gc", DryRun: o.DryRun, Removed: []string{}}
-	cps, _, err := s.List() // newest first
+	cps, bad, err := s.List() // newest first
 	if err != nil {
 		return nil, err
 	}
@@ -71,88 +72,323 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		return nil, err
 	}
 	ref := h.referenced()
-	ids, err := s.IDs()
-	if err != nil {
-		return nil, err
+	g := s.readGraph(ctx, cps, bad)
+	if err := ctx.Err(); err != nil {
+		return res, err
 	}
-	res.Damaged = s.unreadable(ids)
+	res.Damaged = g.damaged
 	barrier := "" // the newest damaged id: nothing older goes
 	if len(res.Damaged) > 0 {
 		barrier = res.Damaged[len(res.Damaged)-1]
 	}
-	sizes := make([]int64, len(cps))
+	var sizes []int64
 	var total int64
-	for i, c := range cps {
-		sizes[i] = dirBytes(c.Dir, false)
-		total += sizes[i]
+	if o.MaxBytes > 0 { // only this policy needs every folder's size
+		sizes = make([]int64, len(cps))
+		for i, c := range cps {
+			sizes[i] = dirBytes(c.Dir, false)
+			total += sizes[i]
+		}
 	}
-	// Walk from the oldest; decide by the policy, keeping what must stay.
-	for i := len(cps) - 1; i >= 1; i-- { // i == 0 is the newest: always kept
-		c := cps[i]
-		byKeep := o.Keep > 0 && i >= o.Keep
-		byAge := o.MaxAge > 0 && time.Since(c.CreatedAt) > o.MaxAge
-		byBytes := o.MaxBytes > 0 && total > o.MaxBytes
-		if !byKeep && !byAge && !byBytes {
-			continue
+	// Decide by the policy, walking from the oldest and keeping what must
+	// stay; then drop from the plan what a survivor needs that cannot be
+	// read (errNeeded), and decide again without it, until nothing changes.
+	needed := map[string]bool{}
+	var plan []*Checkpoint // oldest first
+	for {
+		plan = plan[:0]
+		res.Protected = nil
+		left := total
+		for i := len(cps) - 1; i >= 1; i-- { // i == 0 is the newest: always kept
+			c := cps[i]
+			byKeep := o.Keep > 0 && i >= o.Keep
+			byAge := o.MaxAge > 0 && time.Since(c.CreatedAt) > o.MaxAge
+			byBytes := o.MaxBytes > 0 && left > o.MaxBytes
+			if !byKeep && !byAge && !byBytes {
+				continue
+			}
+			if c.Pinned != "" || ref[c.ID] || c.ID <= barrier || needed[c.ID] {
+				res.Protected = append(res.Protected, c.ID)
+				continue
+			}
+			plan = append(plan, c)
+			if sizes != nil {
+				left -= sizes[i]
+			}
 		}
-		if c.Pinned != "" || ref[c.ID] || c.ID <= barrier {
-			res.Protected = append(res.Protected, c.ID)
-			continue
+		more := g.unremovable(plan)
+		if len(more) == 0 {
+			break
 		}
-		if o.Budget > 0 && time.Since(start) > o.Budget {
+		for _, id := range more {
+			needed[id] = true
+		}
+	}
+	if o.DryRun {
+		for _, c := range plan {
+			res.Removed = append(res.Removed, c.ID)
+			res.FreedBytes += dirBytes(c.Dir, true)
+		}
+		res.Kept = len(cps) - len(res.Removed)
+		return res, nil
+	}
+	// Delete in rounds, oldest first: all at once without a budget, else a
+	// round at a time until the budget is spent (the next run goes on).
+	// Each round keeps every survivor whole before it deletes anything.
+	round := len(plan)
+	if o.Budget > 0 {
+		round = gcRound
+	}
+	p := progressFrom(ctx)
+	p.begin(len(plan))
+	for first := true; len(plan) > 0; first = false {
+		// The first round always runs: reading the store may take the
+		// whole budget of a hook, and retention must still catch up.
+		if o.Budget > 0 && !first && time.Since(start) > o.Budget {
 			res.Partial = true
 			break
 		}
 		if err := ctx.Err(); err != nil {
+			res.Kept = len(cps) - len(res.Removed)
 			return res, err
 		}
-		freed := dirBytes(c.Dir, true)
-		if !o.DryRun {
-			err := s.remove(c)
-			if errors.Is(err, errNeeded) {
-				res.Protected = append(res.Protected, c.ID)
-				continue
-			}
-			if err != nil {
-				return res, err
-			}
-		} else if s.removable(c) != nil {
-			res.Protected = append(res.Protected, c.ID)
-			continue
-		}
-		res.Removed = append(res.Removed, c.ID)
+		b := plan[:min(round, len(plan))]
+		plan = plan[len(b):]
+		freed, err := s.removeBatch(ctx, g, b)
 		res.FreedBytes += freed
-		total -= sizes[i]
+		for _, c := range b {
+			if g.nodes[c.ID] == nil { // removed
+				res.Removed = append(res.Removed, c.ID)
+			}
+		}
+		p.add(len(b))
+		if err != nil {
+			res.Kept = len(cps) - len(res.Removed)
+			return res, err
+		}
 	}
 	res.Kept = len(cps) - len(res.Removed)
-	if !o.DryRun {
-		defer func() {
-			k := s.newChecker(ctx, false)
-			k.prune()
-			k.save()
-		}()
-		freed, err := s.sweepLayers(barrier)
-		res.FreedBytes += freed
-		if err != nil {
-			return res, err
-		}
+	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
+		// The sweeps of layers/ and of the verified file read the whole
+		// store: a hook's budget buys rounds, and the next run within its
+		// budget sweeps (one that deletes nothing too).
+		return res, nil
+	}
+	freed, err := s.sweepLayers(barrier, g)
+	res.FreedBytes += freed
+	k := s.newChecker(ctx, false)
+	k.prune()
+	k.save()
+	if err != nil {
+		return res, err
 	}
 	return res, nil
 }
 
-// unreadable lists, oldest first, the checkpoints whose metadata or
-// manifest cannot be read.
-func (s *Store) unreadable(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if _, err := s.Load(id); err != nil {
-			out = append(out, id)
+// gcRound is how many checkpoints a round of gc under a time budget (the
+// retention a hook runs) deletes: a round keeps its survivors whole before
+// it deletes, so a budget that runs out between rounds leaves nothing half
+// done, and the next hook goes on from there.
+var gcRound = 200 // a variable for tests
+
+// gcNode is what gc knows of one checkpoint.
+type gcNode struct {
+	c        *Checkpoint
+	parent   string   // the id whose manifest this one's is a delta over; "" for a full one
+	archives []string // the archives its manifest file itself names (absolute)
+}
+
+// gcGraph is every readable checkpoint with what its manifest builds on,
+// read once per gc run; removeBatch keeps it up to date.
+type gcGraph struct {
+	s       *Store
+	nodes   map[string]*gcNode
+	damaged []string // unreadable checkpoints (metadata or manifest), oldest first
+	full    map[string]*snap.Manifest
+}
+
+// readGraph reads every checkpoint's manifest header and archives. A
+// checkpoint whose metadata or manifest cannot be read is listed in damaged.
+func (s *Store) readGraph(ctx context.Context, cps []*Checkpoint, bad []string) *gcGraph {
+	g := &gcGraph{s: s, nodes: make(map[string]*gcNode, len(cps)), damaged: slices.Clone(bad), full: map[string]*snap.Manifest{}}
+	for i, c := range cps {
+		if i%256 == 0 && ctx.Err() != nil {
+			return g
+		}
+		n, err := s.readNode(c)
+		if err != nil {
+			g.damaged = append(g.damaged, c.ID)
 			continue
 		}
-		if _, err := snap.ManifestArchives(filepath.Join(s.checkpointDir(id), ManifestFile)); err != nil {
-			out = append(out, id)
+		g.nodes[c.ID] = n
+	}
+	slices.Sort(g.damaged)
+	return g
+}
+
+// readNode reads what gc needs of c's manifest file (not its chain).
+func (s *Store) readNode(c *Checkpoint) (*gcNode, error) {
+	arcs, err := snap.ManifestArchives(c.ManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	parent, err := manifestParent(c.ManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	n := &gcNode{c: c, archives: arcs}
+	if parent != "" {
+		n.parent = filepath.Base(filepath.Dir(parent))
+		if filepath.Dir(filepath.Dir(parent)) != s.checkpointsDir() || filepath.Base(parent) != ManifestFile {
+			n.parent = parent // not a checkpoint's: never one gc deletes
 		}
 	}
+	return n, nil
+}
+
+// manifestParent is the manifest the one at name is a delta over
+// (absolute), or "" for a full one.
+func manifestParent(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	var hdr struct {
+		Parent string `json:"parent"`
+	}
+	if err := json.Unmarshal([]byte(line), &hdr); err != nil {
+		return "", err
+	}
+	if hdr.Parent == "" {
+		return "", nil
+	}
+	return filepath.Join(filepath.Dir(name), filepath.FromSlash(hdr.Parent)), nil
+}
+
+// rebase is how one survivor of a batch is kept whole without it.
+type rebase struct {
+	n *gcNode
+	// over is the nearest ancestor outside the batch its manifest is
+	// rewritten over ("" in full); manifest says whether it needs that.
+	over     string
+	manifest bool
+	// merge lists, oldest first, the batch's transcript files its own
+	// builds on, to merge into it; base and offset are what it then
+	// builds on.
+	merge      []string
+	base       string
+	baseOffset int64
+	chain      int // links merged away
+}
+
+// plan lists what the survivors need done before batch (a set of ids) is
+// deleted; what cannot be done (a file it needs does not read) is returned
+// as the ids of the batch to keep, each with why.
+func (g *gcGraph) plan(batch map[string]bool) ([]*rebase, map[string]error) {
+	var out []*rebase
+	keep := map[string]error{}
+	ids := make([]string, 0, len(g.nodes))
+	for id := range g.nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		n := g.nodes[id]
+		if batch[id] {
+			continue
+		}
+		r := &rebase{n: n}
+		if batch[n.parent] {
+			r.manifest = true
+			var through []string
+			for a := n.parent; batch[a]; a = g.nodes[a].parent {
+				through = append(through, a)
+				r.over = g.nodes[a].parent
+			}
+			err := g.readFull(id)
+			if err == nil && r.over != "" {
+				err = g.readFull(r.over)
+			}
+			if err != nil {
+				for _, a := range through {
+					keep[a] = fmt.Errorf("%w (%s's manifest: %v)", errNeeded, id, err)
+				}
+			}
+		}
+		if tr := n.c.Transcript; tr != nil && batch[tr.Base] {
+			var files []string // the batch's, nearest first
+			var through []string
+			var problem error
+			for b := tr.Base; batch[b]; {
+				bc := g.nodes[b].c
+				through = append(through, b)
+				if bc.Transcript == nil || bc.Transcript.Snapshot == "" {
+					problem = fmt.Errorf("%w (%s's transcript builds on none)", errNeeded, id)
+					break
+				}
+				files = append(files, filepath.Join(bc.Dir, bc.Transcript.Snapshot))
+				r.base, r.baseOffset = bc.Transcript.Base, bc.Transcript.BaseOffset
+				r.chain++
+				b = bc.Transcript.Base
+			}
+			slices.Reverse(files)
+			files = append(files, filepath.Join(n.c.Dir, tr.Snapshot))
+			for _, f := range files {
+				if _, err := os.Stat(f); err != nil && problem == nil {
+					problem = fmt.Errorf("%w (%s's transcript: %v)", errNeeded, id, err)
+				}
+			}
+			if problem != nil {
+				for _, a := range through {
+					keep[a] = problem
+				}
+			}
+			r.merge = files
+		}
+		if r.manifest || r.merge != nil {
+			out = append(out, r)
+		}
+	}
+	return out, keep
+}
+
+// readFull reads (once) the whole manifest of checkpoint id.
+func (g *gcGraph) readFull(id string) error {
+	if _, ok := g.full[id]; ok {
+		return nil
+	}
+	name := id // a parent that is not a checkpoint's manifest is named by its path
+	if n := g.nodes[id]; n != nil {
+		name = n.c.ManifestPath()
+	} else if !filepath.IsAbs(id) {
+		return fmt.Errorf("checkpoint %s cannot be read", id)
+	}
+	m, err := snap.ReadManifest(name)
+	if err != nil {
+		return err
+	}
+	g.full[id] = m
+	return nil
+}
+
+// unremovable lists the checkpoints of plan that must stay because a
+// survivor needs what cannot be read.
+func (g *gcGraph) unremovable(plan []*Checkpoint) []string {
+	batch := map[string]bool{}
+	for _, c := range plan {
+		batch[c.ID] = true
+	}
+	_, keep := g.plan(batch)
+	var out []string
+	for id := range keep {
+		out = append(out, id)
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -161,164 +397,125 @@ func (s *Store) unreadable(ids []string) []string {
 // bytes a newer one builds on).
 var errNeeded = errors.New("kept: a newer checkpoint needs what cannot be read")
 
-// removable reports why c cannot be removed without losing what a newer
-// checkpoint needs: every file remove would read must read.
-func (s *Store) removable(c *Checkpoint) error {
-	cps, _, err := s.List()
+// remove deletes one checkpoint (see removeBatch).
+func (s *Store) remove(c *Checkpoint) error {
+	cps, bad, err := s.List()
 	if err != nil {
 		return err
 	}
-	cm := c.ManifestPath()
-	for _, child := range cps {
-		if child.ID <= c.ID {
-			continue
+	g := s.readGraph(context.Background(), cps, bad)
+	if g.nodes[c.ID] == nil {
+		return fmt.Errorf("gc: %s cannot be read", c.ID)
+	}
+	_, err = s.removeBatch(context.Background(), g, []*Checkpoint{c})
+	return err
+}
+
+// removeBatch deletes the checkpoints of batch and returns the bytes their
+// folders alone held. What the survivors build on is kept whole first, each
+// survivor's files rewritten once however many of the batch it builds on: a
+// manifest that is a delta over one of the batch is rewritten over its
+// nearest ancestor outside it (or in full), and a transcript that builds on
+// the batch's bytes gets them merged in. Each file is replaced atomically,
+// so a crash at any point leaves every chain readable. Then the folders are
+// renamed out of checkpoints/ newest first — so one killed half way leaves
+// only checkpoints whose own chains are whole — with one folder sync for
+// all, and deleted; archives in layers/ that nothing reads any more go in
+// sweepLayers. A survivor that needs what cannot be read would have kept
+// the checkpoints it builds on (see unremovable); if the store changed
+// since, errNeeded is returned and nothing is deleted.
+func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint) (int64, error) {
+	in := map[string]bool{}
+	for _, c := range batch {
+		in[c.ID] = true
+	}
+	todo, keep := g.plan(in)
+	for _, err := range keep {
+		return 0, err
+	}
+	for _, r := range todo {
+		if err := ctx.Err(); err != nil {
+			return 0, err
 		}
-		if over, err := deltaOver(child, cm); err != nil || over {
-			if err == nil {
-				_, err = s.rebased(child, cm)
-			}
-			if err != nil {
-				return fmt.Errorf("%w (%s's manifest: %v)", errNeeded, child.ID, err)
-			}
+		if err := s.keepWhole(g, r); err != nil {
+			return 0, err
 		}
-		if child.Transcript != nil && child.Transcript.Base == c.ID {
-			if c.Transcript == nil || c.Transcript.Snapshot == "" {
-				return fmt.Errorf("%w (%s's transcript builds on none)", errNeeded, child.ID)
-			}
-			for _, f := range []string{filepath.Join(c.Dir, c.Transcript.Snapshot), filepath.Join(child.Dir, child.Transcript.Snapshot)} {
-				if _, err := os.Stat(f); err != nil {
-					return fmt.Errorf("%w (%s's transcript: %v)", errNeeded, child.ID, err)
-				}
-			}
+	}
+	gone := slices.Clone(batch)
+	slices.SortFunc(gone, func(a, b *Checkpoint) int { return strings.Compare(b.ID, a.ID) })
+	var freed int64
+	var trash []string
+	var err error
+	for _, c := range gone {
+		freed += dirBytes(c.Dir, true)
+		t := filepath.Join(s.stagingDir(), ".gc-"+c.ID)
+		if err = os.Rename(c.Dir, t); err != nil {
+			err = fmt.Errorf("gc: remove %s: %w", c.ID, err)
+			break
+		}
+		trash = append(trash, t)
+		delete(g.nodes, c.ID)
+		delete(g.full, c.ID)
+	}
+	if len(trash) > 0 {
+		durable.SyncDir(s.checkpointsDir())
+	}
+	for _, t := range trash {
+		if e := os.RemoveAll(t); e != nil && err == nil {
+			err = e
+		}
+	}
+	return freed, err
+}
+
+// keepWhole rewrites what one survivor needs rewritten (see removeBatch).
+func (s *Store) keepWhole(g *gcGraph, r *rebase) error {
+	c := r.n.c
+	if r.manifest {
+		m := g.full[c.ID]
+		var parent *snap.Manifest
+		m.Header.Parent = ""
+		if r.over != "" {
+			parent = g.full[r.over]
+			m.Header.Parent = parent.File
+		}
+		if err := snap.WriteManifestFile(c.ManifestPath(), m, parent); err != nil {
+			return fmt.Errorf("gc: keep %s's snapshot chain whole: %w", c.ID, err)
+		}
+		n, err := s.readNode(c)
+		if err != nil {
+			return fmt.Errorf("gc: keep %s's snapshot chain whole: %w", c.ID, err)
+		}
+		r.n.parent, r.n.archives = n.parent, n.archives
+	}
+	if r.merge != nil {
+		if err := s.mergeTranscript(c, r); err != nil {
+			return fmt.Errorf("gc: keep %s's transcript whole: %w", c.ID, err)
 		}
 	}
 	return nil
 }
 
-// remove deletes one checkpoint. What newer checkpoints build on is kept
-// whole first: a manifest that is a delta over this one's is rewritten over
-// this one's parent (or in full), and a transcript that builds on this one's
-// bytes gets them merged in. Everything those rewrites read is checked
-// first (removable): when something is damaged the checkpoint is kept and
-// errNeeded returned. Each file is replaced atomically, so a crash at any
-// point leaves every chain readable. The folder is renamed out of
-// checkpoints/ before it is deleted, so it is never listed half gone;
-// archives in layers/ that nothing reads any more go in sweepLayers.
-func (s *Store) remove(c *Checkpoint) error {
-	c, err := s.Load(c.ID) // an earlier removal may have merged into it
-	if err != nil {
-		return err
-	}
-	if err := s.removable(c); err != nil {
-		return err
-	}
-	cps, _, err := s.List()
-	if err != nil {
-		return err
-	}
-	cm := c.ManifestPath()
-	for _, child := range cps {
-		if child.ID <= c.ID {
-			continue
-		}
-		if err := s.rebaseManifest(child, cm); err != nil {
-			return fmt.Errorf("gc: keep %s's snapshot chain whole without %s: %w", child.ID, c.ID, err)
-		}
-		if child.Transcript == nil || child.Transcript.Base != c.ID {
-			continue
-		}
-		if err := s.mergeTranscriptInto(c, child); err != nil {
-			return fmt.Errorf("gc: keep %s's transcript for %s: %w", c.ID, child.ID, err)
-		}
-	}
-	trash := filepath.Join(s.stagingDir(), ".gc-"+c.ID)
-	if err := os.Rename(c.Dir, trash); err != nil {
-		return fmt.Errorf("gc: remove %s: %w", c.ID, err)
-	}
-	durable.SyncDir(s.checkpointsDir())
-	return os.RemoveAll(trash)
-}
-
-// deltaOver reports whether child's manifest is a delta over the manifest
-// gone.
-func deltaOver(child *Checkpoint, gone string) (bool, error) {
-	f, err := os.Open(child.ManifestPath())
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil {
-		return false, err
-	}
-	var hdr struct {
-		Parent string `json:"parent"`
-	}
-	if err := json.Unmarshal([]byte(line), &hdr); err != nil {
-		return false, err
-	}
-	return hdr.Parent != "" && filepath.Join(child.Dir, filepath.FromSlash(hdr.Parent)) == gone, nil
-}
-
-// rebased is child's manifest as it must be written without gone, its
-// parent: over gone's own parent, or in full; and that parent.
-func (s *Store) rebased(child *Checkpoint, gone string) (*snap.Manifest, error) {
-	full, err := snap.ReadManifest(child.ManifestPath())
-	if err != nil {
-		return nil, err
-	}
-	goneM, err := snap.ReadManifest(gone)
-	if err != nil {
-		return nil, err
-	}
-	full.Header.Parent = ""
-	if goneM.Header.Parent == "" {
-		return full, nil
-	}
-	full.Header.Parent = goneM.Header.Parent
-	return full, nil
-}
-
-// rebaseManifest rewrites child's manifest when it is a delta over gone (a
-// manifest about to be deleted): over gone's own parent, or in full.
-func (s *Store) rebaseManifest(child *Checkpoint, gone string) error {
-	over, err := deltaOver(child, gone)
-	if err != nil || !over {
-		return err
-	}
-	full, err := s.rebased(child, gone)
-	if err != nil {
-		return err
-	}
-	var parent *snap.Manifest
-	if full.Header.Parent != "" {
-		if parent, err = snap.ReadManifest(full.Header.Parent); err != nil {
-			return err
-		}
-	}
-	return snap.WriteManifestFile(child.ManifestPath(), full, parent)
-}
-
 // sweepLayers deletes the archives in layers/ that no checkpoint reads from
 // any more, and returns the bytes freed. It deletes only archives Rewind
 // names (<id>.tar.gz), and none at or before barrier, the newest checkpoint
-// it cannot read (which might read any of those). Call it under the lock (no
-// save is writing one then).
-func (s *Store) sweepLayers(barrier string) (int64, error) {
-	ids, err := s.IDs()
-	if err != nil {
-		return 0, err
+// it cannot read (which might read any of those). g knows what every
+// readable checkpoint's manifest names; nil reads them. Call it under the
+// lock (no save is writing one then).
+func (s *Store) sweepLayers(barrier string, g *gcGraph) (int64, error) {
+	if g == nil {
+		cps, bad, err := s.List()
+		if err != nil {
+			return 0, err
+		}
+		g = s.readGraph(context.Background(), cps, bad)
+	}
+	if len(g.damaged) > 0 {
+		barrier = max(barrier, g.damaged[len(g.damaged)-1])
 	}
 	used := map[string]bool{}
-	for _, id := range ids {
-		arcs, err := snap.ManifestArchives(filepath.Join(s.checkpointDir(id), ManifestFile))
-		if err != nil {
-			if id > barrier {
-				barrier = id
-			}
-			continue
-		}
-		for _, a := range arcs {
+	for _, n := range g.nodes {
+		for _, a := range n.archives {
 			used[a] = true
 		}
 	}
@@ -341,25 +538,27 @@ func (s *Store) sweepLayers(barrier string) (int64, error) {
 	return freed, nil
 }
 
-func (s *Store) mergeTranscriptInto(parent, child *Checkpoint) error {
+// mergeTranscript writes c's transcript as one file holding the batch's
+// links it builds on (r.merge) and its own, and points its metadata at it.
+func (s *Store) mergeTranscript(c *Checkpoint, r *rebase) error {
 	name := "transcript." + strconv.FormatInt(time.Now().UnixNano(), 36) + ".jsonl.gz"
-	merged := filepath.Join(child.Dir, name)
-	if err := concatFiles(merged, filepath.Join(parent.Dir, parent.Transcript.Snapshot), filepath.Join(child.Dir, child.Transcript.Snapshot)); err != nil {
+	merged := filepath.Join(c.Dir, name)
+	if err := concatFiles(merged, r.merge...); err != nil {
 		return err
 	}
-	old := filepath.Join(child.Dir, child.Transcript.Snapshot)
-	md := child.Metadata
-	tr := *child.Transcript
-	tr.Snapshot, tr.Base, tr.BaseOffset = name, parent.Transcript.Base, parent.Transcript.BaseOffset
+	old := filepath.Join(c.Dir, c.Transcript.Snapshot)
+	md := c.Metadata
+	tr := *c.Transcript
+	tr.Snapshot, tr.Base, tr.BaseOffset = name, r.base, r.baseOffset
 	if tr.Chain > 1 {
-		tr.Chain-- // parent's file and this one are one now
+		tr.Chain = max(1, tr.Chain-r.chain) // the merged links are one file now
 	}
 	md.Transcript = &tr
-	if err := writeMetadata(child.Dir, md); err != nil {
+	if err := writeMetadata(c.Dir, md); err != nil {
 		os.Remove(merged)
 		return err
 	}
-	child.Metadata = md
+	c.Metadata = md
 	return os.Remove(old)
 }
 

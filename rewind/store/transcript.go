@@ -1,12 +1,16 @@
 package store
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/klauspost/pgzip"
 
@@ -175,21 +179,28 @@ func writeGzip(name string, r io.Reader) error {
 // first: inflated and concatenated they are the transcript's bytes
 // [0, c.Transcript.Cursor.ByteOffsetEnd).
 func (s *Store) TranscriptChain(c *Checkpoint) ([]string, error) {
+	return s.transcriptChain(c, s.Load)
+}
+
+// transcriptChain is TranscriptChain, loading the checkpoints it builds on
+// with load.
+func (s *Store) transcriptChain(c *Checkpoint, load func(id string) (*Checkpoint, error)) ([]string, error) {
 	var chain []string
 	seen := map[string]bool{}
 	for cur := c; ; {
 		if cur.Transcript == nil || cur.Transcript.Snapshot == "" {
 			return nil, fmt.Errorf("checkpoint %s holds no transcript", cur.ID)
 		}
-		chain = append([]string{filepath.Join(cur.Dir, cur.Transcript.Snapshot)}, chain...)
+		chain = append(chain, filepath.Join(cur.Dir, cur.Transcript.Snapshot))
 		if cur.Transcript.Base == "" {
+			slices.Reverse(chain)
 			return chain, nil
 		}
 		if seen[cur.Transcript.Base] {
 			return nil, fmt.Errorf("checkpoint %s: transcript chain loops", c.ID)
 		}
 		seen[cur.Transcript.Base] = true
-		next, err := s.Load(cur.Transcript.Base)
+		next, err := load(cur.Transcript.Base)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s: its transcript builds on %s, which is gone: %w", c.ID, cur.Transcript.Base, err)
 		}
@@ -197,65 +208,176 @@ func (s *Store) TranscriptChain(c *Checkpoint) ([]string, error) {
 	}
 }
 
-// openTranscript streams c's transcript bytes from its chain.
-func (s *Store) openTranscript(c *Checkpoint) (io.ReadCloser, error) {
-	chain, err := s.TranscriptChain(c)
-	if err != nil {
-		return nil, err
-	}
-	r, err := fork.OpenSnapshots(chain)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
-	}
-	return r, nil
-}
-
 // verifyTranscript inflates c's transcript and checks its length and the
 // cursor's hashes.
 func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
-	r, err := s.openTranscript(c)
+	chain, err := s.TranscriptChain(c)
 	if err != nil {
 		return err
 	}
+	_, err = s.sumTranscript(ctx, c, chain, nil)
+	return err
+}
+
+// sumTranscript inflates the files of c's transcript chain after those
+// from sums (what inflating the chain before them found, nil for none),
+// checks the whole against c's cursor, and returns what it found.
+func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string, from *transcriptSum) (*transcriptSum, error) {
+	r, err := openSmall(chain)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
+	}
 	defer r.Close()
-	end := c.Transcript.Cursor.ByteOffsetEnd
-	head := sha256.New()
-	var n int64
-	tail := make([]byte, 0, jsonl.HashWindow)
-	buf := make([]byte, 256*1024)
+	t := from.clone()
+	buf := make([]byte, 64*1024)
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		m, err := r.Read(buf)
-		if m > 0 {
-			b := buf[:m]
-			if n < jsonl.HashWindow {
-				k := min(int64(m), jsonl.HashWindow-n)
-				head.Write(b[:k])
-			}
-			n += int64(m)
-			tail = append(tail, b...)
-			if len(tail) > jsonl.HashWindow {
-				tail = append(tail[:0], tail[len(tail)-jsonl.HashWindow:]...)
-			}
-		}
+		t.write(buf[:m])
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("transcript does not inflate: %w", err)
+			return nil, fmt.Errorf("transcript does not inflate: %w", err)
 		}
 	}
-	if n != end {
-		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", n, end)
+	return t, t.check(c.Transcript.Cursor)
+}
+
+// transcriptSum is what a transcript's bytes are checked by: their length,
+// the first and the last jsonl.HashWindow of them.
+type transcriptSum struct {
+	n       int64
+	head    []byte // the first bytes, while fewer than jsonl.HashWindow
+	headSum string // their SHA-256 once there are jsonl.HashWindow
+	tail    []byte // the last jsonl.HashWindow bytes
+}
+
+func (t *transcriptSum) clone() *transcriptSum {
+	if t == nil {
+		return &transcriptSum{}
 	}
-	if got := hex.EncodeToString(head.Sum(nil)); got != c.Transcript.Cursor.PrefixSHA256 {
+	return &transcriptSum{n: t.n, head: slices.Clone(t.head), headSum: t.headSum, tail: slices.Clone(t.tail)}
+}
+
+func (t *transcriptSum) write(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if t.n < jsonl.HashWindow {
+		k := min(int64(len(b)), jsonl.HashWindow-t.n)
+		t.head = append(t.head, b[:k]...)
+		if len(t.head) == jsonl.HashWindow {
+			t.headSum = hashHex(t.head)
+			t.head = nil
+		}
+	}
+	t.n += int64(len(b))
+	if len(b) >= jsonl.HashWindow {
+		t.tail = append(t.tail[:0], b[len(b)-jsonl.HashWindow:]...)
+		return
+	}
+	t.tail = append(t.tail, b...)
+	if len(t.tail) > jsonl.HashWindow {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-jsonl.HashWindow:]...)
+	}
+}
+
+// check compares what was read with the cursor of the checkpoint it is
+// the transcript of.
+func (t *transcriptSum) check(cur jsonl.Cursor) error {
+	if t.n != cur.ByteOffsetEnd {
+		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", t.n, cur.ByteOffsetEnd)
+	}
+	head := t.headSum
+	if t.n < jsonl.HashWindow {
+		head = hashHex(t.head)
+	}
+	if head != cur.PrefixSHA256 {
 		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
 	}
-	ts := sha256.Sum256(tail)
-	if got := hex.EncodeToString(ts[:]); got != c.Transcript.Cursor.TailSHA256 {
+	if hashHex(t.tail) != cur.TailSHA256 {
 		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
+	}
+	return nil
+}
+
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// smallChain is the compressed size up to which openSmall inflates a
+// transcript chain in this goroutine with small buffers: fork.OpenSnapshots
+// inflates ahead in another with 1 MiB of buffers, faster on megabytes but
+// most of the cost of the one small link validate reads per checkpoint.
+const smallChain = 256 << 10
+
+// openSmall opens a transcript chain as fork.OpenSnapshots does, without
+// its buffers when the files are small. Read errors name the file.
+func openSmall(chain []string) (io.ReadCloser, error) {
+	var size int64
+	for _, f := range chain {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("open snapshot: %w", err)
+		}
+		size += fi.Size()
+	}
+	if size > smallChain {
+		return fork.OpenSnapshots(chain)
+	}
+	return &smallReader{chain: chain}, nil
+}
+
+// smallReader inflates the files of a chain one after the other.
+type smallReader struct {
+	chain []string
+	f     *os.File
+	zr    *gzip.Reader
+}
+
+func (r *smallReader) Read(p []byte) (int, error) {
+	for {
+		if r.f == nil {
+			if len(r.chain) == 0 {
+				return 0, io.EOF
+			}
+			f, err := os.Open(r.chain[0])
+			if err != nil {
+				return 0, fmt.Errorf("open snapshot: %w", err)
+			}
+			r.f = f
+			if r.zr == nil {
+				r.zr, err = gzip.NewReader(bufio.NewReader(f))
+			} else {
+				err = r.zr.Reset(bufio.NewReader(f))
+			}
+			if err != nil {
+				return 0, fmt.Errorf("snapshot %s is not gzip: %w", r.chain[0], err)
+			}
+		}
+		n, err := r.zr.Read(p)
+		if err == io.EOF {
+			r.f.Close()
+			r.f, r.chain = nil, r.chain[1:]
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("inflate snapshot %s: %w", r.chain[0], err)
+		}
+		return n, nil
+	}
+}
+
+func (r *smallReader) Close() error {
+	if r.f != nil {
+		return r.f.Close()
 	}
 	return nil
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
+
+	"rewind.dev/snap"
 )
 
 // Problem is one thing validate found wrong.
@@ -43,8 +47,23 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	}
 	k := s.newChecker(ctx, true)
 	defer k.save()
+	// Reading the archives is most of the work: they are read in id order
+	// (the order the checks need them) beside the checks.
+	var layers []string
+	if des, err := os.ReadDir(s.layersDir()); err == nil {
+		for _, de := range des {
+			if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) {
+				layers = append(layers, filepath.Join(s.layersDir(), de.Name()))
+			}
+		}
+	}
+	stop := k.v.ReadAhead(ctx, layers, s.Limits().Or(snap.DefaultLimits))
+	defer stop()
+	p := progressFrom(ctx)
+	p.begin(len(ids))
 	for _, id := range ids {
-		c, err := s.Load(id)
+		p.add(1)
+		c, err := k.load(id)
 		if err != nil {
 			add(id, "not a checkpoint: %v", err)
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,10 +107,111 @@ type checker struct {
 	v     *snap.Verifier
 	files map[string]verifiedFile // the verified file's records, by key
 	dirty bool
+
+	// What a deep check (validate) has read in this run, so that a store
+	// of thousands of checkpoints costs each file once, not once per
+	// checkpoint that reads it: the files read whole (by key), the stamps
+	// taken, the checkpoints loaded, the newest manifests read (a
+	// checkpoint's is most often a delta over the one before), and what
+	// the newest transcripts verified held (the next builds on one).
+	read      map[string]bool // by key
+	good      map[string]bool // by path: read, and right
+	stamps    map[string]stampOf
+	loaded    map[string]*Checkpoint // the newest loadedMemory of them
+	loadOrder []string
+	manifests []*snap.Manifest
+	sums      map[string]*transcriptSum
+	sumOrder  []string
 }
 
+// stampOf is a file's stat, taken once in a deep run.
+type stampOf struct {
+	fi  fs.FileInfo
+	err error
+}
+
+// checkerMemory is how many of the newest manifests and transcript sums a
+// deep check keeps.
+const checkerMemory = 16
+
+// loadedMemory is how many of the newest checkpoints' metadata a deep
+// check keeps: what a transcript chain (at most maxTranscriptChain links)
+// builds on is among them, unless no-op checkpoints crowd them out, when it
+// is loaded again.
+const loadedMemory = 256
+
 func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
-	return &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
+	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
+	if deep {
+		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
+	}
+	return k
+}
+
+// load is Store.Load, once per checkpoint in a deep run.
+func (k *checker) load(id string) (*Checkpoint, error) {
+	if c := k.loaded[id]; c != nil {
+		return c, nil
+	}
+	c, err := k.s.Load(id)
+	if err == nil && k.deep {
+		k.loaded[id] = c
+		k.loadOrder = append(k.loadOrder, id)
+		if len(k.loadOrder) > loadedMemory { // (a month's metadata would outgrow the heap's limit)
+			delete(k.loaded, k.loadOrder[0])
+			k.loadOrder = k.loadOrder[1:]
+		}
+	}
+	return c, err
+}
+
+// stamp is the package's stamp, taken once per file in a deep run (the
+// files it checks do not change under it).
+func (k *checker) stamp(f string) (verifiedFile, bool) {
+	fi, err := k.stat(f)
+	return stampFrom(fi, err)
+}
+
+// stat is os.Stat, once per file in a deep run.
+func (k *checker) stat(f string) (fs.FileInfo, error) {
+	if !k.deep {
+		return os.Stat(f)
+	}
+	st, ok := k.stamps[f]
+	if !ok {
+		st.fi, st.err = os.Stat(f)
+		k.stamps[f] = st
+	}
+	return st.fi, st.err
+}
+
+func (k *checker) same(f string, rec verifiedFile) bool {
+	now, ok := k.stamp(f)
+	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
+}
+
+// snapshotOf is Store.snapshotOf, laying the manifest over the one it is a
+// delta over when a deep run has just read that one.
+func (k *checker) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
+	if !k.deep {
+		return k.s.snapshotOf(c)
+	}
+	m, err := snap.ReadManifestOver(c.ManifestPath(), func(file string) *snap.Manifest {
+		for _, m := range k.manifests {
+			if m.File == file {
+				return m
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	k.manifests = append(k.manifests, m)
+	if len(k.manifests) > checkerMemory {
+		k.manifests = k.manifests[1:]
+	}
+	return m, treeHashOf(c, m)
 }
 
 // refresh reads the verified file again (after a save recorded what it
@@ -144,7 +246,7 @@ func (k *checker) check(c *Checkpoint, what part) error {
 
 func (k *checker) checkParts(c *Checkpoint, what part) error {
 	if what&partCode != 0 {
-		m, err := k.s.snapshotOf(c)
+		m, err := k.snapshotOf(c)
 		if err != nil {
 			return err
 		}
@@ -153,15 +255,51 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 		}
 	}
 	if what&partChat != 0 && c.Transcript != nil && c.Transcript.Snapshot != "" {
-		chain, err := k.s.transcriptFiles(c)
+		chain, err := k.transcriptFiles(c)
 		if err != nil {
 			return err
 		}
 		if err := k.whole(chain, func() (string, error) {
-			return "", k.s.verifyTranscript(k.ctx, c)
+			return "", k.verifyTranscript(c, chain)
 		}); err != nil {
 			return fmt.Errorf("transcript: %w", err)
 		}
+	}
+	return nil
+}
+
+// transcriptFiles lists the files holding c's transcript, each there.
+func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
+	chain, err := k.s.transcriptChain(c, k.load)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	for _, f := range chain {
+		if _, ok := k.stamp(f); !ok {
+			_, err := os.Stat(f)
+			return nil, fmt.Errorf("transcript: %w", err)
+		}
+	}
+	return chain, nil
+}
+
+// verifyTranscript inflates c's transcript and checks it against its
+// cursor. In a deep run, when what c's transcript builds on was verified
+// just before, only c's own file is inflated, after what that held.
+func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
+	var from *transcriptSum
+	if b := c.Transcript.Base; b != "" && k.sums[b] != nil && len(chain) > 1 {
+		from, chain = k.sums[b], chain[len(chain)-1:]
+	}
+	t, err := k.s.sumTranscript(k.ctx, c, chain, from)
+	if err != nil || !k.deep {
+		return err
+	}
+	k.sums[c.ID] = t
+	k.sumOrder = append(k.sumOrder, c.ID)
+	if len(k.sumOrder) > checkerMemory {
+		delete(k.sums, k.sumOrder[0])
+		k.sumOrder = k.sumOrder[1:]
 	}
 	return nil
 }
@@ -174,7 +312,7 @@ func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
 	if !k.deep && k.vouched(files) {
 		return nil
 	}
-	if err := m.CheckArchives(); err != nil {
+	if err := m.CheckArchivesStat(k.stat); err != nil {
 		return err
 	}
 	return k.whole(files, func() (string, error) {
@@ -194,10 +332,15 @@ func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return m, treeHashOf(c, m)
+}
+
+// treeHashOf checks the tree hash of c's manifest m against c's metadata.
+func treeHashOf(c *Checkpoint, m *snap.Manifest) error {
 	if m.Header.TreeHash != c.Snapshot.TreeHash {
-		return nil, fmt.Errorf("manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
+		return fmt.Errorf("manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
 	}
-	return m, nil
+	return nil
 }
 
 // vouched reports whether the verified file says every one of files
@@ -205,7 +348,7 @@ func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 func (k *checker) vouched(files []string) bool {
 	for _, f := range files {
 		rec, ok := k.files[k.key(f)]
-		if !ok || rec.Problem != "" || !same(f, rec) {
+		if !ok || rec.Problem != "" || !k.same(f, rec) {
 			return false
 		}
 	}
@@ -232,11 +375,15 @@ func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
 // archive that does not read); "" when the fault lies between the files (an
 // entry not where its manifest says), which is then not remembered.
 func (k *checker) whole(files []string, read func() (string, error)) error {
-	known := !k.deep
+	if k.deep && k.readWhole(files) {
+		return nil
+	}
+	known := true
 	for _, f := range files {
-		rec, ok := k.files[k.key(f)]
+		key := k.key(f)
+		rec, ok := k.files[key]
 		switch {
-		case !ok || !same(f, rec) || k.deep:
+		case !ok || !k.same(f, rec) || k.deep && !k.read[key]:
 			known = false
 		case rec.Problem != "":
 			return fmt.Errorf("%s: %s", f, rec.Problem)
@@ -253,13 +400,30 @@ func (k *checker) whole(files []string, read func() (string, error)) error {
 		return err
 	}
 	for _, f := range files {
-		k.record(f, "")
+		if !k.good[f] { // (a deep run's files read right before stay so)
+			k.record(f, "")
+		}
 	}
 	return nil
 }
 
+// readWhole reports whether a deep run has read every one of files whole
+// and found it right: the common case of a checkpoint whose files its
+// elders share, answered without a key or a stamp per file.
+func (k *checker) readWhole(files []string) bool {
+	for _, f := range files {
+		if !k.good[f] {
+			return false
+		}
+	}
+	return true
+}
+
 // key is f relative to the store (absolute when outside it).
 func (k *checker) key(f string) string {
+	if rel, ok := strings.CutPrefix(f, k.s.Dir+string(filepath.Separator)); ok && filepath.IsLocal(rel) && filepath.Clean(rel) == rel {
+		return filepath.ToSlash(rel) // the usual case, without Rel's cost
+	}
 	if rel, err := filepath.Rel(k.s.Dir, f); err == nil && filepath.IsLocal(rel) {
 		return filepath.ToSlash(rel)
 	}
@@ -268,18 +432,27 @@ func (k *checker) key(f string) string {
 
 // record remembers what reading f found.
 func (k *checker) record(f, problem string) {
-	rec, ok := stamp(f)
+	rec, ok := k.stamp(f)
 	if !ok {
 		return
 	}
 	rec.Problem = problem
-	k.files[k.key(f)] = rec
+	key := k.key(f)
+	k.files[key] = rec
 	k.dirty = true
+	if k.deep {
+		k.read[key] = true
+		k.good[f] = problem == ""
+	}
 }
 
 // stamp is what identifies f as it is now.
 func stamp(f string) (verifiedFile, bool) {
-	fi, err := os.Stat(f)
+	return stampFrom(os.Stat(f))
+}
+
+// stampFrom is the stamp of a file stat returned fi and err for.
+func stampFrom(fi fs.FileInfo, err error) (verifiedFile, bool) {
 	if err != nil {
 		return verifiedFile{}, false
 	}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rewind.dev/internal/durable"
+)
+
+// batchStore is a store of n checkpoints of small edits, each with a
+// transcript grown since the one before (links over links), every fifth
+// tree unchanged; it returns the checkpoints, oldest first, and the
+// transcript bytes each holds.
+func batchStore(t *testing.T, n int) (*Store, []*Checkpoint, map[string][]byte) {
+	t.Helper()
+	s := project(t)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	data := fixtureBytes(t)
+	var cps []*Checkpoint
+	holds := map[string][]byte{}
+	end := 0
+	for i := 0; i < n; i++ {
+		if i%5 != 4 {
+			write(t, s.Project, fmt.Sprintf("d%d/f%d.txt", i%3, i%7), strings.Repeat(fmt.Sprint(i), 50))
+		}
+		if next := bytes.IndexByte(data[min(end+200, len(data)-1):], '\n'); next >= 0 && end < len(data) {
+			end = min(end+200, len(data)-1) + next + 1
+		}
+		os.WriteFile(tp, data[:end], 0o644)
+		c := save(t, s, SaveOptions{TranscriptPath: tp})
+		cps = append(cps, c)
+		holds[c.ID] = data[:end]
+	}
+	return s, cps, holds
+}
+
+// checkSurvivors: the store validates, and every checkpoint left has its
+// tree (tree hash) and transcript bytes.
+func checkSurvivors(t *testing.T, s *Store, cps []*Checkpoint, holds map[string][]byte) {
+	t.Helper()
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
+		t.Fatalf("validate: %v %v", probs, err)
+	}
+	for _, c := range cps {
+		now, err := s.Load(c.ID)
+		if err != nil {
+			continue // deleted
+		}
+		m, err := s.snapshotOf(now)
+		if err != nil || m.Header.TreeHash != c.Snapshot.TreeHash {
+			t.Fatalf("%s: snapshot %v", c.ID, err)
+		}
+		if got := inflate(t, s, now); !bytes.Equal(got, holds[c.ID]) {
+			t.Fatalf("%s reconstructs %d transcript bytes, want %d", c.ID, len(got), len(holds[c.ID]))
+		}
+	}
+}
+
+// TestGCRebasesEachSurvivorOnce: gc deleting most of a store rewrites each
+// survivor's manifest and metadata at most once however many of its
+// ancestors go, syncs checkpoints/ once, and leaves every survivor whole.
+func TestGCRebasesEachSurvivorOnce(t *testing.T) {
+	s, cps, holds := batchStore(t, 30)
+	var mu sync.Mutex
+	renames := map[string]int{}
+	syncs := 0
+	durable.FaultAt = func(op, path string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case op == "rename":
+			renames[path]++
+		case op == "syncdir" && path == s.checkpointsDir():
+			syncs++
+		}
+		return nil
+	}
+	res, err := s.GC(ctx, GCOptions{Keep: 4})
+	durable.FaultAt = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Removed) != 26 {
+		t.Fatalf("removed %d, want 26", len(res.Removed))
+	}
+	for p, n := range renames {
+		if n > 1 {
+			t.Errorf("%s rewritten %d times", p, n)
+		}
+	}
+	if syncs != 1 {
+		t.Errorf("checkpoints/ synced %d times, want once", syncs)
+	}
+	checkSurvivors(t, s, cps, holds)
+}
+
+// TestGCBudgetDeletesInRoundsAndCatchesUp: under a time budget (retention
+// at a hook) gc deletes a round at a time, at least one per run; between
+// runs every checkpoint left is whole, and later runs catch up.
+func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
+	defer func(n int) { gcRound = n }(gcRound)
+	gcRound = 5
+	s, cps, holds := batchStore(t, 24)
+	for run := 1; ; run++ {
+		res, err := s.GC(ctx, GCOptions{Keep: 3, Budget: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSurvivors(t, s, cps, holds)
+		ids, _ := s.IDs()
+		if !res.Partial {
+			if len(ids) != 3 || run != 5 {
+				t.Fatalf("after %d runs %d checkpoints left, want 3 after 5 runs of at most 5", run, len(ids))
+			}
+			break
+		}
+		if len(res.Removed) != 5 || len(ids) != 24-5*run {
+			t.Fatalf("run %d removed %v, %d left: want a round of 5", run, res.Removed, len(ids))
+		}
+	}
+}
