@@ -298,6 +298,9 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
 	if len(k.sumOrder) > checkerMemory {
+		if old := k.sums[k.sumOrder[0]]; old != t {
+			old.recycle()
+		}
 		delete(k.sums, k.sumOrder[0])
 		k.sumOrder = k.sumOrder[1:]
 	}
