@@ -141,7 +141,13 @@ const checkerMemory = 16
 const loadedMemory = 256
 
 func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
-	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
+	return s.newCheckerFrom(ctx, deep, s.readVerified())
+}
+
+// newCheckerFrom is newChecker starting from files, the verified file's
+// records.
+func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]verifiedFile) *checker {
+	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
 		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
 	}
@@ -534,4 +540,17 @@ func (s *Store) cheapCheck(c *Checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// merge takes in what o, a deep checker of other checkpoints in the same
+// run, read: its records of the files it read, a problem found winning over
+// a clean read of the same file.
+func (k *checker) merge(o *checker) {
+	for key := range o.read {
+		if rec := o.files[key]; !k.read[key] || k.files[key].Problem == "" && rec.Problem != "" {
+			k.files[key] = rec
+			k.read[key] = true
+		}
+	}
+	k.dirty = k.dirty || o.dirty
 }
