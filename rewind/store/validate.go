@@ -25,7 +25,7 @@ type Problem struct {
 // by the checks every restore makes (see verify.go), reading every file
 // whole again: metadata and its checksum, the manifest chain, every file's
 // content in the archive that holds it (content hashes, gzip checksums; each
-// archive is read once), the tree hash against the metadata, and the
+// archive is read once per run of checkpoints, see below), the tree hash against the metadata, and the
 // transcript chain against its cursor. It returns every problem found, and
 // records what it read in the verified file.
 func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
