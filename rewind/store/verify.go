@@ -215,6 +215,7 @@ func (k *checker) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	}
 	k.manifests = append(k.manifests, m)
 	if len(k.manifests) > checkerMemory {
+		k.manifests[0].Release() // (no one else holds it: its entries go to a later one)
 		k.manifests = k.manifests[1:]
 	}
 	return m, treeHashOf(c, m)
