@@ -91,7 +91,7 @@ func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
 		f.Close()
 		return nil, fmt.Errorf("archive %s: %w", name, err)
 	}
-	ms, err := newMemberStream(f)
+	ms, err := newMemberStream(f, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}

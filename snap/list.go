@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 )
 
 // List calls fn for every entry of the archive, in archive order, after the
@@ -60,8 +61,20 @@ type Verifier struct {
 
 type placed struct {
 	coff, skip int64
-	hash       string
+	hash       [sha256.Size]byte
 }
+
+// hashIs reports whether hex is the placed file's hash, as a manifest
+// spells it (lower-case hex), without a string per file.
+func (p *placed) hashIs(hexHash string) bool {
+	var b [2 * sha256.Size]byte
+	hex.Encode(b[:], p.hash[:])
+	return string(b[:]) == hexHash
+}
+
+// copyBuffers are the buffers indexArchive hashes through: one per archive
+// was most of what reading thousands of small layers allocated.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // NewVerifier returns an empty Verifier.
 func NewVerifier() *Verifier {
@@ -94,6 +107,9 @@ func indexArchive(ctx context.Context, archive string, limits Limits) (map[strin
 	as, err := openArchiveMembers(archive, limits)
 	if err == nil {
 		defer as.Close()
+		h := sha256.New()
+		buf := copyBuffers.Get().(*[]byte)
+		defer copyBuffers.Put(buf)
 		for {
 			e, content, nerr := as.next()
 			if nerr == io.EOF {
@@ -106,14 +122,16 @@ func indexArchive(ctx context.Context, archive string, limits Limits) (map[strin
 			if content == nil {
 				continue
 			}
-			h := sha256.New()
-			if _, cerr := io.Copy(h, ctxReader{ctx, content}); cerr != nil {
+			h.Reset()
+			if _, cerr := io.CopyBuffer(h, ctxReader{ctx, content}, *buf); cerr != nil {
 				if err = ctx.Err(); err == nil {
 					err = archiveReadErr(e, cerr)
 				}
 				break
 			}
-			idx[e.Path] = placed{coff: e.COff, skip: e.Skip, hash: hex.EncodeToString(h.Sum(nil))}
+			p := placed{coff: e.COff, skip: e.Skip}
+			h.Sum(p.hash[:0])
+			idx[e.Path] = p
 		}
 	}
 	return idx, err
@@ -138,7 +156,7 @@ func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("%s: not in %s, where its manifest says its content is", e.Path, e.Src)
-		case p.hash != e.Hash:
+		case !p.hashIs(e.Hash):
 			return fmt.Errorf("%s: content in %s differs from its manifest's hash", e.Path, e.Src)
 		case (e.COff != 0 || e.Skip != 0) && (p.coff != e.COff || p.skip != e.Skip): // 0+0: a manifest from before places were recorded, or the first member's start
 			return fmt.Errorf("%s: in %s at member %d+%d, where its manifest says %d+%d", e.Path, e.Src, p.coff, p.skip, e.COff, e.Skip)

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"rewind.dev/internal/durable"
 )
@@ -566,7 +567,7 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 	if m.Header.Parent == "" {
 		return m, nil
 	}
-	entries := make([]Entry, 0, len(parent.Entries)+len(m.Entries))
+	entries := spareEntries(len(parent.Entries) + len(m.Entries))
 	mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
 		switch {
 		case cur == nil:
@@ -773,4 +774,31 @@ func ManifestArchives(name string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// entrySlices holds the entries of manifests their reader released: a
+// caller reading thousands of layers one over another (a store's validate)
+// otherwise allocates and clears a whole tree's entries per layer.
+var entrySlices sync.Pool
+
+// spareEntries returns an empty slice of at least n entries' capacity.
+func spareEntries(n int) []Entry {
+	if p, _ := entrySlices.Get().(*[]Entry); p != nil && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]Entry, 0, n)
+}
+
+// Release hands m's entries on to manifests read later: a caller that
+// reads many calls it on one it has done with, which must not be used
+// after.
+func (m *Manifest) Release() {
+	if m.Entries == nil {
+		return
+	}
+	e := m.Entries[:cap(m.Entries)]
+	clear(e) // (no strings held for the collector)
+	e = e[:0]
+	m.Entries = nil
+	entrySlices.Put(&e)
 }

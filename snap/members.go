@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/bits"
 	"runtime"
 	"sort"
 	"sync"
@@ -187,20 +188,63 @@ func (m *memberWriter) Close() error {
 type memberStream struct {
 	in     *countingByteReader
 	zr     *gzip.Reader
+	mr     *memberReader
 	starts []memberStart
 	pos    int64 // inflated bytes read
 }
 
 type memberStart struct{ coff, pos int64 }
 
-func newMemberStream(r io.Reader) (*memberStream, error) {
-	in := &countingByteReader{r: bufio.NewReaderSize(r, 256<<10)}
-	zr, err := gzip.NewReader(in)
+// memberReaders holds the readers of finished member streams: a store's
+// validate reads thousands of archives of a few KiB each, and a gzip
+// reader's window and a 256 KiB buffer apiece were most of what it
+// allocated.
+var memberReaders sync.Pool
+
+type memberReader struct {
+	br *bufio.Reader
+	zr *gzip.Reader
+}
+
+// newMemberStream reads the archive r, of size bytes (its buffer is no
+// larger). Close hands its readers on to the next.
+func newMemberStream(r io.Reader, size int64) (*memberStream, error) {
+	mr, _ := memberReaders.Get().(*memberReader)
+	if mr == nil {
+		mr = &memberReader{}
+	}
+	// Sizes round up to powers of two, so that pooled buffers fit most
+	// archives; small archives get a small buffer.
+	bufSize := min(256<<10, max(4<<10, 1<<bits.Len64(uint64(max(size, 1)-1))))
+	if mr.br == nil || mr.br.Size() < bufSize {
+		mr.br = bufio.NewReaderSize(r, bufSize)
+	} else {
+		mr.br.Reset(r)
+	}
+	in := &countingByteReader{r: mr.br}
+	var err error
+	if mr.zr == nil {
+		mr.zr, err = gzip.NewReader(in)
+	} else {
+		err = mr.zr.Reset(in)
+	}
 	if err != nil {
+		mr.br.Reset(nil)
+		memberReaders.Put(mr)
 		return nil, err
 	}
-	zr.Multistream(false)
-	return &memberStream{in: in, zr: zr, starts: []memberStart{{0, 0}}}, nil
+	mr.zr.Multistream(false)
+	return &memberStream{in: in, zr: mr.zr, mr: mr, starts: []memberStart{{0, 0}}}, nil
+}
+
+// Close hands the stream's readers on; it must not be read after.
+func (m *memberStream) Close() error {
+	if m.mr != nil {
+		m.mr.br.Reset(nil)
+		memberReaders.Put(m.mr)
+		m.mr, m.zr, m.in = nil, nil, nil
+	}
+	return nil
 }
 
 func (m *memberStream) Read(p []byte) (int, error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/klauspost/pgzip"
 
@@ -229,7 +230,9 @@ func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string
 	}
 	defer r.Close()
 	t := from.clone()
-	buf := make([]byte, 64*1024)
+	bp := readBuffers.Get().(*[]byte)
+	defer readBuffers.Put(bp)
+	buf := *bp
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -246,6 +249,14 @@ func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string
 	return t, t.check(c.Transcript.Cursor)
 }
 
+// readBuffers are what sumTranscript inflates into, and spareSums the sums a
+// deep check has done with: validate sums a transcript per checkpoint, and
+// a fresh 64 KiB buffer and tail for each was much of what it allocated.
+var (
+	readBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+	spareSums   sync.Pool
+)
+
 // transcriptSum is what a transcript's bytes are checked by: their length,
 // the first and the last jsonl.HashWindow of them.
 type transcriptSum struct {
@@ -255,12 +266,23 @@ type transcriptSum struct {
 	tail    []byte // the last jsonl.HashWindow bytes
 }
 
+// clone copies t (nil: an empty sum) into a spare sum or a new one.
 func (t *transcriptSum) clone() *transcriptSum {
-	if t == nil {
-		return &transcriptSum{}
+	c, _ := spareSums.Get().(*transcriptSum)
+	if c == nil {
+		c = &transcriptSum{tail: make([]byte, 0, jsonl.HashWindow)}
 	}
-	return &transcriptSum{n: t.n, head: slices.Clone(t.head), headSum: t.headSum, tail: slices.Clone(t.tail)}
+	if t == nil {
+		t = &transcriptSum{}
+	}
+	c.n, c.headSum = t.n, t.headSum
+	c.head = append(c.head[:0], t.head...)
+	c.tail = append(c.tail[:0], t.tail...)
+	return c
 }
+
+// recycle hands t on to a later clone; it must not be used after.
+func (t *transcriptSum) recycle() { spareSums.Put(t) }
 
 func (t *transcriptSum) write(b []byte) {
 	if len(b) == 0 {
@@ -279,10 +301,10 @@ func (t *transcriptSum) write(b []byte) {
 		t.tail = append(t.tail[:0], b[len(b)-jsonl.HashWindow:]...)
 		return
 	}
-	t.tail = append(t.tail, b...)
-	if len(t.tail) > jsonl.HashWindow {
-		t.tail = append(t.tail[:0], t.tail[len(t.tail)-jsonl.HashWindow:]...)
+	if over := len(t.tail) + len(b) - jsonl.HashWindow; over > 0 {
+		t.tail = append(t.tail[:0], t.tail[over:]...) // (in place, within the tail's window)
 	}
+	t.tail = append(t.tail, b...)
 }
 
 // check compares what was read with the cursor of the checkpoint it is
@@ -336,8 +358,17 @@ func openSmall(chain []string) (io.ReadCloser, error) {
 type smallReader struct {
 	chain []string
 	f     *os.File
-	zr    *gzip.Reader
+	*smallInflater
 }
+
+// smallInflater is what a smallReader inflates with, handed on by Close to
+// the next (validate opens one per checkpoint).
+type smallInflater struct {
+	br *bufio.Reader
+	zr *gzip.Reader
+}
+
+var smallInflaters sync.Pool
 
 func (r *smallReader) Read(p []byte) (int, error) {
 	for {
@@ -350,10 +381,17 @@ func (r *smallReader) Read(p []byte) (int, error) {
 				return 0, fmt.Errorf("open snapshot: %w", err)
 			}
 			r.f = f
+			if r.smallInflater == nil {
+				r.smallInflater, _ = smallInflaters.Get().(*smallInflater)
+				if r.smallInflater == nil {
+					r.smallInflater = &smallInflater{br: bufio.NewReader(nil)}
+				}
+			}
+			r.br.Reset(f)
 			if r.zr == nil {
-				r.zr, err = gzip.NewReader(bufio.NewReader(f))
+				r.zr, err = gzip.NewReader(r.br)
 			} else {
-				err = r.zr.Reset(bufio.NewReader(f))
+				err = r.zr.Reset(r.br)
 			}
 			if err != nil {
 				return 0, fmt.Errorf("snapshot %s is not gzip: %w", r.chain[0], err)
@@ -376,6 +414,11 @@ func (r *smallReader) Read(p []byte) (int, error) {
 }
 
 func (r *smallReader) Close() error {
+	if r.smallInflater != nil {
+		r.br.Reset(nil)
+		smallInflaters.Put(r.smallInflater)
+		r.smallInflater = nil
+	}
 	if r.f != nil {
 		return r.f.Close()
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"rewind.dev/snap"
 )
@@ -22,7 +25,7 @@ type Problem struct {
 // by the checks every restore makes (see verify.go), reading every file
 // whole again: metadata and its checksum, the manifest chain, every file's
 // content in the archive that holds it (content hashes, gzip checksums; each
-// archive is read once), the tree hash against the metadata, and the
+// archive is read once per run of checkpoints, see below), the tree hash against the metadata, and the
 // transcript chain against its cursor. It returns every problem found, and
 // records what it read in the verified file.
 func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
@@ -45,35 +48,91 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	k := s.newChecker(ctx, true)
-	defer k.save()
 	// Reading the archives is most of the work: they are read in id order
 	// (the order the checks need them) beside the checks.
 	var layers []string
 	if des, err := os.ReadDir(s.layersDir()); err == nil {
 		for _, de := range des {
 			if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) {
-				layers = append(layers, filepath.Join(s.layersDir(), de.Name()))
+				layers = append(layers, de.Name())
 			}
 		}
 	}
-	stop := k.v.ReadAhead(ctx, layers, s.Limits().Or(snap.DefaultLimits))
-	defer stop()
 	p := progressFrom(ctx)
 	p.begin(len(ids))
+	// A large store is checked in as many runs of consecutive checkpoints
+	// as there are cores, each with its own checker and its own archives
+	// read ahead: the checks per checkpoint (metadata, the manifest laid
+	// over its parent's, tree hashes, the transcript's hashes) cost as much
+	// as the reading, and on one core they were the bottleneck. Each run
+	// starts cold, reading the manifest and transcript chains its first
+	// checkpoint builds on, and the archives of that chain, again.
+	parts := min(runtime.GOMAXPROCS(0), len(ids)/minValidatePart)
+	if parts < 2 {
+		parts = 1
+	}
+	ks := make([]*checker, parts)
+	found := make([][]Problem, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := len(ids)*i/parts, len(ids)*(i+1)/parts
+		var mine []string // the layers written from ids[lo] up to ids[hi]
+		for _, l := range layers {
+			id := strings.TrimSuffix(l, ".tar.gz")
+			if (i == 0 || id >= ids[lo]) && (i == parts-1 || id < ids[hi]) {
+				mine = append(mine, filepath.Join(s.layersDir(), l))
+			}
+		}
+		if i == 0 {
+			ks[i] = s.newChecker(ctx, true)
+		} else {
+			ks[i] = s.newCheckerFrom(ctx, true, maps.Clone(ks[0].files)) // (the verified file read once)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i], errs[i] = ks[i].validate(ids[lo:hi], mine, p)
+		}()
+	}
+	wg.Wait()
+	k := ks[0]
+	for _, o := range ks[1:] {
+		k.merge(o)
+	}
+	k.save()
+	for i := range parts {
+		probs = append(probs, found[i]...)
+		if errs[i] != nil {
+			return probs, len(ids), errs[i]
+		}
+	}
+	return probs, len(ids), nil
+}
+
+// minValidatePart is the fewest checkpoints validate checks in a run of
+// their own: below it, what a run reads again to start costs more than a
+// core saves.
+var minValidatePart = 1024 // (a variable for the tests)
+
+// validate checks the checkpoints ids, reading ahead the archives layers.
+func (k *checker) validate(ids, layers []string, p *Progress) ([]Problem, error) {
+	var probs []Problem
+	stop := k.v.ReadAhead(k.ctx, layers, k.s.Limits().Or(snap.DefaultLimits))
+	defer stop()
 	for _, id := range ids {
 		p.add(1)
 		c, err := k.load(id)
 		if err != nil {
-			add(id, "not a checkpoint: %v", err)
+			probs = append(probs, Problem{Type: "problem", What: id, Issue: fmt.Sprintf("not a checkpoint: %v", err)})
 			continue
 		}
 		if err := k.check(c, partAll); err != nil {
-			if ctx.Err() != nil {
-				return probs, len(ids), ctx.Err()
+			if k.ctx.Err() != nil {
+				return probs, k.ctx.Err()
 			}
-			add(id, "%v", errors.Unwrap(err))
+			probs = append(probs, Problem{Type: "problem", What: id, Issue: fmt.Sprintf("%v", errors.Unwrap(err))})
 		}
 	}
-	return probs, len(ids), nil
+	return probs, nil
 }

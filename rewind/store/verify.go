@@ -141,7 +141,13 @@ const checkerMemory = 16
 const loadedMemory = 256
 
 func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
-	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: s.readVerified()}
+	return s.newCheckerFrom(ctx, deep, s.readVerified())
+}
+
+// newCheckerFrom is newChecker starting from files, the verified file's
+// records.
+func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]verifiedFile) *checker {
+	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
 		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
 	}
@@ -209,6 +215,7 @@ func (k *checker) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	}
 	k.manifests = append(k.manifests, m)
 	if len(k.manifests) > checkerMemory {
+		k.manifests[0].Release() // (no one else holds it: its entries go to a later one)
 		k.manifests = k.manifests[1:]
 	}
 	return m, treeHashOf(c, m)
@@ -298,6 +305,9 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
 	if len(k.sumOrder) > checkerMemory {
+		if old := k.sums[k.sumOrder[0]]; old != t {
+			old.recycle()
+		}
 		delete(k.sums, k.sumOrder[0])
 		k.sumOrder = k.sumOrder[1:]
 	}
@@ -380,6 +390,9 @@ func (k *checker) whole(files []string, read func() (string, error)) error {
 	}
 	known := true
 	for _, f := range files {
+		if k.good[f] {
+			continue // (read whole in this run, and right: a deep run's usual file)
+		}
 		key := k.key(f)
 		rec, ok := k.files[key]
 		switch {
@@ -528,4 +541,17 @@ func (s *Store) cheapCheck(c *Checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// merge takes in what o, a deep checker of other checkpoints in the same
+// run, read: its records of the files it read, a problem found winning over
+// a clean read of the same file.
+func (k *checker) merge(o *checker) {
+	for key := range o.read {
+		if rec := o.files[key]; !k.read[key] || k.files[key].Problem == "" && rec.Problem != "" {
+			k.files[key] = rec
+			k.read[key] = true
+		}
+	}
+	k.dirty = k.dirty || o.dirty
 }
