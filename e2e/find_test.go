@@ -36,13 +36,7 @@ func TestClaudeFindByWords(t *testing.T) {
 		}
 		notes := filepath.Join(c.proj, "notes.txt")
 		p := r.LastPrompt()
-		call := func(n int, name string, input any) (fakeapi.Reply, bool) {
-			id := fakeapi.ToolID(p, n)
-			if r.HasToolResult(id) {
-				return fakeapi.Reply{}, false
-			}
-			return fakeapi.Reply{Text: "Calling " + name + ".", ToolUses: []fakeapi.ToolUse{{ID: id, Name: name, Input: input}}}, true
-		}
+		call := r.Call
 		var reply fakeapi.Reply
 		ok := false
 		switch p {

@@ -87,13 +87,7 @@ func TestForkResumesPrefix(t *testing.T) {
 		}
 		greeting := filepath.Join(c.proj, "greeting.txt")
 		p := r.LastPrompt()
-		call := func(n int, name string, input any) (fakeapi.Reply, bool) {
-			id := fakeapi.ToolID(p, n)
-			if r.HasToolResult(id) {
-				return fakeapi.Reply{}, false
-			}
-			return fakeapi.Reply{Text: "Calling " + name + ".", ToolUses: []fakeapi.ToolUse{{ID: id, Name: name, Input: input}}}, true
-		}
+		call := r.Call
 		switch p {
 		case p1:
 			if reply, ok := call(0, "Write", map[string]string{"file_path": greeting, "content": "hello\n"}); ok {

@@ -134,13 +134,7 @@ func TestClaudeHooksBackBoth(t *testing.T) {
 		}
 		notes := filepath.Join(c.proj, "notes.txt")
 		p := r.LastPrompt()
-		call := func(n int, name string, input any) (fakeapi.Reply, bool) {
-			id := fakeapi.ToolID(p, n)
-			if r.HasToolResult(id) {
-				return fakeapi.Reply{}, false
-			}
-			return fakeapi.Reply{Text: "Calling " + name + ".", ToolUses: []fakeapi.ToolUse{{ID: id, Name: name, Input: input}}}, true
-		}
+		call := r.Call
 		switch p {
 		case p1:
 			if reply, ok := call(0, "Write", map[string]string{"file_path": notes, "content": "one\n"}); ok {

@@ -146,6 +146,17 @@ func SummaryReply(summary string) Reply {
 	return TextReply("<analysis>The conversation so far.</analysis>\n\n<summary>" + summary + "</summary>")
 }
 
+// Call is the reply that makes the client call tool name with input, as call n of the
+// conversation's last prompt; ok is false once the client has sent that call's result, so a
+// script moves on to its next call.
+func (r *Request) Call(n int, name string, input any) (reply Reply, ok bool) {
+	id := ToolID(r.LastPrompt(), n)
+	if r.HasToolResult(id) {
+		return Reply{}, false
+	}
+	return Reply{Text: "Calling " + name + ".", ToolUses: []ToolUse{{ID: id, Name: name, Input: input}}}, true
+}
+
 // HasToolResult reports whether the conversation already holds the result of tool call id.
 func (r *Request) HasToolResult(id string) bool {
 	for _, m := range r.Messages {

@@ -283,6 +283,20 @@ func (c *common) projectDir() (string, error) {
 	return store.FindProject(dir)
 }
 
+// openAt opens the project's store and finds the checkpoint name names
+// (an id, a unique prefix, @N, :/TEXT, a pin label or a description).
+func (c *common) openAt(e *env, name string) (*store.Store, *store.Checkpoint, error) {
+	s, err := c.open(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := s.Resolve(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, cp, nil
+}
+
 // open opens the project's store. $REWIND_LOCK_WAIT (a duration, e.g.
 // 10s) bounds the wait for its lock instead of store.DefaultLockWait;
 // waiting, it says on e's stderr who holds the lock.

@@ -40,11 +40,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 2, "diff"); err != nil {
 		return err
 	}
-	s, err := c.open(e)
-	if err != nil {
-		return err
-	}
-	from, err := s.Resolve(args[0])
+	s, from, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}

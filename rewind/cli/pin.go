@@ -21,11 +21,7 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, hi, sub); err != nil {
 		return err
 	}
-	s, err := c.open(e)
-	if err != nil {
-		return err
-	}
-	cp, err := s.Resolve(args[0])
+	s, cp, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}

@@ -43,11 +43,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if paths != nil && (c.contextOnly || c.inPlace) {
 		return cmdline.Usagef("paths restore files of the tree, not the conversation: drop --context-only and --in-place, or the paths")
 	}
-	s, err := c.open(e)
-	if err != nil {
-		return err
-	}
-	cp, err := s.Resolve(args[0])
+	s, cp, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}

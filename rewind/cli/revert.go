@@ -35,11 +35,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.conflicts != conflictsRefuse && c.conflicts != conflictsMarkers {
 		return cmdline.Usagef("--conflicts is %s or %s, not %q", conflictsRefuse, conflictsMarkers, c.conflicts)
 	}
-	s, err := c.open(e)
-	if err != nil {
-		return err
-	}
-	cp, err := s.Resolve(args[0])
+	s, cp, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,7 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 1, "show"); err != nil {
 		return err
 	}
-	s, err := c.open(e)
-	if err != nil {
-		return err
-	}
-	cp, err := s.Resolve(args[0])
+	_, cp, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}
