@@ -365,6 +365,11 @@ func absPath(p string) (string, error) {
 	return a, nil
 }
 
+// count is n and the noun, plural unless n is 1: "1 file", "2 files".
+func count(n int, noun string) string {
+	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
+}
+
 // plural is "s" unless n is 1.
 func plural(n int) string {
 	if n == 1 {

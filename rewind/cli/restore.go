@@ -213,7 +213,7 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		fmt.Fprintln(w)
 	}
 	if r.Fork != nil {
-		fmt.Fprintf(w, "Forked the conversation: new session %s (%d events kept)\n", r.Fork.SessionID, r.Fork.EventsKept)
+		fmt.Fprintf(w, "Forked the conversation: new session %s (%s kept)\n", r.Fork.SessionID, count(int(r.Fork.EventsKept), "event"))
 		fmt.Fprintf(w, "  file   %s\n", r.Fork.Path)
 		if r.Fork.Title != "" {
 			fmt.Fprintf(w, "  title  %s\n", r.Fork.Title)
@@ -223,7 +223,7 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		fmt.Fprintf(w, "Open the fork with: %s\n", r.Resume)
 	}
 	if r.Truncate != nil {
-		fmt.Fprintf(w, "Cut %s back: %d events removed, %d kept; backup at %s\n", r.Truncate.Path, r.Truncate.EventsRemoved, r.Truncate.EventsKept, r.Truncate.Backup)
+		fmt.Fprintf(w, "Cut %s back: %s removed, %d kept; backup at %s\n", r.Truncate.Path, count(int(r.Truncate.EventsRemoved), "event"), r.Truncate.EventsKept, r.Truncate.Backup)
 	}
 	if r.Backup != "" {
 		fmt.Fprintf(w, "Backup checkpoint %s%s\n", r.Backup, undoHint(r, failed))

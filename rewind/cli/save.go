@@ -53,9 +53,9 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	case cp.Snapshot.ReusedFrom != "":
 		how = "tree unchanged since " + cp.Snapshot.ReusedFrom
 	case cp.Snapshot.Layer:
-		how = fmt.Sprintf("%d changed files stored, %s compressed", cp.Snapshot.LayerFiles, humanBytes(cp.Snapshot.CompressedBytes))
+		how = fmt.Sprintf("%s stored, %s compressed", count(cp.Snapshot.LayerFiles, "changed file"), humanBytes(cp.Snapshot.CompressedBytes))
 	}
-	fmt.Fprintf(e.stdout, "Saved %s: %d files, %s (%s)\n", cp.ID, cp.Snapshot.Files, humanBytes(cp.Snapshot.Bytes), how)
+	fmt.Fprintf(e.stdout, "Saved %s: %s, %s (%s)\n", cp.ID, count(cp.Snapshot.Files, "file"), humanBytes(cp.Snapshot.Bytes), how)
 	e.warnUnreadable(cp)
 	if cp.Transcript != nil {
 		if cp.HasTranscript {

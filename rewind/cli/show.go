@@ -47,8 +47,8 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if cp.Pinned != "" {
 		fmt.Fprintf(tw, "Pinned\t%s\n", cp.Pinned)
 	}
-	fmt.Fprintf(tw, "Tree\t%d files, %d folders, %d symlinks, %s (%s compressed)\n", cp.Snapshot.Files, cp.Snapshot.Dirs, cp.Snapshot.Symlinks,
-		humanBytes(cp.Snapshot.Bytes), humanBytes(cp.Snapshot.CompressedBytes))
+	fmt.Fprintf(tw, "Tree\t%s, %s, %s, %s (%s compressed)\n", count(cp.Snapshot.Files, "file"), count(cp.Snapshot.Dirs, "folder"),
+		count(cp.Snapshot.Symlinks, "symlink"), humanBytes(cp.Snapshot.Bytes), humanBytes(cp.Snapshot.CompressedBytes))
 	fmt.Fprintf(tw, "Tree hash\t%s\n", cp.Snapshot.TreeHash)
 	if cp.Snapshot.ReusedFrom != "" {
 		fmt.Fprintf(tw, "Snapshot\tshared with %s (tree unchanged)\n", cp.Snapshot.ReusedFrom)

@@ -123,7 +123,7 @@ func maxCount(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d checkpoints", n)
+	return ", " + count(n, "checkpoint")
 }
 
 // hooksRegistered tells, per agent, whether the settings file that agent
