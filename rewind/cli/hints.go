@@ -70,6 +70,8 @@ func hintOf(err error) string {
 		return fmt.Sprintf("leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)", le.Limit)
 	case errors.Is(err, store.ErrNoStore):
 		return "run 'rewind init' in the project first"
+	case errors.As(err, new(*store.ExistsError)):
+		return "name another file (-o FILE), or replace it with --force"
 	case errors.Is(err, store.ErrNoCheckpoints):
 		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
 	case errors.Is(err, store.ErrBusy):
