@@ -18,6 +18,7 @@
 //	rewind forks list | show <id>
 //	rewind log [--graph] [--all]
 //	rewind export <cp> [-o FILE] [--force] [--redact] [--redact-pattern P]...
+//	rewind import FILE [--into DIR] [--force]
 //	rewind help [CMD]
 //	rewind hook < request.json
 //
@@ -110,6 +111,7 @@ func commands() []command {
 		{name: "forks", r: &forksCmd{}},
 		{name: "log", r: &logCmd{}},
 		{name: "export", r: &exportCmd{}},
+		{name: "import", r: &importCmd{}},
 		{name: "statusline", r: &statuslineCmd{}},
 		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}
