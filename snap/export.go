@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,6 +48,17 @@ func (p *Patterns) Match(path string, isDir bool) bool {
 // its hash: an archive read in the manifest's order is inflated once, front
 // to back; a file found out of order is fetched from its own member.
 func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry) bool) (files int, err error) {
+	kept := make([]bool, len(m.Entries)) // keep is asked once per entry
+	all := true
+	for i := range m.Entries {
+		kept[i] = keep == nil || keep(&m.Entries[i])
+		all = all && kept[i]
+	}
+	if all {
+		if n, ok, err := copyWhole(ctx, w, m); ok || err != nil {
+			return n, err
+		}
+	}
 	limits := limitsOf(m)
 	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))
 	tw := tar.NewWriter(mw)
@@ -67,7 +79,7 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 			}
 		}
 		e := &m.Entries[i]
-		if keep != nil && !keep(e) {
+		if !kept[i] {
 			continue
 		}
 		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
@@ -104,6 +116,56 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 		return 0, err
 	}
 	return files, mw.Close()
+}
+
+// copyWhole copies m's archive as it is when it already is the archive
+// WriteFull would write, all entries kept: a full snapshot's, with every
+// file in it. ok is false when it is not.
+func copyWhole(ctx context.Context, w io.Writer, m *Manifest) (files int, ok bool, err error) {
+	archive := m.Header.Archive
+	if m.Header.Depth != 0 || archive == "" {
+		return 0, false, nil
+	}
+	if !filepath.IsAbs(archive) && m.File != "" {
+		archive = filepath.Join(filepath.Dir(m.File), archive)
+	}
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Kind == KindFile && e.Src != archive {
+			return 0, false, nil
+		}
+	}
+	if kind, err := markOf(archive); err != nil || kind != "full" {
+		return 0, false, nil
+	}
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile {
+			files++
+		}
+	}
+	f, err := os.Open(archive)
+	if err != nil {
+		return 0, true, fmt.Errorf("archive %s: %w", archive, err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, ctxReader{ctx, f}); err != nil {
+		return 0, true, fmt.Errorf("copy %s: %w", archive, err)
+	}
+	return files, true, nil
+}
+
+// markOf reads an archive's mark (see archiveMark).
+func markOf(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	defer zr.Close()
+	return archiveKind(zr.Header.Extra), nil
 }
 
 // contentOf returns a reader of e's content that fails at its end when the
