@@ -3,6 +3,8 @@ package fork
 import (
 	"errors"
 	"fmt"
+
+	"rewind.dev/jsonl"
 )
 
 // The errors Create and Truncate return that a caller may act on. They say what is wrong and
@@ -136,3 +138,19 @@ type AgentError struct {
 
 func (e *AgentError) Error() string { return fmt.Sprintf("agent %q: %v", e.Agent, e.Err) }
 func (e *AgentError) Unwrap() error { return e.Err }
+
+// UnmovableError is an import of a session whose agent's transcript Rewind does not yet know
+// how to move to another folder (its dialect names no working-folder fields).
+type UnmovableError struct{ Agent string }
+
+func (e *UnmovableError) Error() string {
+	return fmt.Sprintf("import of %s sessions is not supported yet", e.Agent)
+}
+
+// dialectName is d's name, "an unknown agent's" when there is none.
+func dialectName(d *jsonl.Dialect) string {
+	if d == nil {
+		return "an unknown agent's"
+	}
+	return d.Name
+}

@@ -59,6 +59,18 @@ type CreateOptions struct {
 	// fork of a fork whose title line comes after the cut (Claude's is appended at the end).
 	// The fork is titled after it, marked once more, when the kept bytes hold no title.
 	SourceTitle string
+	// Import installs another folder's (or machine's) session: the bytes come from Snapshots
+	// whatever From holds (From only names the source session, by its file name), the old
+	// session id is replaced by the new one in every line (they have the same length), the
+	// dialect's working-folder fields are rewritten from Import.From to Import.To, and the
+	// title is marked Import.Prefix instead of the fork prefix.
+	Import *Import
+}
+
+// Import is how a session is installed for another folder (CreateOptions.Import).
+type Import struct {
+	From, To string // the session's folder where it was made, and where it goes
+	Prefix   string // the title's mark, e.g. "[Imported] "
 }
 
 // Fork is what Create wrote; it is printed as JSON.
@@ -102,6 +114,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 		defer src.Close()
 	}
 	method := MethodPrefixCopy
+	if o.Import != nil && len(o.Snapshots) > 0 {
+		reason = "imported" // the bytes are rewritten on the way: never a kernel copy
+	}
 	if reason != "" {
 		if len(o.Snapshots) == 0 {
 			return Fork{}, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason}
@@ -112,6 +127,9 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	d, err := resolveDialect(o.Agent, cp.Agent, o.From, src, size)
 	if err != nil {
 		return Fork{}, err
+	}
+	if o.Import != nil && (d == nil || len(d.Fork.CwdFields) == 0) {
+		return Fork{}, &UnmovableError{Agent: dialectName(d)}
 	}
 	if d != nil && d.Fork.Method == "opencode_import" {
 		if o.DryRun {
@@ -151,7 +169,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	}
 	defer p.Abort()
 	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
-	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle, imp: o.Import}
 	if method == MethodPrefixCopy {
 		err = w.fromFile(src, cp.Offset)
 	} else {

@@ -32,6 +32,7 @@ type prefixWriter struct {
 	noTitle bool
 	// sourceTitle names the fork when the kept bytes hold no title (CreateOptions.SourceTitle).
 	sourceTitle string
+	imp         *Import // an import: ids replaced everywhere, folders rewritten, its own mark
 
 	events       int64
 	warnings     []string
@@ -156,7 +157,15 @@ func (w *prefixWriter) afterCopy() error {
 }
 
 func (w *prefixWriter) replacesAll() bool {
-	return w.dialect != nil && w.dialect.Fork.ReplaceID == "all_lines" && w.oldID != "" && w.oldID != w.newID
+	return w.dialect != nil && (w.dialect.Fork.ReplaceID == "all_lines" || w.imp != nil) && w.oldID != "" && w.oldID != w.newID
+}
+
+// mark is the fork's title made from base: the dialect's fork prefix, or an import's mark.
+func (w *prefixWriter) mark(base string) string {
+	if w.imp != nil && base != "" {
+		return w.imp.Prefix + base
+	}
+	return markTitle(w.dialect, base)
 }
 
 // kernelCopy copies src [from, to) to the end of dst in chunks, checking the context between.
@@ -220,8 +229,18 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		}
 		dst = rep
 	}
+	var mv *folderRewriter
+	if w.imp != nil {
+		mv = &folderRewriter{w: dst, fields: w.dialect.Fork.CwdFields, from: w.imp.From, to: w.imp.To}
+		dst = mv
+	}
 	if _, err := br.WriteTo(dst); err != nil {
 		return fmt.Errorf("inflate snapshot into the fork: %w", err)
+	}
+	if mv != nil {
+		if err := mv.flush(); err != nil {
+			return fmt.Errorf("write fork: %w", err)
+		}
 	}
 	if rep != nil {
 		if err := rep.flush(); err != nil {
@@ -301,7 +320,7 @@ func (w *prefixWriter) rewriteFirst(line []byte) []byte {
 	field := d.Title.Fork.Field
 	if !w.noTitle && field != "" && w.method() == "rewrite_first_line" {
 		if old, ok := stringField(line, field); ok && old != "" {
-			w.firstTitle = markTitle(d, old)
+			w.firstTitle = w.mark(old)
 			set[field] = w.firstTitle
 		} else {
 			w.warnings = append(w.warnings, fmt.Sprintf("fork title not set: the first line has no %s", field))
@@ -337,7 +356,7 @@ func (w *prefixWriter) titleLine(leaf string) (title string, line []byte, err er
 			if base == "" {
 				return "", nil, errors.New("the kept transcript has neither a title nor a prompt to name the fork by")
 			}
-			title = markTitle(w.dialect, base)
+			title = w.mark(base)
 		}
 		if w.method() == "sidecar" {
 			return title, nil, nil // written into the sidecar (copySidecars)

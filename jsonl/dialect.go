@@ -199,6 +199,10 @@ type ForkRule struct {
 	// agent, without which pi writes the session's first lines a second time); a fork without
 	// one is refused, saying Why.
 	Require *Requirement `json:"require,omitempty"`
+	// CwdFields are the top-level fields of a line that hold the session's working folder
+	// (Claude's cwd): an import into another folder rewrites them. An agent without them
+	// cannot be imported into another folder yet.
+	CwdFields []string `json:"cwd_fields,omitempty"`
 }
 
 // Requirement is a kind of line a fork must hold.

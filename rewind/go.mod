@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/google/uuid v1.6.0
 	github.com/klauspost/pgzip v1.3.0
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/sys v0.47.0
@@ -16,7 +17,6 @@ require (
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/peterbourgon/ff/v3 v3.4.0 // indirect

@@ -30,12 +30,37 @@ type Config struct {
 	// Limits raise (or lower) what a snapshot may hold (snap.Limits' JSON;
 	// unset fields keep snap's defaults). Only the porcelain reads them.
 	Limits json.RawMessage `json:"limits,omitempty"`
+	// Export configures 'rewind export'.
+	Export *ExportConfig `json:"export,omitempty"`
 	// Global only: where install.sh linked the binaries, how long a hook may
 	// take (default hookd.DefaultDeadline), and whether the hooks may create
 	// a store in a git work tree that has none (default true).
 	BinDir         string `json:"bin_dir,omitempty"`
 	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"`
 	AutoInit       *bool  `json:"auto_init,omitempty"`
+}
+
+// ExportConfig configures 'rewind export'.
+type ExportConfig struct {
+	// Redact are gitignore-style patterns of files 'rewind export --redact'
+	// leaves out (and names on stderr without it); nil for DefaultRedact.
+	Redact []string `json:"redact,omitempty"`
+}
+
+// DefaultRedact is what 'rewind export --redact' leaves out when the
+// configuration names nothing: files that commonly hold secrets.
+var DefaultRedact = []string{
+	".env", ".env.*", "!.env.example", "!.env.sample", "!.env.template",
+	"*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+	".npmrc", ".pypirc", ".netrc", ".git-credentials", "credentials.json", "*.keystore",
+}
+
+// RedactPatterns are the configured export.redact patterns, else DefaultRedact.
+func (c Config) RedactPatterns() []string {
+	if c.Export != nil && c.Export.Redact != nil {
+		return c.Export.Redact
+	}
+	return DefaultRedact
 }
 
 // Retention is the policy gc and the hooks apply by default.
@@ -88,6 +113,9 @@ func Merge(global, project Config) Config {
 		}
 		c.Ignore = append(c.Ignore, o.Ignore...)
 		c.Limits = overlay(c.Limits, o.Limits)
+		if o.Export != nil && o.Export.Redact != nil {
+			c.Export = o.Export // the project's list replaces the global one
+		}
 	}
 	return c
 }

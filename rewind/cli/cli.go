@@ -17,6 +17,8 @@
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
 //	rewind log [--graph] [--all]
+//	rewind export <cp> [-o FILE] [--force] [--redact] [--redact-pattern P]...
+//	rewind import FILE [--into DIR] [--force]
 //	rewind help [CMD]
 //	rewind hook < request.json
 //
@@ -108,6 +110,8 @@ func commands() []command {
 		{name: "config", r: &configCmd{}},
 		{name: "forks", r: &forksCmd{}},
 		{name: "log", r: &logCmd{}},
+		{name: "export", r: &exportCmd{}},
+		{name: "import", r: &importCmd{}},
 		{name: "statusline", r: &statuslineCmd{}},
 		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}

@@ -38,7 +38,7 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd, "hostile": hostileCmd},
 		Setup: func(e *testscript.Env) error {
 			scriptEnv(e, fixtures)
 			return nil
@@ -96,7 +96,7 @@ func TestFolding(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/fold",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd, "hostile": hostileCmd},
 		Setup: func(e *testscript.Env) error {
 			scriptEnv(e, fixtures)
 			disk, mnt := filepath.Join(e.WorkDir, ".disk"), filepath.Join(e.WorkDir, "fold")

@@ -70,6 +70,14 @@ func hintOf(err error) string {
 		return fmt.Sprintf("leave it out with a pattern in a .rewindignore file, or raise \"limits\": {\"%s\": …} in the store's config.json (checkpoints record the limits they need)", le.Limit)
 	case errors.Is(err, store.ErrNoStore):
 		return "run 'rewind init' in the project first"
+	case errors.As(err, new(*store.ExistsError)):
+		return "name another file (-o FILE), or replace it with --force"
+	case errors.As(err, new(*store.NotEmptyError)):
+		return "import into a new folder (--into DIR), or add --force to import over it after a backup checkpoint ('rewind undo-restore' brings it back)"
+	case errors.As(err, new(*store.BundleError)):
+		return "export the checkpoint again; the archive must reach here as 'rewind export' wrote it"
+	case errors.As(err, new(*store.UnsupportedAgentError)):
+		return "resume the conversation on the machine it came from, or open the transcript by hand"
 	case errors.Is(err, store.ErrNoCheckpoints):
 		return "run 'rewind save' or install the hooks ('rewind config --register-hooks')"
 	case errors.Is(err, store.ErrBusy):

@@ -148,6 +148,8 @@ func (e *HistoryEntry) What(h *History) string {
 		return "redo"
 	case KindRevert:
 		return "revert of " + e.Checkpoint
+	case KindImport:
+		return "import"
 	case KindBack:
 		if e.Code {
 			return "back, code to " + e.Checkpoint

@@ -1,0 +1,38 @@
+package fork
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestFolderRewriter(t *testing.T) {
+	in := `{"type":"user","cwd":"/a/proj","message":{"content":"see /a/proj/x"}}
+{"type":"user","cwd":"/a/proj/sub","sessionId":"s"}
+{"type":"user","cwd":"/a/project"}
+{"type":"summary"}
+not json "cwd"
+{"cwd":"/a/proj"}`
+	want := `{"type":"user","cwd":"/b/new place","message":{"content":"see /a/proj/x"}}
+{"type":"user","cwd":"/b/new place/sub","sessionId":"s"}
+{"type":"user","cwd":"/a/project"}
+{"type":"summary"}
+not json "cwd"
+{"cwd":"/b/new place"}`
+	var out bytes.Buffer
+	r := &folderRewriter{w: &out, fields: []string{"cwd"}, from: "/a/proj", to: "/b/new place"}
+	// Written in small pieces, so lines straddle writes.
+	for i := 0; i < len(in); i += 7 {
+		if _, err := r.Write([]byte(in[i:min(i+7, len(in))])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	if r.n != 3 {
+		t.Errorf("rewrote %d fields, want 3", r.n)
+	}
+}

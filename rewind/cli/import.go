@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"rewind.dev/rewind/store"
+)
+
+type importCmd struct {
+	common
+	into  string
+	force bool
+}
+
+func (c *importCmd) RegisterFlags(fs *flag.FlagSet) {
+	c.register(fs)
+	fs.StringVar(&c.into, "into", "", "restore into `DIR` (default: a new folder named after the export's source folder, here)")
+	fs.BoolVar(&c.force, "force", false, "import into a folder that is not empty, after a backup checkpoint ('rewind undo-restore' brings it back)")
+}
+
+func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
+	if err := needArgs(args, 1, 1, "import"); err != nil {
+		return err
+	}
+	file, err := absPath(args[0])
+	if err != nil {
+		return err
+	}
+	into, err := absPath(c.into)
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	ctx, stop := e.progress(ctx, "importing")
+	res, err := store.Import(ctx, file, store.ImportOptions{Into: into, Cwd: cwd, Force: c.force})
+	stop()
+	if res == nil {
+		return err
+	}
+	if c.json {
+		if jerr := e.json(res); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	var un *store.UnsupportedAgentError
+	if err != nil && !errors.As(err, &un) {
+		return err
+	}
+	if res.Backup != "" {
+		fmt.Fprintf(e.stdout, "Backed up %s first: checkpoint %s ('rewind undo-restore' brings it back)\n", res.Dir, res.Backup)
+	}
+	fmt.Fprintf(e.stdout, "Imported %s of %s into %s: %s\n", res.From, res.Source, res.Dir, count(res.Files, "file"))
+	if res.Checkpoint != "" {
+		fmt.Fprintf(e.stdout, "Checkpoint: %s\n", res.Checkpoint)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
+	}
+	if res.Resume != "" {
+		fmt.Fprintf(e.stdout, "Session %s (%s): %s\n", res.SessionID, res.Title, res.Transcript)
+		fmt.Fprintf(e.stdout, "Resume it: %s\n", res.ResumeCommand)
+	}
+	return err
+}
+
+func (c *importCmd) doc() doc {
+	return doc{
+		args:    "<file>",
+		summary: "restore an exported checkpoint and install its conversation as a new session",
+		text: `Every member's hash and the format version are checked before anything
+is written, and the tree gets the same checks as a restore (no absolute
+paths, "..", links out, devices, oversized entries). The tree goes into
+--into DIR, by default a new folder named after the export's source folder in
+the current folder; a folder that is not empty is refused unless --force,
+which takes a backup checkpoint first ('rewind undo-restore' brings it back).
+DIR gets a store if it has none. The conversation becomes a new session of
+its agent for DIR, titled "[Imported] …", with its session id and working
+folder rewritten; a checkpoint (taken by "import") records both, and the
+command to resume the session is printed. Claude Code sessions are imported;
+for other agents the tree is restored and the command says where the
+transcript was kept.`,
+		examples: []string{
+			"rewind import rewind-20261122_143052_001.tar",
+			"rewind import handoff.tar --into ~/src/app-copy",
+			"rewind import handoff.tar --into . --force   # over an existing project, undoable",
+		},
+	}
+}

@@ -1,0 +1,276 @@
+package store
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
+	"rewind.dev/internal/durable"
+	"rewind.dev/snap"
+)
+
+// ExportOptions say where and how 'rewind export' writes a checkpoint.
+type ExportOptions struct {
+	Out   string // the archive to write
+	Force bool   // replace an existing file at Out
+	// Redact leaves out the files the configured export.redact patterns
+	// (layout.DefaultRedact when none) and Patterns match; without it the
+	// files those patterns match are named in Secrets, and kept.
+	Redact   bool
+	Patterns []string
+}
+
+// ExportResult is what Export wrote.
+type ExportResult struct {
+	Type         string         `json:"type"` // "export"
+	Path         string         `json:"path"`
+	Checkpoint   string         `json:"checkpoint"`
+	Agent        string         `json:"agent,omitempty"`
+	AgentVersion string         `json:"agent_version,omitempty"`
+	SessionID    string         `json:"session_id,omitempty"`
+	Files        int            `json:"files"`
+	Bytes        int64          `json:"bytes"`
+	Redacted     []string       `json:"redacted,omitempty"`
+	Secrets      []string       `json:"secret_paths,omitempty"` // kept, though the redact patterns match them
+	Members      []BundleMember `json:"members"`
+}
+
+// Export writes cp as an export archive (see bundle.go) at o.Out, which
+// appears whole or not at all. The checkpoint is checked first, as a
+// restore checks it; the tree is read from its layer chain, never
+// restored anywhere.
+func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*ExportResult, error) {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Unlock()
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	if err := k.check(cp, partAll); err != nil {
+		return nil, &DamagedError{Err: err}
+	}
+	m, err := snap.ReadManifest(cp.ManifestPath())
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+	}
+	defer m.Release()
+	cfg, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	pats := snap.ParsePatterns(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))
+	res := &ExportResult{Type: "export", Path: o.Out, Checkpoint: cp.ID}
+	keep := func(e *snap.Entry) bool {
+		if !pats.Match(e.Path, e.Kind == snap.KindDir) {
+			return true
+		}
+		if o.Redact {
+			res.Redacted = append(res.Redacted, e.Path)
+			return false
+		}
+		if e.Kind != snap.KindDir {
+			res.Secrets = append(res.Secrets, e.Path)
+		}
+		return true
+	}
+	var flags []durable.Flag
+	if !o.Force {
+		flags = append(flags, durable.NoReplace)
+	}
+	if !o.Force {
+		if _, err := os.Lstat(o.Out); err == nil {
+			return nil, &ExistsError{Path: o.Out}
+		}
+	}
+	out, err := durable.Create(o.Out, 0o644, flags...)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Abort()
+
+	top := "rewind-export-" + cp.ID
+	info := BundleInfo{Type: BundleFormat, Version: BundleVersion, CreatedAt: time.Now().UTC(), RewindVersion: cmdline.VersionString(),
+		SourceFolder: s.Project, Checkpoint: cp.ID, TakenAt: cp.CreatedAt, Description: cp.Description, Prompt: cp.Trigger.Prompt,
+		TreeHash: cp.Snapshot.TreeHash}
+	tw := tar.NewWriter(out)
+	mtime := time.Now()
+	add := func(name string, data []byte) error {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: int64(len(data)), Mode: 0o644, ModTime: mtime, Format: tar.FormatUSTAR}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		if name != BundleManifest {
+			info.Members = append(info.Members, BundleMember{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
+		}
+		return nil
+	}
+	cpJSON, err := encodeMetadata(cp.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(BundleCheckpoint, cpJSON); err != nil {
+		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	// A member whose size is known only once written: its header is
+	// reserved, the content streamed after it, then the header written.
+	stream := func(name string, write func(w io.Writer) error) error {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		at, err := out.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(make([]byte, 512)); err != nil {
+			return err
+		}
+		h := sha256.New()
+		cw := &countWriter{w: io.MultiWriter(out, h)}
+		bw := bufio.NewWriterSize(cw, 1<<20)
+		if err := write(bw); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if pad := (512 - cw.n%512) % 512; pad > 0 {
+			if _, err := out.Write(make([]byte, pad)); err != nil {
+				return err
+			}
+		}
+		var hb bytes.Buffer
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.n, Mode: 0o644, ModTime: mtime, Format: tar.FormatUSTAR}
+		if err := tar.NewWriter(&hb).WriteHeader(hdr); err != nil {
+			return err
+		}
+		if hb.Len() != 512 {
+			return fmt.Errorf("tar header of %s is %d bytes", name, hb.Len())
+		}
+		if _, err := out.WriteAt(hb.Bytes(), at); err != nil {
+			return err
+		}
+		info.Members = append(info.Members, BundleMember{Name: name, Size: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		return nil
+	}
+	if t := cp.Transcript; t != nil && t.Snapshot != "" {
+		chain, err := s.TranscriptChain(cp)
+		if err != nil {
+			return nil, err
+		}
+		info.Agent, info.SessionID, info.Transcript = t.Agent, t.SessionID, t.OriginalPath
+		info.TranscriptBytes, info.PrefixSHA256, info.TailSHA256 = t.Cursor.ByteOffsetEnd, t.Cursor.PrefixSHA256, t.Cursor.TailSHA256
+		info.AgentVersion = agentVersion(chain)
+		// The captures, one gzip member after another, are one gzip stream of
+		// the transcript's bytes up to the cursor: copied as they are.
+		err = stream(BundleTranscript, func(w io.Writer) error {
+			for _, f := range chain {
+				r, err := os.Open(f)
+				if err != nil {
+					return err
+				}
+				_, err = io.Copy(w, r)
+				r.Close()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", o.Out, err)
+		}
+	}
+	err = stream(BundleTree, func(w io.Writer) error {
+		n, err := snap.WriteFull(ctx, w, m, keep)
+		info.Files = n
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	info.Redacted = res.Redacted
+	ij, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := add(BundleManifest, append(ij, '\n')); err != nil {
+		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+	}
+	if res.Bytes, err = out.Seek(0, io.SeekCurrent); err != nil {
+		return nil, err
+	}
+	if err := out.Commit(); err != nil {
+		return nil, err
+	}
+	res.Agent, res.AgentVersion, res.SessionID, res.Files, res.Members = info.Agent, info.AgentVersion, info.SessionID, info.Files, info.Members
+	return res, nil
+}
+
+// ExistsError is an output file that is there already.
+type ExistsError struct{ Path string }
+
+func (e *ExistsError) Error() string { return "output " + e.Path + " already exists" }
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// agentVersion is the agent's version as its transcript records it (a
+// "version" field of its lines: Claude Code's, Droid's session_start), read
+// from the first MiB; "" when none says.
+func agentVersion(chain []string) string {
+	r, err := fork.OpenSnapshots(chain)
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	v := ""
+	for sc.Scan() {
+		var line struct {
+			Version any `json:"version"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil {
+			if s, ok := line.Version.(string); ok && s != "" {
+				v = s
+			}
+		}
+	}
+	return v
+}
+
+// exportName is the default name of cp's export archive, in dir.
+func exportName(dir string, cp *Checkpoint) string {
+	return filepath.Join(dir, "rewind-"+cp.ID+".tar")
+}
+
+// ExportName is the default name of cp's export archive in the current folder.
+func ExportName(cp *Checkpoint) string { return exportName(".", cp) }

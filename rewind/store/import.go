@@ -1,0 +1,352 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+	"rewind.dev/fork"
+	"rewind.dev/internal/layout"
+	"rewind.dev/jsonl"
+	"rewind.dev/snap"
+)
+
+// TriggerImport is the checkpoint 'rewind import' records of what it imported.
+const TriggerImport TriggerKind = "import"
+
+// KindImport is an import into a folder that was not empty (--force).
+const KindImport RestoreKind = "import"
+
+// ImportOptions say where 'rewind import' puts an export archive.
+type ImportOptions struct {
+	// Into is the folder the tree goes to; "" for a new folder named after
+	// the export's source folder, in Cwd.
+	Into string
+	Cwd  string
+	// Force imports into a folder that is not empty, after a backup
+	// checkpoint of it ('rewind undo-restore' brings it back).
+	Force bool
+}
+
+// ImportResult is what Import did.
+type ImportResult struct {
+	Type         string              `json:"type"` // "import"
+	Dir          string              `json:"dir"`
+	StoreCreated bool                `json:"store_created"`
+	Source       string              `json:"source_folder"`
+	From         string              `json:"from_checkpoint"`
+	Checkpoint   string              `json:"checkpoint,omitempty"`
+	Backup       string              `json:"backup_checkpoint,omitempty"`
+	Files        int                 `json:"files"`
+	Code         *snap.RestoreResult `json:"code,omitempty"`
+	Agent        string              `json:"agent,omitempty"`
+	AgentVersion string              `json:"agent_version,omitempty"`
+	SessionID    string              `json:"session_id,omitempty"`
+	Transcript   string              `json:"transcript,omitempty"` // the installed session file
+	Title        string              `json:"title,omitempty"`
+	// Resume opens the imported session in its agent, run in Dir;
+	// ResumeCommand is the same with the cd before it.
+	Resume        string   `json:"resume,omitempty"`
+	ResumeCommand string   `json:"resume_command,omitempty"`
+	Redacted      []string `json:"redacted,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// NotEmptyError is an import into a folder that holds something, without
+// Force. Nothing was written.
+type NotEmptyError struct{ Dir string }
+
+func (e *NotEmptyError) Error() string {
+	return fmt.Sprintf("%s is not empty; nothing was written", e.Dir)
+}
+
+// UnsupportedAgentError is an import whose tree was restored but whose
+// conversation Rewind cannot yet install for its agent: the transcript is
+// kept at Transcript.
+type UnsupportedAgentError struct {
+	Agent, Dir, Transcript string
+}
+
+func (e *UnsupportedAgentError) Error() string {
+	return fmt.Sprintf("import of %s sessions is not supported yet: the tree was restored into %s; the transcript is at %s", e.Agent, e.Dir, e.Transcript)
+}
+
+// Import checks the export archive at file whole, restores its tree into
+// a folder, installs its conversation as a new session of its agent for
+// that folder, and records a checkpoint of both in the folder's store
+// (made when there is none).
+func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, error) {
+	b, err := OpenBundle(file)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	dir := o.Into
+	if dir == "" {
+		base := filepath.Base(b.Info.SourceFolder)
+		if base == "" || base == "." || base == "/" || base == string(filepath.Separator) {
+			base = "rewind-import-" + b.Info.Checkpoint
+		}
+		dir = filepath.Join(o.Cwd, base)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	res := &ImportResult{Type: "import", Dir: dir, Source: b.Info.SourceFolder, From: b.Info.Checkpoint, Files: b.Info.Files,
+		Agent: b.Info.Agent, AgentVersion: b.Info.AgentVersion, Redacted: b.Info.Redacted}
+	empty, exists, err := folderState(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !empty && !o.Force {
+		return nil, &NotEmptyError{Dir: dir}
+	}
+	var s *Store
+	if empty {
+		// A hostile member is refused by the restore's first phase, before
+		// the tree changes; a folder made here is removed again.
+		if !exists {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+		}
+		code, err := snap.Restore(ctx, dir, b.Tree, snap.RestoreOptions{})
+		if err != nil {
+			if !exists {
+				os.RemoveAll(dir) // made here, and nothing of the user's is in it
+			}
+			var ae *snap.ArchiveError
+			if errors.As(err, &ae) {
+				return nil, &BundleError{Path: file, Reason: err.Error()}
+			}
+			return nil, err
+		}
+		res.Code = code
+		if dir, err = filepath.EvalSymlinks(dir); err == nil {
+			res.Dir = dir
+		}
+		if s, res.StoreCreated, err = openOrInit(res.Dir); err != nil {
+			return res, err
+		}
+	} else {
+		// The archive's own checks, made before the backup: a hostile member
+		// refuses the import with nothing written.
+		if err := snap.List(b.Tree, func(*snap.Entry) error { return ctx.Err() }); err != nil {
+			return nil, &BundleError{Path: file, Reason: err.Error()}
+		}
+		if dir, err = filepath.EvalSymlinks(dir); err == nil {
+			res.Dir = dir
+		}
+		if s, res.StoreCreated, err = openOrInit(res.Dir); err != nil {
+			return nil, err
+		}
+		if err := s.importTree(ctx, b, res); err != nil {
+			return res, err
+		}
+	}
+	dir = res.Dir
+
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer l.Unlock()
+	save := SaveOptions{Description: "imported " + b.Info.Checkpoint + " from " + b.Info.SourceFolder,
+		Trigger: Trigger{Kind: TriggerImport, Agent: b.Info.Agent}}
+	var unsupported error
+	if b.Transcript != "" {
+		inst, err := installSession(ctx, b, dir)
+		var um *fork.UnmovableError
+		switch {
+		case errors.As(err, &um):
+			kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
+			if err := copyFile(b.Transcript, kept); err != nil {
+				return res, err
+			}
+			unsupported = &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}
+		case err != nil:
+			return res, fmt.Errorf("install the conversation: %w", err)
+		default:
+			res.SessionID, res.Transcript, res.Title = inst.SessionID, inst.Path, inst.Title
+			res.Warnings = append(res.Warnings, inst.Warnings...)
+			res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
+			res.ResumeCommand = "cd " + shellQuote(dir) + " && " + res.Resume
+			save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
+			if err := s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID}); err != nil {
+				return res, err
+			}
+		}
+	}
+	cp, err := s.SaveLocked(ctx, save)
+	if err != nil {
+		return res, fmt.Errorf("record the import's checkpoint: %w", err)
+	}
+	res.Checkpoint = cp.ID
+	return res, unsupported
+}
+
+// importTree restores b's tree over a project that holds something, after
+// a backup checkpoint, as a restore does: undo-restore brings it back.
+func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) error {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	walk, err := s.walkOptions()
+	if err != nil {
+		return err
+	}
+	k := s.newChecker(ctx, false)
+	defer k.save()
+	r := &RestoreResult{}
+	c := change{
+		backup: SaveOptions{Description: "before import of " + b.Info.Checkpoint + " from " + b.Info.SourceFolder, UseSession: true, TranscriptBestEffort: true},
+		entry:  HistoryEntry{Kind: KindImport, Code: true},
+		treeFrom: func(*Checkpoint) (*snap.RestoreResult, error) {
+			return snap.Restore(ctx, s.Project, b.Tree, snap.RestoreOptions{Walk: walk})
+		},
+	}
+	err = s.apply(ctx, k, c, r)
+	res.Backup, res.Code = r.Backup, r.Code
+	return err
+}
+
+// openOrInit opens dir's store, or makes one as 'rewind init' does.
+func openOrInit(dir string) (*Store, bool, error) {
+	if s, err := Open(dir); err == nil {
+		return s, false, nil
+	}
+	return Init(dir, layout.ModeProject)
+}
+
+// folderState tells whether dir is empty (or absent) and whether it exists.
+func folderState(dir string) (empty, exists bool, err error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, false, err
+	}
+	if !fi.IsDir() {
+		return false, true, fmt.Errorf("%s is not a folder", dir)
+	}
+	_, err = f.Readdirnames(1)
+	if errors.Is(err, io.EOF) {
+		return true, true, nil
+	}
+	return false, true, err
+}
+
+// installSession writes b's conversation as a new session of its agent
+// for dir, through the fork's code path: a new session id in every line,
+// the working-folder fields moved to dir, the title marked [Imported].
+func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, error) {
+	d, err := jsonl.LookupDialect(b.Info.Agent)
+	if err != nil || len(d.Fork.CwdFields) == 0 {
+		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
+	}
+	folder, err := SessionFolder(b.Info.Agent, dir)
+	if err != nil {
+		return fork.Fork{}, err
+	}
+	id := uuid.NewString()
+	old := b.Info.SessionID
+	if _, err := uuid.Parse(old); err != nil {
+		old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
+	}
+	if _, err := uuid.Parse(old); err != nil {
+		// The lines name the session they were written in.
+		if old = sessionInLines(b.Transcript); old == "" {
+			old = id // unknown: no id to replace
+		}
+	}
+	return fork.Create(ctx, fork.CreateOptions{
+		From: filepath.Join(folder, filepath.Base(old)+".jsonl"), Out: filepath.Join(folder, id+".jsonl"),
+		Snapshots: []string{b.Transcript}, Agent: b.Info.Agent,
+		Checkpoint: fork.Checkpoint{Offset: b.Info.TranscriptBytes, PrefixSHA256: b.Info.PrefixSHA256, TailSHA256: b.Info.TailSHA256, Agent: b.Info.Agent},
+		Import:     &fork.Import{From: b.Info.SourceFolder, To: dir, Prefix: "[Imported] "},
+	})
+}
+
+// sessionInLines is the first "sessionId" a line of the gzipped transcript
+// at name carries (Claude's lines each name their session), "" when none
+// of its first MiB does.
+func sessionInLines(name string) string {
+	r, err := fork.OpenSnapshots([]string{name})
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil {
+			if _, err := uuid.Parse(line.SessionID); err == nil {
+				return line.SessionID
+			}
+		}
+	}
+	return ""
+}
+
+// SessionFolder is where agent keeps the sessions of the project dir.
+// Claude Code: ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and dir
+// with every character but ASCII letters and digits as '-'.
+func SessionFolder(agent, dir string) (string, error) {
+	switch agent {
+	case "claude":
+		cfg := os.Getenv("CLAUDE_CONFIG_DIR")
+		if cfg == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			cfg = filepath.Join(home, ".claude")
+		}
+		return filepath.Join(cfg, "projects", claudeProjectName(dir)), nil
+	}
+	return "", &fork.UnmovableError{Agent: agent}
+}
+
+func claudeProjectName(dir string) string {
+	var b strings.Builder
+	for _, r := range dir {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--") // JavaScript's replace sees two UTF-16 units
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

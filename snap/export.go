@@ -1,0 +1,223 @@
+package snap
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Patterns is a list of gitignore-style patterns (gitignore(5), as the walk
+// parses them) matched against paths relative to a tree's root.
+type Patterns struct{ list patternList }
+
+// ParsePatterns parses patterns, one per item.
+func ParsePatterns(items []string) *Patterns {
+	return &Patterns{list: patternList{patterns: parsePatterns([]byte(strings.Join(items, "\n")))}}
+}
+
+// Match reports whether the patterns take path (slash-separated, relative to
+// the root), or a folder above it, as git would take it for ignored.
+func (p *Patterns) Match(path string, isDir bool) bool {
+	if p == nil || len(p.list.patterns) == 0 {
+		return false
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
+			if m, neg := p.list.decide(path[:i], true); m && !neg {
+				return true
+			}
+		}
+	}
+	m, neg := p.list.decide(path, isDir)
+	return m && !neg
+}
+
+// WriteFull writes the tree m describes (a full snapshot or a layer chain,
+// read from disk) onto w as one full snapshot archive, in the format Create
+// writes: a tar.gz of independent gzip members, marked full, that restores on
+// its own. Entries keep returns false for are left out (nil keeps all). Each
+// file's content is read from the archive its manifest names, checked against
+// its hash: an archive read in the manifest's order is inflated once, front
+// to back; a file found out of order is fetched from its own member.
+func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry) bool) (files int, err error) {
+	kept := make([]bool, len(m.Entries)) // keep is asked once per entry
+	all := true
+	for i := range m.Entries {
+		kept[i] = keep == nil || keep(&m.Entries[i])
+		all = all && kept[i]
+	}
+	if all {
+		if n, ok, err := copyWhole(ctx, w, m); ok || err != nil {
+			return n, err
+		}
+	}
+	limits := limitsOf(m)
+	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))
+	tw := tar.NewWriter(mw)
+	seq := map[string]*seqArchive{}
+	defer func() {
+		for _, s := range seq {
+			s.close()
+		}
+	}()
+	fetch := newFetcher()
+	defer fetch.close()
+	uid, gid := os.Getuid(), os.Getgid()
+	buf := make([]byte, 256<<10)
+	for i := range m.Entries {
+		if i&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		e := &m.Entries[i]
+		if !kept[i] {
+			continue
+		}
+		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
+		switch e.Kind {
+		case KindDir:
+			hdr.Typeflag, hdr.Name = tar.TypeDir, e.Path+"/"
+		case KindSymlink:
+			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
+		case KindFile:
+			hdr.Typeflag, hdr.Size = tar.TypeReg, e.Size
+		default:
+			continue
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return 0, fmt.Errorf("write %s: %w", e.Path, err)
+		}
+		if e.Kind != KindFile {
+			continue
+		}
+		r, err := contentOf(e, seq, fetch, limits)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := io.CopyBuffer(tw, io.LimitReader(r, e.Size), buf); err != nil {
+			return 0, archiveReadErr(e, err)
+		}
+		// Read to EOF, so the hash is checked.
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return 0, archiveReadErr(e, err)
+		}
+		files++
+	}
+	if err := tw.Close(); err != nil {
+		return 0, err
+	}
+	return files, mw.Close()
+}
+
+// copyWhole copies m's archive as it is when it already is the archive
+// WriteFull would write, all entries kept: a full snapshot's, with every
+// file in it. ok is false when it is not.
+func copyWhole(ctx context.Context, w io.Writer, m *Manifest) (files int, ok bool, err error) {
+	archive := m.Header.Archive
+	if m.Header.Depth != 0 || archive == "" {
+		return 0, false, nil
+	}
+	if !filepath.IsAbs(archive) && m.File != "" {
+		archive = filepath.Join(filepath.Dir(m.File), archive)
+	}
+	for i := range m.Entries {
+		if e := &m.Entries[i]; e.Kind == KindFile && e.Src != archive {
+			return 0, false, nil
+		}
+	}
+	if kind, err := markOf(archive); err != nil || kind != "full" {
+		return 0, false, nil
+	}
+	for i := range m.Entries {
+		if m.Entries[i].Kind == KindFile {
+			files++
+		}
+	}
+	f, err := os.Open(archive)
+	if err != nil {
+		return 0, true, fmt.Errorf("archive %s: %w", archive, err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, ctxReader{ctx, f}); err != nil {
+		return 0, true, fmt.Errorf("copy %s: %w", archive, err)
+	}
+	return files, true, nil
+}
+
+// markOf reads an archive's mark (see archiveMark).
+func markOf(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	defer zr.Close()
+	return archiveKind(zr.Header.Extra), nil
+}
+
+// contentOf returns a reader of e's content that fails at its end when the
+// content differs from e.Hash.
+func contentOf(e *Entry, seq map[string]*seqArchive, fetch *fetcher, limits Limits) (io.Reader, error) {
+	s := seq[e.Src]
+	if s == nil {
+		as, err := openArchive(e.Src, limits, Folding{})
+		if err != nil {
+			return nil, err
+		}
+		s = &seqArchive{as: as}
+		seq[e.Src] = s
+	}
+	if content := s.find(e.Path); content != nil {
+		return &hashCheck{r: io.LimitReader(content, e.Size), h: sha256.New(), want: e.Hash, e: e}, nil
+	}
+	return fetch.open(e)
+}
+
+// seqArchive reads one archive front to back, handing out the content of
+// the files asked for in its order.
+type seqArchive struct {
+	as      *archiveScanner
+	done    bool
+	pending *Entry // read, and past the path last asked for
+	content io.Reader
+}
+
+// find advances to path and returns its content, or nil when the archive
+// is past it (or at its end): the caller fetches it from its member.
+func (s *seqArchive) find(path string) io.Reader {
+	for !s.done {
+		e, content := s.pending, s.content
+		s.pending, s.content = nil, nil
+		if e == nil {
+			var err error
+			if e, content, err = s.as.next(); err != nil {
+				s.done = true // io.EOF, or damage the fetcher will name
+				return nil
+			}
+		}
+		if content != nil && e.Path == path {
+			return content
+		}
+		if comparePaths(e.Path, path) > 0 {
+			// Past it: kept for the next files asked for, which may be it.
+			s.pending, s.content = e, content
+			return nil
+		}
+	}
+	return nil
+}
+
+func (s *seqArchive) close() { s.as.Close() }
