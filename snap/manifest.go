@@ -2,7 +2,6 @@ package snap
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -438,7 +437,7 @@ func ReadManifest(name string) (*Manifest, error) {
 			return nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
 		}
 		seen[abs] = true
-		b, err := os.ReadFile(abs)
+		b, err := readFileString(abs)
 		if err != nil {
 			if len(chain) > 0 {
 				return nil, &ManifestError{Path: name, Parent: file, Err: err}
@@ -502,7 +501,16 @@ func ReadManifest(name string) (*Manifest, error) {
 		}
 	}
 	sort.Slice(added, func(i, j int) bool { return comparePaths(added[i].Path, added[j].Path) < 0 })
-	entries := make([]Entry, 0, len(base)+len(added))
+	// With nothing added (a layer that changed or removed what was there),
+	// the base's own array takes the result: it only shrinks, so every
+	// entry is written at or before where it is read. A tree's worth of
+	// entries is not held twice.
+	var entries []Entry
+	if len(added) == 0 {
+		entries = base[:0]
+	} else {
+		entries = make([]Entry, 0, len(base)+len(added))
+	}
 	j := 0
 	for i := range base {
 		for j < len(added) && comparePaths(added[j].Path, base[i].Path) < 0 {
@@ -519,6 +527,9 @@ func ReadManifest(name string) (*Manifest, error) {
 		}
 	}
 	entries = append(entries, added[j:]...)
+	if len(added) == 0 {
+		clear(base[len(entries):]) // (what shrank off holds no strings)
+	}
 	top.Entries = entries
 	return top, nil
 }
@@ -534,7 +545,7 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFileString(abs)
 	if err != nil {
 		return nil, &ManifestError{Path: name, Err: err}
 	}
@@ -580,10 +591,31 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 	return m, nil
 }
 
-func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
-	line, rest, _ := bytes.Cut(b, []byte("\n"))
+// readFileString reads a file into one string: a manifest's paths and
+// hashes are slices of it, so the file's bytes are held once, not once as
+// read and again as a string.
+func readFileString(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < math.MaxInt32 {
+		b.Grow(int(fi.Size()) + 1) // +1: the read that sees the end
+	}
+	if _, err := io.Copy(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// parseManifest parses a manifest file's text; its entries' paths and
+// hashes are slices of text.
+func parseManifest(text string, dir string) (*Manifest, map[string]bool, error) {
+	line, text, _ := strings.Cut(text, "\n")
 	m := &Manifest{}
-	if err := json.Unmarshal(line, &m.Header); err != nil || m.Header.Type != "manifest" {
+	if err := json.Unmarshal([]byte(line), &m.Header); err != nil || m.Header.Type != "manifest" {
 		return nil, nil, fmt.Errorf("not a Rewind manifest (bad header line)")
 	}
 	if m.Header.Version > ManifestVersion {
@@ -599,11 +631,9 @@ func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
 		m.Header.Archives = abs
 	}
 	var gone map[string]bool
-	m.Entries = make([]Entry, 0, bytes.Count(rest, []byte("\n")))
-	// One string for all lines: paths and hashes are slices of it rather
-	// than an allocation each, and the few archives entries name are
-	// resolved once.
-	text := string(rest)
+	m.Entries = make([]Entry, 0, strings.Count(text, "\n"))
+	// Paths and hashes are slices of text rather than an allocation each,
+	// and the few archives entries name are resolved once.
 	srcs := map[string]string{}
 	for n := 2; len(text) > 0; n++ {
 		var line string
@@ -751,7 +781,7 @@ func ManifestArchives(name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFileString(abs)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}
