@@ -208,62 +208,64 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 // too when its content is the same. Without hashAll it stops hashing at the
 // first change found: a full snapshot reads every file anyway.
 func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
-	same, hashed := len(entries) == len(parent.Entries), false
-	pi := 0
-	for i := range entries {
-		e := &entries[i]
-		for pi < len(parent.Entries) && comparePaths(parent.Entries[pi].Path, e.Path) < 0 {
-			pi++
-			same = false
+	same, hashed := true, false
+	keep := parent.keeper()
+	n := 0
+	err = mergeWith(parent, entries, func(p, e *Entry) error {
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		var p *Entry
-		if pi < len(parent.Entries) && parent.Entries[pi].Path == e.Path {
-			p = &parent.Entries[pi]
-			pi++
+		if e == nil || p == nil {
+			same = false // one side only: a path added or removed
+			if e == nil || e.Kind != KindFile {
+				return nil
+			}
 		}
 		if e.Kind != KindFile {
-			if p == nil || !e.sameContent(p) {
+			if !e.sameContent(p) {
 				same = false
 			}
-			continue
+			return nil
 		}
 		if p != nil && p.Kind == KindFile && e.sameStat(p) && !parent.racy(p) {
-			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
-			continue
+			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
+			return nil
 		}
 		if p == nil || p.Kind != KindFile || p.Size != e.Size {
 			same = false
-			continue
+			return nil
 		}
 		if !same && !hashAll {
-			continue
+			return nil
 		}
 		hashed = true
 		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
 			if ctx.Err() != nil {
-				return false, false, ctx.Err()
+				return ctx.Err()
 			}
 			if changed(err) || unreadableErr(err) {
 				same = false // the archive looks at it again, and records what it finds
-				continue
+				return nil
 			}
-			return false, false, err
+			return err
 		}
 		if h == p.Hash {
-			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
+			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
 			if e.Mode != p.Mode {
 				same = false
 			}
 		} else {
 			same = false
 		}
-		if err := ctx.Err(); err != nil {
-			return false, false, err
-		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return false, false, err
 	}
-	unchanged = same && pi == len(parent.Entries)
-	return unchanged, unchanged && !hashed, nil
+	return same, same && !hashed, nil
 }
 
 // sameRules reports whether recorded rules are r, as a manifest holds them.
@@ -387,7 +389,9 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	defer cancel()
 	var plan []tarItem
 	if parent != nil {
-		plan = layerPlan(entries, parent)
+		if plan, err = layerPlan(entries, parent); err != nil {
+			return nil, nil, 0, err
+		}
 	} else {
 		plan = make([]tarItem, len(entries))
 		for i := range entries {
@@ -521,7 +525,7 @@ type tarItem struct {
 // and new entries (inherited files are passed through without content),
 // the folders above them, and whiteouts for what the parent has and the
 // tree lost (the topmost gone path only).
-func layerPlan(entries []Entry, parent *Manifest) []tarItem {
+func layerPlan(entries []Entry, parent *Manifest) ([]tarItem, error) {
 	var plan []tarItem
 	dirs := map[string]int{}
 	for i := range entries {
@@ -544,22 +548,24 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		}
 	}
 	idx := 0
-	mergeEntries(parent.Entries, entries, func(old, cur *Entry) {
+	keep := parent.keeper()
+	err := mergeWith(parent, entries, func(old, cur *Entry) error {
 		if cur == nil {
 			for _, g := range gone {
 				if strings.HasPrefix(old.Path, g+"/") {
-					return
+					return nil
 				}
 			}
-			gone = append(gone, old.Path)
-			addParents(old.Path)
-			plan = append(plan, tarItem{whiteout: path.Join(path.Dir(old.Path), whiteoutPrefix+path.Base(old.Path))})
-			return
+			p := keep(old.Path)
+			gone = append(gone, p)
+			addParents(p)
+			plan = append(plan, tarItem{whiteout: path.Join(path.Dir(p), whiteoutPrefix+path.Base(p))})
+			return nil
 		}
 		i := idx
 		idx++
 		if old != nil && old.Kind == KindDir && cur.Kind != KindDir {
-			gone = append(gone, old.Path) // a file or link replaces the folder, and all under it
+			gone = append(gone, cur.Path) // a file or link replaces the folder, and all under it
 		}
 		var changed bool
 		switch {
@@ -572,7 +578,7 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		}
 		if !changed {
 			plan = append(plan, tarItem{entry: i})
-			return
+			return nil
 		}
 		addParents(cur.Path)
 		written[cur.Path] = true
@@ -580,9 +586,13 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		if cur.Kind == KindDir && old != nil && old.Kind != KindDir {
 			plan = append(plan, tarItem{whiteout: cur.Path + "/" + opaqueMarker})
 		}
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	// A whiteout never shares its name with an entry of the same layer.
-	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] })
+	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] }), nil
 }
 
 const (

@@ -54,7 +54,7 @@ func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, 
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
-		return snap.DiffManifests(old, cur, snap.ProbeFolding(s.Project)), nil
+		return snap.DiffManifests(old, cur, snap.ProbeFolding(s.Project))
 	}
 	walk, err := s.walkOptions()
 	if err != nil {

@@ -54,7 +54,7 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		opts.Layer = !c.full
 	}
 	if pm != "" {
-		m, err := snap.ReadManifest(pm)
+		m, err := snap.OpenManifest(pm)
 		if err != nil {
 			return err
 		}
