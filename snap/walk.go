@@ -236,6 +236,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		}
 	}
 	var sub []int
+	res.entries = make([]Entry, 0, len(names))
 	for _, name := range names {
 		crel := name
 		if rel != "" {
