@@ -45,7 +45,7 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 // to is nil, to the project's tree as it is now (walked with the project's
 // ignore patterns, as a save would).
 func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, error) {
-	old, err := snap.ReadManifest(from.ManifestPath())
+	old, err := snap.OpenManifest(from.ManifestPath()) // (compared in walk order: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}

@@ -129,7 +129,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	var changes []snap.Change
 	var err error
 	if c.manifest != "" {
-		m, merr := snap.ReadManifest(c.manifest)
+		m, merr := snap.OpenManifest(c.manifest)
 		if merr != nil {
 			return merr
 		}
