@@ -89,7 +89,9 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 // CreateFromTree snapshots the tree at root as a Walk of it found it
 // (with the caller's WalkOptions). A caller with a parent
 // manifest to read can read it while the tree is walked, which is most of
-// an unchanged snapshot's time.
+// an unchanged snapshot's time. The snapshot takes over tree.Entries (their
+// hashes and locations are filled in place): the caller must not use them
+// after.
 func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
 	scanStarted := tree.Started
 	limits := opts.Limits.Or(DefaultLimits)
@@ -206,62 +208,64 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 // too when its content is the same. Without hashAll it stops hashing at the
 // first change found: a full snapshot reads every file anyway.
 func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
-	same, hashed := len(entries) == len(parent.Entries), false
-	pi := 0
-	for i := range entries {
-		e := &entries[i]
-		for pi < len(parent.Entries) && comparePaths(parent.Entries[pi].Path, e.Path) < 0 {
-			pi++
-			same = false
+	same, hashed := true, false
+	keep := parent.keeper()
+	n := 0
+	err = mergeWith(parent, entries, func(p, e *Entry) error {
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		var p *Entry
-		if pi < len(parent.Entries) && parent.Entries[pi].Path == e.Path {
-			p = &parent.Entries[pi]
-			pi++
+		if e == nil || p == nil {
+			same = false // one side only: a path added or removed
+			if e == nil || e.Kind != KindFile {
+				return nil
+			}
 		}
 		if e.Kind != KindFile {
-			if p == nil || !e.sameContent(p) {
+			if !e.sameContent(p) {
 				same = false
 			}
-			continue
+			return nil
 		}
 		if p != nil && p.Kind == KindFile && e.sameStat(p) && !parent.racy(p) {
-			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
-			continue
+			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
+			return nil
 		}
 		if p == nil || p.Kind != KindFile || p.Size != e.Size {
 			same = false
-			continue
+			return nil
 		}
 		if !same && !hashAll {
-			continue
+			return nil
 		}
 		hashed = true
 		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
 		if err != nil {
 			if ctx.Err() != nil {
-				return false, false, ctx.Err()
+				return ctx.Err()
 			}
 			if changed(err) || unreadableErr(err) {
 				same = false // the archive looks at it again, and records what it finds
-				continue
+				return nil
 			}
-			return false, false, err
+			return err
 		}
 		if h == p.Hash {
-			e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
+			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
 			if e.Mode != p.Mode {
 				same = false
 			}
 		} else {
 			same = false
 		}
-		if err := ctx.Err(); err != nil {
-			return false, false, err
-		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return false, false, err
 	}
-	unchanged = same && pi == len(parent.Entries)
-	return unchanged, unchanged && !hashed, nil
+	return same, same && !hashed, nil
 }
 
 // sameRules reports whether recorded rules are r, as a manifest holds them.
@@ -362,7 +366,8 @@ func archiveKind(extra []byte) string {
 }
 
 // writeArchive writes entries as a tar.gz at out (atomically) and returns
-// them with content hashes, locations and metadata as read, dropping files
+// them (in entries' own array) with content hashes, locations and metadata
+// as read, dropping files
 // that vanished since the walk, and the files it could not read (lost),
 // which it leaves out too. With parent (a layer), files that already
 // carry a location (inherited) are not written, nor are unchanged folders
@@ -384,26 +389,40 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	defer cancel()
 	var plan []tarItem
 	if parent != nil {
-		plan = layerPlan(entries, parent)
+		if plan, err = layerPlan(entries, parent); err != nil {
+			return nil, nil, 0, err
+		}
 	} else {
 		plan = make([]tarItem, len(entries))
 		for i := range entries {
 			plan[i] = tarItem{entry: i, write: true}
 		}
 	}
-	read := make([]bool, len(entries))
+	// Each file written here is read once: the prefetcher takes the small
+	// ones, in plan order, which is walk order.
+	written := make([]int32, 0, 64)
 	for _, it := range plan {
 		if it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
-			read[it.entry] = true
+			written = append(written, int32(it.entry))
 		}
 	}
-	pre := startPrefetch(ctx, root, entries, read)
+	w := 0
+	pre := startPrefetch(ctx, root, entries, func(i int) bool {
+		for w < len(written) && int(written[w]) < i {
+			w++
+		}
+		return w < len(written) && int(written[w]) == i
+	})
 	progress := progressFrom(ctx)
 	tw := tar.NewWriter(mw)
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
-	kept = make([]Entry, 0, len(entries))
-	members := make([]int, 0, len(entries)) // member index of each kept file written here, by kept index
+	// The entries are updated in place (what the archive found, where the
+	// content is); those the archive lost are dropped at the end. members
+	// pairs each file written here with its gzip member.
+	drop := make([]bool, len(entries))
+	type located struct{ entry, member int }
+	var members []located
 	for n, it := range plan {
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -418,7 +437,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			continue
 		}
 		i := it.entry
-		e := entries[i]
+		e := &entries[i]
 		if it.header {
 			// A folder written only so the layer extracts on its own.
 			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
@@ -428,8 +447,6 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			continue
 		}
 		if !it.write {
-			kept = append(kept, e)
-			members = append(members, -1)
 			continue
 		}
 		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
@@ -445,31 +462,26 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 			}
 			member, skip := mw.Offset()
-			loss, err := pre.write(ctx, i, tw, hdr, &e, buf)
+			loss, err := pre.write(ctx, i, tw, hdr, e, buf)
 			if err != nil {
 				return nil, nil, 0, err
 			}
 			switch loss {
 			case fileRead:
 				e.Src, e.Skip = out, skip
-				kept = append(kept, e)
-				members = append(members, member)
+				members = append(members, located{i, member})
 				progress.add(e.Size)
 			case fileUnreadable:
 				lost = append(lost, e.Path)
+				drop[i] = true
+			default:
+				drop[i] = true
 			}
 			continue
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 		}
-		kept = append(kept, e)
-		members = append(members, -1)
-	}
-	// Files may have grown since the walk: what the archive holds must
-	// still be within the limits a restore enforces.
-	if err := limits.check(kept); err != nil {
-		return nil, nil, 0, err
 	}
 	if err := tw.Close(); err != nil {
 		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
@@ -477,10 +489,22 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	if err := mw.Close(); err != nil {
 		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
-	for k := range kept {
-		if members[k] >= 0 {
-			kept[k].COff = mw.Start(members[k])
+	for _, m := range members {
+		entries[m.entry].COff = mw.Start(m.member)
+	}
+	kept = entries
+	if slices.Contains(drop, true) {
+		kept = kept[:0]
+		for i := range entries {
+			if !drop[i] {
+				kept = append(kept, entries[i])
+			}
 		}
+	}
+	// Files may have grown since the walk: what the archive holds must
+	// still be within the limits a restore enforces.
+	if err := limits.check(kept); err != nil {
+		return nil, nil, 0, err
 	}
 	if err := f.Commit(); err != nil {
 		return nil, nil, 0, err
@@ -501,7 +525,7 @@ type tarItem struct {
 // and new entries (inherited files are passed through without content),
 // the folders above them, and whiteouts for what the parent has and the
 // tree lost (the topmost gone path only).
-func layerPlan(entries []Entry, parent *Manifest) []tarItem {
+func layerPlan(entries []Entry, parent *Manifest) ([]tarItem, error) {
 	var plan []tarItem
 	dirs := map[string]int{}
 	for i := range entries {
@@ -524,22 +548,24 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		}
 	}
 	idx := 0
-	mergeEntries(parent.Entries, entries, func(old, cur *Entry) {
+	keep := parent.keeper()
+	err := mergeWith(parent, entries, func(old, cur *Entry) error {
 		if cur == nil {
 			for _, g := range gone {
 				if strings.HasPrefix(old.Path, g+"/") {
-					return
+					return nil
 				}
 			}
-			gone = append(gone, old.Path)
-			addParents(old.Path)
-			plan = append(plan, tarItem{whiteout: path.Join(path.Dir(old.Path), whiteoutPrefix+path.Base(old.Path))})
-			return
+			p := keep(old.Path)
+			gone = append(gone, p)
+			addParents(p)
+			plan = append(plan, tarItem{whiteout: path.Join(path.Dir(p), whiteoutPrefix+path.Base(p))})
+			return nil
 		}
 		i := idx
 		idx++
 		if old != nil && old.Kind == KindDir && cur.Kind != KindDir {
-			gone = append(gone, old.Path) // a file or link replaces the folder, and all under it
+			gone = append(gone, cur.Path) // a file or link replaces the folder, and all under it
 		}
 		var changed bool
 		switch {
@@ -552,7 +578,7 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		}
 		if !changed {
 			plan = append(plan, tarItem{entry: i})
-			return
+			return nil
 		}
 		addParents(cur.Path)
 		written[cur.Path] = true
@@ -560,9 +586,13 @@ func layerPlan(entries []Entry, parent *Manifest) []tarItem {
 		if cur.Kind == KindDir && old != nil && old.Kind != KindDir {
 			plan = append(plan, tarItem{whiteout: cur.Path + "/" + opaqueMarker})
 		}
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	// A whiteout never shares its name with an entry of the same layer.
-	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] })
+	return slices.DeleteFunc(plan, func(it tarItem) bool { return it.whiteout != "" && written[it.whiteout] }), nil
 }
 
 const (
@@ -571,18 +601,23 @@ const (
 )
 
 // prefetcher reads and hashes small files ahead of the archive writer.
+// The writer takes the files in walk order, and no more than
+// prefetchFiles are read ahead of it, so the k-th file read ahead has slot
+// k % prefetchFiles to itself until the writer takes it: what it costs
+// does not grow with the tree.
 type prefetcher struct {
 	root  string
-	slots []prefetched
+	todo  []int32 // the entries read ahead, in walk order
+	next  int     // todo[next] is the next one the writer takes
+	slots [prefetchFiles]chan prefetched
 	ahead chan struct{} // one token per file read ahead
 	pool  sync.Pool
 }
 
 type prefetched struct {
-	done  chan struct{}
 	data  *[]byte
-	fresh Entry // metadata of the open file
-	hash  string
+	fresh Entry // metadata of the open file (no path)
+	hash  [sha256.Size]byte
 	lost  fileLoss
 	err   error
 }
@@ -596,32 +631,33 @@ const (
 	fileUnreadable          // the save may not read it (or the disk would not): recorded as such
 )
 
-func startPrefetch(ctx context.Context, root string, entries []Entry, read []bool) *prefetcher {
-	p := &prefetcher{root: root, slots: make([]prefetched, len(entries)), ahead: make(chan struct{}, prefetchFiles)}
+func startPrefetch(ctx context.Context, root string, entries []Entry, read func(i int) bool) *prefetcher {
+	p := &prefetcher{root: root, ahead: make(chan struct{}, prefetchFiles)}
+	for k := range p.slots {
+		p.slots[k] = make(chan prefetched, 1)
+	}
 	// Every buffer holds the largest file read ahead, so none is ever
 	// reallocated: fresh heap pages cost a fault each, and a buffer only
 	// touches the pages its files fill.
 	p.pool.New = func() any { b := make([]byte, 0, prefetchMax+1); return &b }
-	// Which files are read ahead is fixed before any goroutine starts: the
-	// writer tells prefetched slots by their channel.
-	var todo []int
+	// Which files are read ahead is fixed before any goroutine starts.
 	for i := range entries {
-		if read[i] && entries[i].Size <= prefetchMax {
-			p.slots[i].done = make(chan struct{})
-			todo = append(todo, i)
+		if read(i) && entries[i].Size <= prefetchMax {
+			p.todo = append(p.todo, int32(i))
 		}
 	}
-	jobs := make(chan int, prefetchFiles)
+	type job struct{ k, i int }
+	jobs := make(chan job, prefetchFiles)
 	go func() {
 		defer close(jobs)
-		for _, i := range todo {
+		for k, i := range p.todo {
 			select {
 			case p.ahead <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
 			select {
-			case jobs <- i:
+			case jobs <- job{k, int(i)}:
 			case <-ctx.Done():
 				return
 			}
@@ -629,9 +665,8 @@ func startPrefetch(ctx context.Context, root string, entries []Entry, read []boo
 	}()
 	for range runtime.GOMAXPROCS(0) {
 		go func() {
-			for i := range jobs {
-				p.read(i, &entries[i])
-				close(p.slots[i].done)
+			for j := range jobs {
+				p.slots[j.k%prefetchFiles] <- p.read(&entries[j.i])
 			}
 		}()
 	}
@@ -640,23 +675,23 @@ func startPrefetch(ctx context.Context, root string, entries []Entry, read []boo
 
 // read reads and hashes one small file (through a rawFile: on Unix raw
 // system calls, see openRaw).
-func (p *prefetcher) read(i int, e *Entry) {
-	s := &p.slots[i]
+func (p *prefetcher) read(e *Entry) (s prefetched) {
 	f, err := openRaw(filepath.Join(p.root, filepath.FromSlash(e.Path)))
 	if err != nil {
 		if s.lost = lossOf(err); s.lost == fileRead {
 			s.err = fmt.Errorf("read %s: %w", e.Path, err)
 		}
-		return
+		return s
 	}
 	defer f.close()
 	if s.fresh, err = f.stat(e.Path); err != nil {
 		s.err = fmt.Errorf("stat %s: %w", e.Path, err)
-		return
+		return s
 	}
+	s.fresh.Path = ""
 	if s.fresh.Kind != KindFile {
 		s.lost = fileVanished
-		return
+		return s
 	}
 	bp := p.pool.Get().(*[]byte)
 	b := (*bp)[:0]
@@ -676,7 +711,7 @@ func (p *prefetcher) read(i int, e *Entry) {
 			}
 			*bp = b[:0]
 			p.pool.Put(bp)
-			return
+			return s
 		}
 		if n == 0 {
 			break
@@ -685,22 +720,25 @@ func (p *prefetcher) read(i int, e *Entry) {
 	}
 	*bp = b
 	s.data = bp
-	sum := sha256.Sum256(b)
-	s.hash = hex.EncodeToString(sum[:])
+	s.hash = sha256.Sum256(b)
 	s.fresh.Size = int64(len(b))
+	return s
 }
 
 // write adds file i to the archive, from the prefetched bytes or by
-// streaming it, or says why it is not in it.
+// streaming it, or says why it is not in it. The writer calls it for the
+// files in walk order.
 func (p *prefetcher) write(ctx context.Context, i int, tw *tar.Writer, hdr *tar.Header, e *Entry, buf []byte) (fileLoss, error) {
-	s := &p.slots[i]
-	if s.done == nil {
+	if p.next >= len(p.todo) || int(p.todo[p.next]) != i {
 		return writeFileEntry(ctx, tw, hdr, p.root, e, buf)
 	}
+	k := p.next
+	p.next++
 	// Once ctx is done no more files are read ahead: a slot may never
 	// fill, so the wait ends with ctx too.
+	var s prefetched
 	select {
-	case <-s.done:
+	case s = <-p.slots[k%prefetchFiles]:
 	case <-ctx.Done():
 		return fileRead, ctx.Err()
 	}
@@ -711,9 +749,8 @@ func (p *prefetcher) write(ctx context.Context, i int, tw *tar.Writer, hdr *tar.
 	defer func() {
 		*s.data = (*s.data)[:0]
 		p.pool.Put(s.data)
-		s.data = nil
 	}()
-	e.Mode, e.Size, e.MTime, e.CTime, e.Ino, e.Hash = s.fresh.Mode, s.fresh.Size, s.fresh.MTime, s.fresh.CTime, s.fresh.Ino, s.hash
+	e.Mode, e.Size, e.MTime, e.CTime, e.Ino, e.Hash = s.fresh.Mode, s.fresh.Size, s.fresh.MTime, s.fresh.CTime, s.fresh.Ino, hex.EncodeToString(s.hash[:])
 	hdr.Typeflag = tar.TypeReg
 	hdr.Mode = int64(e.Mode)
 	hdr.ModTime = time.Unix(0, e.MTime)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // DiffManifest lists the changes between the snapshot that m describes and
@@ -31,48 +32,42 @@ func diffTree(ctx context.Context, root string, tree *Tree, m *Manifest, fold Fo
 	add := func(op Op, e *Entry) {
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 	}
-	cur, old := tree.Entries, m.Entries
 	state := stateExcludes(root)
 	for _, u := range append(tree.Unreadable, m.Header.Unreadable...) {
 		state[u] = true // what could not be read, then or now, is not compared
 	}
 	var added, deleted []*Entry // left on one side by the merge
-	i, j := 0, 0
-	for i < len(cur) || j < len(old) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var c int
-		switch {
-		case i == len(cur):
-			c = 1
-		case j == len(old):
-			c = -1
-		default:
-			c = comparePaths(cur[i].Path, old[j].Path)
+	n := 0
+	err := mergeWith(m, tree.Entries, func(o, e *Entry) error {
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		switch {
-		case c < 0:
-			if !underAny(cur[i].Path, state) {
-				added = append(added, &cur[i])
+		case o == nil:
+			if !underAny(e.Path, state) {
+				added = append(added, e)
 			}
-			i++
-		case c > 0:
-			if !underAny(old[j].Path, state) { // left out of the walk, and never compared
-				deleted = append(deleted, &old[j])
+		case e == nil:
+			if !underAny(o.Path, state) { // left out of the walk, and never compared
+				d := *o // (m may be read as the pass goes: see each)
+				d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
+				deleted = append(deleted, &d)
 			}
-			j++
 		default:
-			e, o := &cur[i], &old[j]
-			i, j = i+1, j+1
 			op, err := compareEntry(ctx, root, m, e, o)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if op != "" {
 				add(op, e)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(added) == 0 && len(deleted) == 0 {
 		return out, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -140,6 +141,13 @@ func indexArchive(ctx context.Context, archive string, limits Limits) (map[strin
 // Check verifies m: its tree hash, and every file's content in the archive
 // that holds it, at the place the manifest records.
 func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
+	if m.stream != nil { // every entry at once: read it whole
+		whole, err := ReadManifest(m.File)
+		if err != nil {
+			return err
+		}
+		m = whole
+	}
 	if got := TreeHash(m.Entries); got != m.Header.TreeHash {
 		return fmt.Errorf("manifest tree hash %s does not match its entries (%s)", m.Header.TreeHash, got)
 	}
@@ -198,34 +206,29 @@ func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path stri
 // (see ProbeFolding), a path the two spell otherwise is one path (renamed
 // when only the case of its name differs), not one deleted and one added;
 // the zero Folding compares names byte for byte.
-func DiffManifests(old, cur *Manifest, fold Folding) []Change {
+func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
+	if old == cur {
+		return nil, nil
+	}
 	var out []Change
 	var added, deleted []*Entry
-	i, j := 0, 0
-	for i < len(cur.Entries) || j < len(old.Entries) {
-		var c int
+	err := mergeWith(old, cur.Entries, func(o, e *Entry) error {
 		switch {
-		case i == len(cur.Entries):
-			c = 1
-		case j == len(old.Entries):
-			c = -1
+		case o == nil:
+			added = append(added, e)
+		case e == nil:
+			d := *o // (old may be read as the pass goes: see each)
+			d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
+			deleted = append(deleted, &d)
 		default:
-			c = comparePaths(cur.Entries[i].Path, old.Entries[j].Path)
-		}
-		switch {
-		case c < 0:
-			added = append(added, &cur.Entries[i])
-			i++
-		case c > 0:
-			deleted = append(deleted, &old.Entries[j])
-			j++
-		default:
-			e, o := &cur.Entries[i], &old.Entries[j]
-			i, j = i+1, j+1
 			if op := compareSnapshots(e, o); op != "" {
 				out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// Two snapshots of one tree on such a file system cannot hold two
 	// spellings of one name at once: a key match is the same path.
@@ -250,7 +253,7 @@ func DiffManifests(old, cur *Manifest, fold Folding) []Change {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
-	return out
+	return out, nil
 }
 
 // compareSnapshots compares two snapshots' entries for one path: "" when

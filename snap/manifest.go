@@ -51,6 +51,8 @@ type Manifest struct {
 	File    string  // the file it was read from (absolute), "" for a new one
 	chain   []string
 	sizes   map[string]int64 // archive (absolute) -> its size, as the chain's headers record it
+	stream  *entryStream     // for OpenManifest's: where Entries are read from on each pass
+	srcs    *sources         // for OpenManifest's: sources, once found
 }
 
 // Files lists the files the snapshot is read from: the manifest files of
@@ -69,12 +71,51 @@ func (m *Manifest) Files() []string {
 		}
 	}
 	add(m.Header.Archive)
-	for i := range m.Entries {
-		if m.Entries[i].Kind == KindFile {
-			add(m.Entries[i].Src)
-		}
+	srcs, _ := m.sources()
+	for _, a := range srcs {
+		add(a.name)
 	}
 	return out
+}
+
+// source is an archive a snapshot's files are read from, and the furthest
+// member offset the snapshot names in it.
+type source struct {
+	name string
+	last int64
+}
+
+// sources lists the archives m's files are read from, in the order its
+// entries first name them, and for a manifest read as it goes, why a pass
+// over it failed.
+func (m *Manifest) sources() ([]source, error) {
+	if m.srcs != nil {
+		return m.srcs.list, m.srcs.err
+	}
+	var out []source
+	at := map[string]int{}
+	err := m.each(func(e *Entry) error {
+		if e.Kind != KindFile {
+			return nil
+		}
+		i, ok := at[e.Src]
+		if !ok {
+			i = len(out)
+			at[e.Src] = i
+			out = append(out, source{name: e.Src})
+		}
+		out[i].last = max(out[i].last, e.COff)
+		return nil
+	})
+	if m.stream != nil {
+		m.srcs = &sources{out, err} // (a pass is a read of the tree's manifest: once)
+	}
+	return out, err
+}
+
+type sources struct {
+	list []source
+	err  error
 }
 
 // CheckArchives checks, without reading them, that the archives the
@@ -88,13 +129,12 @@ func (m *Manifest) CheckArchives() error { return m.CheckArchivesStat(os.Stat) }
 // a caller checking thousands of snapshots that share archives stats each
 // once.
 func (m *Manifest) CheckArchivesStat(stat func(name string) (fs.FileInfo, error)) error {
-	last := map[string]int64{} // archive -> the furthest member offset named in it
-	for i := range m.Entries {
-		if e := &m.Entries[i]; e.Kind == KindFile {
-			last[e.Src] = max(last[e.Src], e.COff)
-		}
+	srcs, err := m.sources()
+	if err != nil {
+		return err
 	}
-	for a, off := range last {
+	for _, s := range srcs {
+		a, off := s.name, s.last
 		fi, err := stat(a)
 		if err != nil {
 			return &ArchiveError{Archive: a, Reason: fmt.Sprintf("missing (%v); the snapshot's files in it cannot be read", errors.Unwrap(err))}
@@ -263,29 +303,27 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 		for i := range m.Entries {
 			record(&m.Entries[i])
 		}
-	} else {
-		mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
-			if cur != nil && (old == nil || !cur.same(old)) {
-				record(cur)
-			}
-		})
 	}
 	hdr.Archive = relTo(dir, hdr.Archive)
 	hdr.Parent = relTo(dir, hdr.Parent)
 	bw := bufio.NewWriterSize(w, 256*1024)
-	b, err := json.Marshal(hdr)
-	if err != nil {
-		return err
+	writeHeader := func() error {
+		b, err := json.Marshal(hdr)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+		return bw.WriteByte('\n')
 	}
-	bw.Write(b)
-	bw.WriteByte('\n')
+	var b []byte
+	var out io.Writer = bw
 	put := func(e *Entry, gone bool) {
 		b = b[:0]
 		if gone {
 			b = append(b, "x\t-\t0\t0\t0\t0\t-\t-\t0\t0\t"...)
 			b = appendField(b, e.Path)
 			b = append(b, '\n')
-			bw.Write(b)
+			out.Write(b)
 			return
 		}
 		b = append(b, kindLetter(e.Kind), '\t')
@@ -321,23 +359,77 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 		b = append(b, '\t')
 		b = appendField(b, e.Path)
 		b = append(b, '\n')
-		bw.Write(b)
+		out.Write(b)
 	}
 	if m.Header.Parent == "" {
+		if err := writeHeader(); err != nil {
+			return err
+		}
 		for i := range m.Entries {
 			put(&m.Entries[i], false)
 		}
 		return bw.Flush()
 	}
-	mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
+	// A layer lists what differs from its parent, and its header the
+	// archives those entries read from: found in one pass over the parent,
+	// the lines held until the header is written.
+	var lines bytes.Buffer
+	out = &lines
+	err := mergeWith(parent, m.Entries, func(old, cur *Entry) error {
 		switch {
 		case cur == nil:
 			put(old, true)
 		case old == nil || !cur.same(old):
+			record(cur)
 			put(cur, false)
 		}
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := writeHeader(); err != nil {
+		return err
+	}
+	bw.Write(lines.Bytes())
 	return bw.Flush()
+}
+
+// mergeWith is mergeEntries over the entries of parent (which may be read as
+// it goes: see each) and cur. An error from fn ends it.
+func mergeWith(parent *Manifest, cur []Entry, fn func(old, cur *Entry) error) error {
+	j := 0
+	err := parent.each(func(o *Entry) error {
+		for j < len(cur) && comparePaths(cur[j].Path, o.Path) < 0 {
+			if err := fn(nil, &cur[j]); err != nil {
+				return err
+			}
+			j++
+		}
+		if j < len(cur) && cur[j].Path == o.Path {
+			j++
+			return fn(o, &cur[j-1])
+		}
+		return fn(o, nil)
+	})
+	if err != nil {
+		return err
+	}
+	for ; j < len(cur); j++ {
+		if err := fn(nil, &cur[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keeper returns what a caller keeping a string of m's entries past a pass
+// (see each) keeps: a copy when they are read as the pass goes.
+func (m *Manifest) keeper() func(string) string {
+	if m.stream == nil {
+		return func(s string) string { return s }
+	}
+	return strings.Clone
 }
 
 // mergeEntries walks two entry lists in walk order together, calling fn with
@@ -421,6 +513,19 @@ const maxManifestChain = 4096
 
 // ReadManifest reads a manifest file and, for a layer, its parents.
 func ReadManifest(name string) (*Manifest, error) {
+	return readChain(name, false)
+}
+
+// OpenManifest is ReadManifest for a caller that goes through the entries
+// in walk order only (a save comparing the tree with its parent): the full
+// manifest at the chain's end is not held but read again on each pass, so
+// the manifest costs the deltas laid over it, not the tree. Its Entries
+// are nil; the functions of this package that take a parent read it.
+func OpenManifest(name string) (*Manifest, error) {
+	return readChain(name, true)
+}
+
+func readChain(name string, stream bool) (*Manifest, error) {
 	// Read the chain newest first: the newest manifest's header, and for
 	// every path the newest delta line that mentions it.
 	type link struct {
@@ -429,6 +534,7 @@ func ReadManifest(name string) (*Manifest, error) {
 	}
 	var chain []link
 	seen := map[string]bool{}
+	var base *entryStream
 	for file := name; file != ""; {
 		abs, err := filepath.Abs(file)
 		if err != nil {
@@ -438,16 +544,18 @@ func ReadManifest(name string) (*Manifest, error) {
 			return nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
 		}
 		seen[abs] = true
-		b, err := os.ReadFile(abs)
-		if err != nil {
+		m, gone, stm, readErr, err := loadManifestFile(abs, stream)
+		if readErr != nil {
 			if len(chain) > 0 {
-				return nil, &ManifestError{Path: name, Parent: file, Err: err}
+				return nil, &ManifestError{Path: name, Parent: file, Err: readErr}
 			}
-			return nil, &ManifestError{Path: name, Err: err}
+			return nil, &ManifestError{Path: name, Err: readErr}
 		}
-		m, gone, err := parseManifest(b, filepath.Dir(abs))
 		if err != nil {
 			return nil, &ManifestError{Path: abs, Err: err}
+		}
+		if stm != nil {
+			base = stm
 		}
 		m.File = abs
 		chain = append(chain, link{m, gone})
@@ -466,6 +574,9 @@ func ReadManifest(name string) (*Manifest, error) {
 	}
 	for _, l := range chain {
 		top.chain = append(top.chain, l.m.File)
+	}
+	if base != nil {
+		top.stream = base
 	}
 	if len(chain) == 1 {
 		return top, nil
@@ -489,11 +600,21 @@ func ReadManifest(name string) (*Manifest, error) {
 			over[e.Path] = e
 		}
 	}
-	base := chain[len(chain)-1].m.Entries
+	if base != nil {
+		// The base is read on each pass, the deltas laid over it as it goes.
+		base.removed = removed
+		for _, e := range over {
+			base.over = append(base.over, *e)
+		}
+		sort.Slice(base.over, func(i, j int) bool { return comparePaths(base.over[i].Path, base.over[j].Path) < 0 })
+		top.Entries = nil // (the newest delta's own)
+		return top, nil
+	}
+	baseEntries := chain[len(chain)-1].m.Entries
 	inBase := make(map[string]bool, len(over))
-	for i := range base {
-		if _, ok := over[base[i].Path]; ok {
-			inBase[base[i].Path] = true
+	for i := range baseEntries {
+		if _, ok := over[baseEntries[i].Path]; ok {
+			inBase[baseEntries[i].Path] = true
 		}
 	}
 	for p, e := range over {
@@ -501,8 +622,24 @@ func ReadManifest(name string) (*Manifest, error) {
 			added = append(added, *e)
 		}
 	}
+	top.Entries = overlay(baseEntries, over, removed, added)
+	return top, nil
+}
+
+// overlay lays the deltas over (newest entry of each path), removed and
+// added (entries base does not have, sorted) on base, in walk order. With
+// nothing added (a layer that changed or removed what was there), base's
+// own array takes the result: it only shrinks, so every entry is written
+// at or before where it is read, and a tree's worth of entries is not held
+// twice.
+func overlay(base []Entry, over map[string]*Entry, removed map[string]bool, added []Entry) []Entry {
 	sort.Slice(added, func(i, j int) bool { return comparePaths(added[i].Path, added[j].Path) < 0 })
-	entries := make([]Entry, 0, len(base)+len(added))
+	var entries []Entry
+	if len(added) == 0 {
+		entries = base[:0]
+	} else {
+		entries = make([]Entry, 0, len(base)+len(added))
+	}
 	j := 0
 	for i := range base {
 		for j < len(added) && comparePaths(added[j].Path, base[i].Path) < 0 {
@@ -519,8 +656,10 @@ func ReadManifest(name string) (*Manifest, error) {
 		}
 	}
 	entries = append(entries, added[j:]...)
-	top.Entries = entries
-	return top, nil
+	if len(added) == 0 {
+		clear(base[len(entries):]) // (what shrank off holds no strings)
+	}
+	return entries
 }
 
 // ReadManifestOver is ReadManifest for a caller that has read manifests
@@ -534,7 +673,7 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFileString(abs)
 	if err != nil {
 		return nil, &ManifestError{Path: name, Err: err}
 	}
@@ -580,14 +719,71 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 	return m, nil
 }
 
-func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
-	line, rest, _ := bytes.Cut(b, []byte("\n"))
-	m := &Manifest{}
-	if err := json.Unmarshal(line, &m.Header); err != nil || m.Header.Type != "manifest" {
-		return nil, nil, fmt.Errorf("not a Rewind manifest (bad header line)")
+// loadManifestFile reads one manifest file of a chain: whole, or with stream
+// and when it is a full manifest, its header only (stm reads its entries).
+// readErr is an error reading it, err one in what it holds.
+func loadManifestFile(abs string, stream bool) (m *Manifest, gone map[string]bool, stm *entryStream, readErr, err error) {
+	if stream {
+		f, err := os.Open(abs)
+		if err != nil {
+			return nil, nil, nil, err, nil
+		}
+		defer f.Close()
+		br := bufio.NewReaderSize(f, 64*1024)
+		line, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return nil, nil, nil, err, nil
+		}
+		m = &Manifest{}
+		if err := parseHeader(m, strings.TrimSuffix(line, "\n"), filepath.Dir(abs)); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		if m.Header.Parent == "" {
+			return m, nil, &entryStream{file: abs, header: line, version: m.Header.Version, archive: m.Header.Archive}, nil, nil
+		}
+		var b strings.Builder
+		b.WriteString(line)
+		if _, err := io.Copy(&b, br); err != nil {
+			return nil, nil, nil, err, nil
+		}
+		m, gone, err = parseManifest(b.String(), filepath.Dir(abs))
+		return m, gone, nil, nil, err
+	}
+	b, err := readFileString(abs)
+	if err != nil {
+		return nil, nil, nil, err, nil
+	}
+	m, gone, err = parseManifest(b, filepath.Dir(abs))
+	return m, gone, nil, nil, err
+}
+
+// readFileString reads a file into one string: a manifest's paths and
+// hashes are slices of it, so the file's bytes are held once, not once as
+// read and again as a string.
+func readFileString(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < math.MaxInt32 {
+		b.Grow(int(fi.Size()) + 1) // +1: the read that sees the end
+	}
+	if _, err := io.Copy(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// parseHeader parses a manifest's header line into m.Header, its paths
+// made absolute from dir.
+func parseHeader(m *Manifest, line string, dir string) error {
+	if err := json.Unmarshal([]byte(line), &m.Header); err != nil || m.Header.Type != "manifest" {
+		return fmt.Errorf("not a Rewind manifest (bad header line)")
 	}
 	if m.Header.Version > ManifestVersion {
-		return nil, nil, fmt.Errorf("manifest version %d is newer than this program understands (%d); upgrade Rewind", m.Header.Version, ManifestVersion)
+		return fmt.Errorf("manifest version %d is newer than this program understands (%d); upgrade Rewind", m.Header.Version, ManifestVersion)
 	}
 	m.Header.Archive = absFrom(dir, m.Header.Archive)
 	m.Header.Parent = absFrom(dir, m.Header.Parent)
@@ -598,12 +794,21 @@ func parseManifest(b []byte, dir string) (*Manifest, map[string]bool, error) {
 		}
 		m.Header.Archives = abs
 	}
+	return nil
+}
+
+// parseManifest parses a manifest file's text; its entries' paths and
+// hashes are slices of text.
+func parseManifest(text string, dir string) (*Manifest, map[string]bool, error) {
+	line, text, _ := strings.Cut(text, "\n")
+	m := &Manifest{}
+	if err := parseHeader(m, line, dir); err != nil {
+		return nil, nil, err
+	}
 	var gone map[string]bool
-	m.Entries = make([]Entry, 0, bytes.Count(rest, []byte("\n")))
-	// One string for all lines: paths and hashes are slices of it rather
-	// than an allocation each, and the few archives entries name are
-	// resolved once.
-	text := string(rest)
+	m.Entries = make([]Entry, 0, strings.Count(text, "\n"))
+	// Paths and hashes are slices of text rather than an allocation each,
+	// and the few archives entries name are resolved once.
 	srcs := map[string]string{}
 	for n := 2; len(text) > 0; n++ {
 		var line string
@@ -751,7 +956,7 @@ func ManifestArchives(name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFileString(abs)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}

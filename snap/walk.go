@@ -112,6 +112,8 @@ func (d *dirResult) count() int {
 	return n
 }
 
+// flatten appends d's entries to t in walk order, letting go of each
+// folder's own list once it is copied: the tree is not held twice.
 func (d *dirResult) flatten(t *Tree) {
 	t.Special = append(t.Special, d.special...)
 	t.Unreadable = append(t.Unreadable, d.unreadable...)
@@ -128,7 +130,9 @@ func (d *dirResult) flatten(t *Tree) {
 			t.Entries = append(t.Entries, d.entries[i])
 			sub.flatten(t)
 		}
+		d.subs[i] = nil
 	}
+	d.entries, d.subs = nil, nil
 }
 
 func (w *walker) fail(err error) {
@@ -232,6 +236,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		}
 	}
 	var sub []int
+	res.entries = make([]Entry, 0, len(names))
 	for _, name := range names {
 		crel := name
 		if rel != "" {

@@ -219,7 +219,9 @@ func (s *Store) RevertStep(ctx context.Context, cp *Checkpoint, o RevertStepOpti
 			if after != nil {
 				st.base = manifestState(after)
 			} else {
-				st.steps = snap.DiffManifests(before, bm, snap.Folding{}) // by path, as the merge compares
+				if st.steps, err = snap.DiffManifests(before, bm, snap.Folding{}); err != nil { // by path, as the merge compares
+					return nil, err
+				}
 			}
 			if p, err = planRevert(before, after, st, cp, to, o.Markers); err != nil {
 				return nil, err
@@ -417,7 +419,10 @@ func planRevert(before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, m
 	theirs := manifestState(before)
 	steps := now.steps
 	if after != nil {
-		steps = snap.DiffManifests(before, after, snap.Folding{})
+		var err error
+		if steps, err = snap.DiffManifests(before, after, snap.Folding{}); err != nil {
+			return p, err
+		}
 	}
 	var toMerge []int // indexes in p.Paths of text merges to make
 	for _, c := range steps {

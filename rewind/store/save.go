@@ -119,7 +119,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err := stageSnapshot(stage, res, parent); err != nil {
 		return nil, err
 	}
-	md.Changes = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project))
+	if md.Changes, err = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project)); err != nil {
+		return nil, err
+	}
 	if newest != nil {
 		md.Changes.Since = newest.ID
 	}
@@ -162,7 +164,7 @@ func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *che
 	go func() {
 		var p parentOf
 		if newest != nil {
-			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
+			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
 				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
 			}
 		}
@@ -298,12 +300,16 @@ func (s *Store) cleanStaging() {
 // countChanges compares two manifests (both in walk order) taken on a file
 // system that compares names as fold says; folders do not count, and a
 // file whose name changed only in case counts as modified.
-func countChanges(old, cur *snap.Manifest, fold snap.Folding) Changes {
+func countChanges(old, cur *snap.Manifest, fold snap.Folding) (Changes, error) {
 	var c Changes
 	if old == nil {
 		old = &snap.Manifest{}
 	}
-	for _, ch := range snap.DiffManifests(old, cur, fold) {
+	changes, err := snap.DiffManifests(old, cur, fold)
+	if err != nil {
+		return c, err
+	}
+	for _, ch := range changes {
 		if ch.Kind == "dir" {
 			continue
 		}
@@ -316,7 +322,7 @@ func countChanges(old, cur *snap.Manifest, fold snap.Folding) Changes {
 			c.Modified++
 		}
 	}
-	return c
+	return c, nil
 }
 
 // linkOrCopy hard-links src at dst, or copies it where links do not work.

@@ -45,7 +45,7 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 // to is nil, to the project's tree as it is now (walked with the project's
 // ignore patterns, as a save would).
 func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, error) {
-	old, err := snap.ReadManifest(from.ManifestPath())
+	old, err := snap.OpenManifest(from.ManifestPath()) // (compared in walk order: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}
@@ -54,7 +54,7 @@ func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, 
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
-		return snap.DiffManifests(old, cur, snap.ProbeFolding(s.Project)), nil
+		return snap.DiffManifests(old, cur, snap.ProbeFolding(s.Project))
 	}
 	walk, err := s.walkOptions()
 	if err != nil {

@@ -345,6 +345,17 @@ func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 	return m, treeHashOf(c, m)
 }
 
+// parentOf is snapshotOf for a save's parent, which the save goes through in
+// walk order: the tree's worth of entries is read on each pass, not held
+// (snap.OpenManifest).
+func (s *Store) parentOf(c *Checkpoint) (*snap.Manifest, error) {
+	m, err := snap.OpenManifest(c.ManifestPath())
+	if err != nil {
+		return nil, err
+	}
+	return m, treeHashOf(c, m)
+}
+
 // treeHashOf checks the tree hash of c's manifest m against c's metadata.
 func treeHashOf(c *Checkpoint, m *snap.Manifest) error {
 	if m.Header.TreeHash != c.Snapshot.TreeHash {

@@ -54,7 +54,7 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		opts.Layer = !c.full
 	}
 	if pm != "" {
-		m, err := snap.ReadManifest(pm)
+		m, err := snap.OpenManifest(pm)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	var changes []snap.Change
 	var err error
 	if c.manifest != "" {
-		m, merr := snap.ReadManifest(c.manifest)
+		m, merr := snap.OpenManifest(c.manifest)
 		if merr != nil {
 			return merr
 		}

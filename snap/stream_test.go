@@ -1,0 +1,159 @@
+package snap
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// openedEntries collects an opened manifest's entries, copied (they are
+// read as the pass goes).
+func openedEntries(t *testing.T, m *Manifest) []Entry {
+	t.Helper()
+	var out []Entry
+	err := m.each(func(e *Entry) error {
+		c := *e
+		c.Path, c.Hash, c.Link = strings.Clone(e.Path), strings.Clone(e.Hash), strings.Clone(e.Link)
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOpenManifestReadsWhatReadManifestReads reads every manifest of a chain
+// of layers over random edits both ways, with chunks large and so small
+// that every line straddles two: the same entries, files and archives.
+func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(5))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	const n = 10
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 4) // a full snapshot every few layers: chains of several lengths
+	}
+	defer func(c int) { streamChunk = c }(streamChunk)
+	for _, chunk := range []int{1 << 20, 61} {
+		streamChunk = chunk
+		for i := 0; i < n; i++ {
+			name := filepath.Join(snaps, fmt.Sprint(i), "manifest")
+			read, err := ReadManifest(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opened, err := OpenManifest(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opened.Entries != nil || opened.stream == nil {
+				t.Fatalf("manifest %d: opened with its entries held", i)
+			}
+			if got := openedEntries(t, opened); !reflect.DeepEqual(got, read.Entries) {
+				t.Fatalf("manifest %d, chunk %d: opened entries differ from read ones (%d vs %d)", i, chunk, len(got), len(read.Entries))
+			}
+			if !reflect.DeepEqual(opened.Header, read.Header) || !slices.Equal(opened.Files(), read.Files()) {
+				t.Fatalf("manifest %d: header or files differ:\n%+v %v\n%+v %v", i, opened.Header, opened.Files(), read.Header, read.Files())
+			}
+			if err := opened.CheckArchives(); err != nil {
+				t.Fatal(err)
+			}
+			if err := NewVerifier().Check(context.Background(), opened); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestLayerOverAnOpenedParentIsTheSame takes each layer of a chain twice,
+// over the parent read whole and over the parent opened, from the same
+// tree: the two manifests list the same lines, and the same changes.
+func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(9))
+	dir := t.TempDir()
+	read, opened := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	save := func(snaps string, i int, open bool) *Manifest {
+		out := filepath.Join(snaps, fmt.Sprint(i))
+		os.MkdirAll(out, 0o755)
+		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true}
+		if i > 0 {
+			pick := ReadManifest
+			if open {
+				pick = OpenManifest
+			}
+			p, err := pick(filepath.Join(snaps, fmt.Sprint(i-1), "manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Parent = p
+		}
+		res, err := Create(context.Background(), dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			if _, err := DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := WriteManifestFile(filepath.Join(out, "manifest"), res.Manifest, opts.Parent); err != nil {
+			t.Fatal(err)
+		}
+		return opts.Parent
+	}
+	for i := 0; i < 8; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		pr, po := save(read, i, false), save(opened, i, true)
+		a, _ := os.ReadFile(filepath.Join(read, fmt.Sprint(i), "manifest"))
+		b, _ := os.ReadFile(filepath.Join(opened, fmt.Sprint(i), "manifest"))
+		_, la, _ := strings.Cut(string(a), "\n")
+		_, lb, _ := strings.Cut(string(b), "\n")
+		if la != lb {
+			t.Fatalf("layer %d: the lines over an opened parent differ:\n%s\nover the parent read whole:\n%s", i, lb, la)
+		}
+		if i > 0 {
+			m, _ := ReadManifest(filepath.Join(read, fmt.Sprint(i), "manifest"))
+			ca, err1 := DiffManifests(pr, m, Folding{})
+			cb, err2 := DiffManifests(po, m, Folding{})
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(ca, cb) {
+				t.Fatalf("layer %d: changes differ: %v %v\n%v\n%v", i, err1, err2, ca, cb)
+			}
+		}
+	}
+}
+
+// TestOpenedManifestReplacedUnderAPass says so rather than read another
+// tree's entries.
+func TestOpenedManifestReplacedUnderAPass(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(3))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 20)
+	layerSave(t, dir, snaps, 0, 0)
+	name := filepath.Join(snaps, "0", "manifest")
+	m, err := OpenManifest(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(name)
+	os.WriteFile(name, []byte(strings.Replace(string(b), `"files":`, `"files": `, 1)), 0o644)
+	err = m.each(func(*Entry) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("a replaced manifest read as %v", err)
+	}
+}
