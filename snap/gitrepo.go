@@ -26,7 +26,7 @@ type gitContext struct {
 	base    string        // the repository's top relative to the root; "" for the root's own
 	global  []patternList // info/exclude, then the global excludes file
 	parents []patternList // .gitignore files above the root, outermost first (base "")
-	tracked []string      // paths relative to the root (base ""), or to base; sorted; nil outside a repository
+	tracked *pathList     // paths relative to the root (base ""), or to base; nil outside a repository
 	rules   RepoRules     // the texts of global and parents, as a snapshot records them
 }
 
@@ -299,11 +299,11 @@ func gitConfigValue(file, section, key string) (string, bool) {
 // understand. A tracked file the walk missed would be dropped from the
 // snapshot although its ignore pattern does not apply to it, so when neither
 // way works the walk fails, saying why, rather than guess.
-func trackedPaths(top, gitDir, commonDir, prefix string) ([]string, error) {
+func trackedPaths(top, gitDir, commonDir, prefix string) (*pathList, error) {
 	index := filepath.Join(gitDir, "index")
 	b, err := os.ReadFile(index)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []string{}, nil // nothing added yet
+		return &pathList{}, nil // nothing added yet
 	}
 	if err != nil {
 		return nil, fmt.Errorf("git index %s: %w", index, err)
@@ -312,15 +312,21 @@ func trackedPaths(top, gitDir, commonDir, prefix string) ([]string, error) {
 	if f, ok := gitConfigValue(filepath.Join(commonDir, "config"), "extensions", "objectformat"); ok && strings.EqualFold(f, "sha256") {
 		hashLen = 32
 	}
-	paths, why := readIndex(b, hashLen)
+	var l pathListBuilder
+	l.prefix = prefix
+	why := readIndex(b, hashLen, l.add)
 	if why == "" {
-		return underPrefix(paths, prefix), nil
+		return l.done(), nil
 	}
-	paths, err = gitLsFiles(top)
+	paths, err := gitLsFiles(top)
 	if err != nil {
 		return nil, &IndexError{Index: index, Form: why, Err: err}
 	}
-	return underPrefix(paths, prefix), nil
+	l = pathListBuilder{prefix: prefix}
+	for _, p := range paths {
+		l.add([]byte(p))
+	}
+	return l.done(), nil
 }
 
 // IndexError is a git index the walk could neither read itself nor have git
@@ -338,22 +344,93 @@ func (e *IndexError) Error() string {
 
 func (e *IndexError) Unwrap() error { return e.Err }
 
-// underPrefix keeps the paths under prefix, relative to it, sorted and
-// without repeats (an unmerged path has several stages).
-func underPrefix(paths []string, prefix string) []string {
-	out := []string{}
-	for _, p := range paths {
-		if prefix != "" {
-			rest, ok := strings.CutPrefix(p, prefix+"/")
-			if !ok {
-				continue
-			}
-			p = rest
-		}
-		out = append(out, p)
+// pathList is a sorted list of paths held as one string: a git index of
+// 230,000 paths costs its bytes and 4 bytes a path, not a string each for
+// the collector to trace.
+type pathList struct {
+	blob string
+	ends []uint32 // path i is blob[ends[i-1]:ends[i]]
+}
+
+func (l *pathList) len() int { return len(l.ends) }
+
+func (l *pathList) at(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = l.ends[i-1]
 	}
-	sort.Strings(out)
-	return slices.Compact(out)
+	return l.blob[start:l.ends[i]]
+}
+
+// search returns the index of the first path not before s.
+func (l *pathList) search(s string) int {
+	return sort.Search(l.len(), func(i int) bool { return l.at(i) >= s })
+}
+
+// pathListBuilder keeps the paths under prefix, relative to it, sorted and
+// without repeats (an unmerged path has several stages).
+type pathListBuilder struct {
+	prefix string
+	blob   []byte
+	ends   []uint32
+	sorted []string // when the paths come out of order: all of them, to sort at the end
+}
+
+func (b *pathListBuilder) add(p []byte) {
+	if b.prefix != "" {
+		rest, ok := bytes.CutPrefix(p, []byte(b.prefix+"/"))
+		if !ok {
+			return
+		}
+		p = rest
+	}
+	if b.sorted != nil {
+		b.sorted = append(b.sorted, string(p))
+		return
+	}
+	if n := len(b.ends); n > 0 {
+		last := b.blob[b.lastStart():]
+		switch c := bytes.Compare(p, last); {
+		case c == 0:
+			return
+		case c < 0: // git keeps its index sorted; an index that is not is sorted here
+			for i := range b.ends {
+				b.sorted = append(b.sorted, string(b.at(i)))
+			}
+			b.sorted = append(b.sorted, string(p))
+			return
+		}
+	}
+	b.blob = append(b.blob, p...)
+	b.ends = append(b.ends, uint32(len(b.blob)))
+}
+
+func (b *pathListBuilder) lastStart() int {
+	if len(b.ends) < 2 {
+		return 0
+	}
+	return int(b.ends[len(b.ends)-2])
+}
+
+func (b *pathListBuilder) at(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.blob[start:b.ends[i]]
+}
+
+func (b *pathListBuilder) done() *pathList {
+	if b.sorted != nil {
+		sort.Strings(b.sorted)
+		b.sorted = slices.Compact(b.sorted)
+		b.blob, b.ends = b.blob[:0], b.ends[:0]
+		for _, p := range b.sorted {
+			b.blob = append(b.blob, p...)
+			b.ends = append(b.ends, uint32(len(b.blob)))
+		}
+	}
+	return &pathList{blob: string(b.blob), ends: slices.Clip(b.ends)}
 }
 
 // gitLsFiles asks git for the tracked paths of the work tree at top.
@@ -387,24 +464,24 @@ func gitLsFiles(top string) ([]string, error) {
 // names are hashLen bytes. why says, when it cannot, what form the index is
 // in: another version, an extension git requires readers to understand
 // (a split index's "link", a sparse index's "sdir"), or damage.
-func readIndex(b []byte, hashLen int) (paths []string, why string) {
+func readIndex(b []byte, hashLen int, add func(path []byte)) (why string) {
 	if len(b) < 12+hashLen || string(b[:4]) != "DIRC" {
-		return nil, "not an index git wrote"
+		return "not an index git wrote"
 	}
 	version := binary.BigEndian.Uint32(b[4:8])
 	n := binary.BigEndian.Uint32(b[8:12])
 	if version < 2 || version > 4 {
-		return nil, fmt.Sprintf("of version %d", version)
+		return fmt.Sprintf("of version %d", version)
 	}
 	end := len(b) - hashLen // the trailing checksum
 	off := 12
-	prev := ""
+	var prev []byte // a version 4 name is written against the one before
 	// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), the object
 	// name, then 16 bits of flags.
 	fixed := 40 + hashLen
 	for i := uint32(0); i < n; i++ {
 		if off+fixed+2 > end {
-			return nil, "damaged (it ends inside an entry)"
+			return "damaged (it ends inside an entry)"
 		}
 		flags := binary.BigEndian.Uint16(b[off+fixed : off+fixed+2])
 		hdr := fixed + 2
@@ -412,34 +489,36 @@ func readIndex(b []byte, hashLen int) (paths []string, why string) {
 			hdr += 2
 		}
 		if off+hdr > end {
-			return nil, "damaged (it ends inside an entry)"
+			return "damaged (it ends inside an entry)"
 		}
 		p := off + hdr
-		var name string
+		var name []byte
 		if version == 4 {
 			// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
 			drop, m := readIndexVarint(b[p:end])
 			if m <= 0 || int(drop) > len(prev) {
-				return nil, "damaged (a bad path prefix)"
+				return "damaged (a bad path prefix)"
 			}
 			p += m
 			e := bytes.IndexByte(b[p:end], 0)
 			if e < 0 {
-				return nil, "damaged (a path without its end)"
+				return "damaged (a path without its end)"
 			}
-			name = prev[:len(prev)-int(drop)] + string(b[p:p+e])
+			name = append(prev[:len(prev)-int(drop)], b[p:p+e]...)
 			off = p + e + 1
 		} else {
 			e := bytes.IndexByte(b[p:end], 0)
 			if e < 0 {
-				return nil, "damaged (a path without its end)"
+				return "damaged (a path without its end)"
 			}
-			name = string(b[p : p+e])
+			name = b[p : p+e]
 			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
 			off += (hdr + e + 8) &^ 7
 		}
-		prev = name
-		paths = append(paths, name)
+		if version == 4 {
+			prev = name
+		}
+		add(name)
 	}
 	// Extensions: a four-byte signature, a 32-bit size, the data. One whose
 	// signature starts with a lowercase letter must be understood to read
@@ -450,18 +529,18 @@ func readIndex(b []byte, hashLen int) (paths []string, why string) {
 		if sig[0] >= 'a' && sig[0] <= 'z' {
 			switch sig {
 			case "link":
-				return nil, "a split index (core.splitIndex)"
+				return "a split index (core.splitIndex)"
 			case "sdir":
-				return nil, "a sparse index"
+				return "a sparse index"
 			}
-			return nil, fmt.Sprintf("an index with the %q extension", sig)
+			return fmt.Sprintf("an index with the %q extension", sig)
 		}
 		if off+8+size > end {
-			return nil, "damaged (an extension past its end)"
+			return "damaged (an extension past its end)"
 		}
 		off += 8 + size
 	}
-	return paths, ""
+	return ""
 }
 
 func readIndexVarint(b []byte) (uint64, int) {
@@ -488,14 +567,14 @@ func readIndexVarint(b []byte) (uint64, int) {
 // trackedUnder whether any tracked path lies inside folder dir.
 func (gc *gitContext) isTracked(path string) bool {
 	path = gc.local(path)
-	i := sort.SearchStrings(gc.tracked, path)
-	return i < len(gc.tracked) && gc.tracked[i] == path
+	i := gc.tracked.search(path)
+	return i < gc.tracked.len() && gc.tracked.at(i) == path
 }
 
 func (gc *gitContext) trackedUnder(dir string) bool {
 	dir = gc.local(dir)
-	i := sort.SearchStrings(gc.tracked, dir+"/")
-	return i < len(gc.tracked) && strings.HasPrefix(gc.tracked[i], dir+"/")
+	i := gc.tracked.search(dir + "/")
+	return i < gc.tracked.len() && strings.HasPrefix(gc.tracked.at(i), dir+"/")
 }
 
 // local is path relative to the repository's top (for a nested one).

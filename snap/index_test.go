@@ -78,3 +78,28 @@ func TestUnknownIndexWithoutGitFails(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestPathListKeepsWhatGitTracksUnderThePrefix: the paths under the prefix,
+// relative to it, sorted, once each, whatever order they came in.
+func TestPathListKeepsWhatGitTracksUnderThePrefix(t *testing.T) {
+	for _, in := range [][]string{
+		{"a", "sub/b", "sub/b", "sub/c/d", "sub2/e", "z"},
+		{"z", "sub/c/d", "a", "sub/b", "sub2/e", "sub/b"},
+	} {
+		b := pathListBuilder{prefix: "sub"}
+		for _, p := range in {
+			b.add([]byte(p))
+		}
+		l := b.done()
+		var got []string
+		for i := range l.len() {
+			got = append(got, l.at(i))
+		}
+		if want := []string{"b", "c/d"}; !slices.Equal(got, want) {
+			t.Errorf("from %q: %q, want %q", in, got, want)
+		}
+		if i := l.search("c"); i != 1 || l.search("c/d") != 1 || l.search("zz") != 2 {
+			t.Errorf("search: %d", i)
+		}
+	}
+}
