@@ -165,7 +165,7 @@ func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *che
 		var p parentOf
 		if newest != nil {
 			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
+				p.damage = k.checkSnapshot(p.m, laid{}) // read only where the verified file does not vouch
 			}
 		}
 		parentc <- p
