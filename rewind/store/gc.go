@@ -62,6 +62,15 @@ func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 
 func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	start := time.Now()
+	if o.Budget > 0 && o.MaxBytes == 0 && !o.DryRun { // retention at a hook
+		ids, err := s.IDs()
+		if err != nil {
+			return nil, err
+		}
+		if idx, ok := s.readIndex(ids); ok {
+			return s.gcIndexed(ctx, o, start, ids, idx)
+		}
+	}
 	res := &GCResult{Type: "gc", DryRun: o.DryRun, Removed: []string{}}
 	cps, bad, err := s.List() // newest first
 	if err != nil {
@@ -168,6 +177,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 	}
 	res.Kept = len(cps) - len(res.Removed)
+	s.writeIndex(indexFromGraph(g)) // (what a hook's retention plans from next time)
 	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
 		// The sweeps of layers/ and of the verified file read the whole
 		// store: a hook's budget buys rounds, and the next run within its
@@ -236,14 +246,20 @@ func (s *Store) readNode(c *Checkpoint) (*gcNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &gcNode{c: c, archives: arcs}
-	if parent != "" {
-		n.parent = filepath.Base(filepath.Dir(parent))
-		if filepath.Dir(filepath.Dir(parent)) != s.checkpointsDir() || filepath.Base(parent) != ManifestFile {
-			n.parent = parent // not a checkpoint's: never one gc deletes
-		}
+	return &gcNode{c: c, archives: arcs, parent: s.parentID(parent)}, nil
+}
+
+// parentID names the manifest at path (absolute), one a manifest is a delta
+// over: by its checkpoint's id, or by its path when it is not a
+// checkpoint's (never one gc deletes); "" for none.
+func (s *Store) parentID(path string) string {
+	if path == "" {
+		return ""
 	}
-	return n, nil
+	if filepath.Dir(filepath.Dir(path)) != s.checkpointsDir() || filepath.Base(path) != ManifestFile {
+		return path
+	}
+	return filepath.Base(filepath.Dir(path))
 }
 
 // manifestParent is the manifest the one at name is a delta over
@@ -431,6 +447,9 @@ func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint
 	}
 	todo, keep := g.plan(in)
 	for _, err := range keep {
+		return 0, err
+	}
+	if err := s.dropIndex(); err != nil {
 		return 0, err
 	}
 	for _, r := range todo {

@@ -144,7 +144,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
 	}
 	k.save()
-	return &Checkpoint{Metadata: md, Dir: final}, nil
+	c := &Checkpoint{Metadata: md, Dir: final}
+	s.indexSaved(c, newest)
+	return c, nil
 }
 
 // walkBesideParent walks the project while the newest checkpoint's manifest
