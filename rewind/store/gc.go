@@ -62,7 +62,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 
 func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	start := time.Now()
-	if o.Budget > 0 && o.MaxBytes == 0 && !o.DryRun { // retention at a hook
+	if o.Budget > 0 && !o.DryRun { // retention at a hook
 		ids, err := s.IDs()
 		if err != nil {
 			return nil, err
@@ -150,10 +150,11 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	}
 	p := progressFrom(ctx)
 	p.begin(len(plan))
+	var longest time.Duration // the longest round yet: one is not started unless it fits
 	for first := true; len(plan) > 0; first = false {
 		// The first round always runs: reading the store may take the
 		// whole budget of a hook, and retention must still catch up.
-		if o.Budget > 0 && !first && time.Since(start) > o.Budget {
+		if o.Budget > 0 && !first && time.Since(start)+longest > o.Budget {
 			res.Partial = true
 			break
 		}
@@ -163,7 +164,9 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 		b := plan[:min(round, len(plan))]
 		plan = plan[len(b):]
+		began := time.Now()
 		freed, err := s.removeBatch(ctx, g, b)
+		longest = max(longest, time.Since(began))
 		res.FreedBytes += freed
 		for _, c := range b {
 			if g.nodes[c.ID] == nil { // removed

@@ -15,13 +15,14 @@ import (
 )
 
 // The store's index lets retention at a hook plan without reading every
-// checkpoint: one line per checkpoint saying when it was made, what its
+// checkpoint: one line per checkpoint saying when it was made, how many
+// bytes its folder holds (as gc counts them for max_bytes), what its
 // manifest is a delta over, what its transcript builds on and which
 // archives its manifest file names — what gc reads every checkpoint's
 // metadata and manifest for. It is a JSON header line, then one
 // tab-separated line per checkpoint:
 //
-//	id  created_ns  parent  base  archive...  crc
+//	id  created_ns  bytes  parent  base  archive...  crc
 //
 // parent and base are "-" for none (parent a path when the manifest is a
 // delta over one that is not a checkpoint's), archives are relative to the
@@ -42,6 +43,7 @@ import (
 // indexEntry is one checkpoint's line.
 type indexEntry struct {
 	created  int64 // ns; 0 for a checkpoint gc could not read
+	bytes    int64 // its folder's, as dirBytes counts them
 	damaged  bool
 	parent   string
 	base     string
@@ -75,10 +77,10 @@ func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
 			return nil, false // (a torn last line too)
 		}
 		id, e, err := s.parseIndexLine(body)
-		if err != nil || idx[id] != nil {
+		if err != nil {
 			return nil, false
 		}
-		idx[id] = e
+		idx[id] = e // (a later line replaces an earlier: see indexChanged)
 	}
 	if len(idx) != len(ids) {
 		return nil, false
@@ -129,24 +131,27 @@ func (s *Store) parseIndexLine(line string) (string, *indexEntry, error) {
 		e.damaged = true
 		return f[0], e, nil
 	}
-	if len(f) < 4 {
+	if len(f) < 5 {
 		return "", nil, errors.New("bad line")
 	}
 	var err error
 	if e.created, err = strconv.ParseInt(f[1], 10, 64); err != nil {
 		return "", nil, err
 	}
-	if e.parent, err = unquoteField(f[2]); err != nil {
+	if e.bytes, err = strconv.ParseInt(f[2], 10, 64); err != nil {
 		return "", nil, err
 	}
-	if e.base, err = unquoteField(f[3]); err != nil {
+	if e.parent, err = unquoteField(f[3]); err != nil {
 		return "", nil, err
 	}
-	if len(f) == 5 && strings.HasPrefix(f[4], "=") {
-		e.sameAs = f[4][1:]
+	if e.base, err = unquoteField(f[4]); err != nil {
+		return "", nil, err
+	}
+	if len(f) == 6 && strings.HasPrefix(f[5], "=") {
+		e.sameAs = f[5][1:]
 		return f[0], e, nil
 	}
-	for _, a := range f[4:] {
+	for _, a := range f[5:] {
 		p, err := strconv.Unquote(a)
 		if err != nil {
 			return "", nil, err
@@ -179,7 +184,7 @@ func (s *Store) indexLine(id string, e *indexEntry) string {
 		return id + "\t!\t#" + lineSum(id+"\t!") + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\t%d\t%s\t%s", id, e.created, quoteField(e.parent), quoteField(e.base))
+	fmt.Fprintf(&b, "%s\t%d\t%d\t%s\t%s", id, e.created, e.bytes, quoteField(e.parent), quoteField(e.base))
 	if e.sameAs != "" {
 		b.WriteString("\t=" + e.sameAs)
 	}
@@ -237,7 +242,7 @@ func (s *Store) indexSaved(c *Checkpoint, newest *Checkpoint) {
 		return
 	}
 	defer f.Close()
-	e := &indexEntry{created: c.CreatedAt.UnixNano()}
+	e := &indexEntry{created: c.CreatedAt.UnixNano(), bytes: dirBytes(c.Dir, false)}
 	if c.Transcript != nil {
 		e.base = c.Transcript.Base
 	}
@@ -257,9 +262,24 @@ func (s *Store) indexSaved(c *Checkpoint, newest *Checkpoint) {
 	f.WriteString(s.indexLine(c.ID, e))
 }
 
+// indexChanged appends a new line for c, whose metadata changed (a pin),
+// when there is an index: read, it replaces the one before.
+func (s *Store) indexChanged(c *Checkpoint) {
+	f, err := os.OpenFile(s.indexPath(), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	n, err := s.readNode(c)
+	if err != nil {
+		return
+	}
+	f.WriteString(s.indexLine(c.ID, indexOf(n)))
+}
+
 // indexOf is the index line of a node gc read.
 func indexOf(n *gcNode) *indexEntry {
-	e := &indexEntry{created: n.c.CreatedAt.UnixNano(), parent: n.parent, archives: n.archives}
+	e := &indexEntry{created: n.c.CreatedAt.UnixNano(), bytes: dirBytes(n.c.Dir, false), parent: n.parent, archives: n.archives}
 	if n.c.Transcript != nil {
 		e.base = n.c.Transcript.Base
 	}

@@ -38,12 +38,17 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		}
 	}
 	slices.Sort(res.Damaged)
+	var left int64 // what the store holds, as gc counts it for max_bytes
+	for _, e := range idx {
+		left += e.bytes
+	}
 	var cands []string                            // oldest first
-	for i, id := range ids[:max(0, len(ids)-1)] { // the newest is always kept
+	for i, id := range ids[:max(0, len(ids)-1)] { // (the newest is always kept)
 		e := idx[id]
 		byKeep := o.Keep > 0 && len(ids)-1-i >= o.Keep
 		byAge := o.MaxAge > 0 && !e.damaged && time.Since(time.Unix(0, e.created)) > o.MaxAge
-		if !byKeep && !byAge {
+		byBytes := o.MaxBytes > 0 && left > o.MaxBytes
+		if !byKeep && !byAge && !byBytes {
 			continue
 		}
 		if ref[id] || id <= barrier {
@@ -51,11 +56,13 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 			continue
 		}
 		cands = append(cands, id)
+		left -= e.bytes
 	}
 	p := progressFrom(ctx)
 	p.begin(len(cands))
+	var longest time.Duration // the longest round yet: one is not started unless it fits
 	for first := true; len(cands) > 0; first = false {
-		if !first && time.Since(start) > o.Budget {
+		if !first && time.Since(start)+longest > o.Budget {
 			res.Partial = true
 			break
 		}
@@ -64,7 +71,9 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		}
 		b := cands[:min(gcRound, len(cands))]
 		cands = cands[len(b):]
+		began := time.Now()
 		stop, err := s.indexedRound(ctx, b, idx, ref, res)
+		longest = max(longest, time.Since(began))
 		p.add(len(b))
 		if err == errStaleIndex {
 			// What was read differs from what the index says: it is not
@@ -123,7 +132,7 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 		if c.Transcript != nil {
 			base = c.Transcript.Base
 		}
-		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
+		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
 			return false, errStaleIndex
 		}
 		g.nodes[id] = n
