@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -292,11 +293,19 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 	return nil
 }
 
-// transcriptFiles lists the files holding c's transcript, each there.
+// transcriptFiles lists the files holding c's transcript, each there. In a
+// deep run, when what c's transcript builds on was verified just before
+// (and its chain does not hold c: no loop), that is c's own file alone:
+// the others are that one's, read whole and found right.
 func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
-	chain, err := k.s.transcriptChain(c, k.load)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+	var chain []string
+	if t := k.sums[c.Transcript.Base]; k.deep && c.Transcript.Base != "" && t != nil && !slices.Contains(t.ids, c.ID) {
+		chain = []string{filepath.Join(c.Dir, c.Transcript.Snapshot)}
+	} else {
+		var err error
+		if chain, err = k.s.transcriptChain(c, k.load); err != nil {
+			return nil, fmt.Errorf("transcript: %w", err)
+		}
 	}
 	for _, f := range chain {
 		if _, ok := k.stamp(f); !ok {
@@ -312,12 +321,20 @@ func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
 // just before, only c's own file is inflated, after what that held.
 func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	var from *transcriptSum
-	if b := c.Transcript.Base; b != "" && k.sums[b] != nil && len(chain) > 1 {
-		from, chain = k.sums[b], chain[len(chain)-1:]
+	if b := c.Transcript.Base; b != "" && k.sums[b] != nil {
+		from, chain = k.sums[b], chain[len(chain)-1:] // (see transcriptFiles)
 	}
 	t, err := k.s.sumTranscript(k.ctx, c, chain, from)
 	if err != nil || !k.deep {
 		return err
+	}
+	if from != nil {
+		t.ids = append(slices.Clip(from.ids), c.ID)
+	} else {
+		t.ids = make([]string, len(chain))
+		for i, f := range chain {
+			t.ids[i] = filepath.Base(filepath.Dir(f))
+		}
 	}
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
