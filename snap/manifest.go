@@ -195,13 +195,27 @@ func (m *Manifest) OwnFiles(own []Entry) []string {
 	return out
 }
 
+// OwnLinesRecord reports whether every archive m's header records the size
+// of is one of own, its own lines (see ReadManifestDelta), read from, as
+// Encode writes them: then a check of those lines' archives covers every
+// size m records anew. A header that says otherwise (damaged, or written
+// otherwise) needs the whole check.
+func (m *Manifest) OwnLinesRecord(own []Entry) bool {
+	for a := range m.Header.Archives {
+		if !slices.ContainsFunc(own, func(e Entry) bool { return e.Kind == KindFile && e.Src == a }) {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckOwnArchivesStat is CheckArchivesStat for a manifest laid over one
 // that passed CheckArchivesStat with the same stat, given own, its own
 // lines (see ReadManifestDelta): only the archives they read from are
 // checked, at the sizes m's chain records — the lines it keeps from that
-// one name the same members, checked against the same sizes, and a size
-// its header records anew is an archive its own lines read from (see
-// Encode).
+// one name the same members, checked against the same sizes; a size its
+// header records anew must be of an archive its own lines read from (see
+// OwnLinesRecord).
 func (m *Manifest) CheckOwnArchivesStat(own []Entry, stat func(name string) (fs.FileInfo, error)) error {
 	return m.checkArchives(own, stat)
 }

@@ -356,7 +356,7 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 // and the archives they read — what it keeps from that one is that one's
 // verdict, the same files read the same way.
 func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
-	own := k.deep && l.over != nil && k.passed[l.over]
+	own := k.deep && l.over != nil && k.passed[l.over] && m.OwnLinesRecord(l.own)
 	var files []string
 	if own {
 		files = m.OwnFiles(l.own)
