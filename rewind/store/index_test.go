@@ -2,6 +2,7 @@ package store
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,6 +56,11 @@ func TestRetentionFromTheIndex(t *testing.T) {
 	}
 	if ids, _ := s.IDs(); len(ids) != 3 {
 		t.Fatalf("%d checkpoints left, want 3", len(ids))
+	}
+	for key := range s.readVerified() {
+		if _, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(key))); err != nil {
+			t.Errorf("the verified file still names %s, which retention deleted", key)
+		}
 	}
 	if freed, err := s.sweepLayers("", nil); err != nil || freed != 0 {
 		t.Fatalf("a whole sweep after retention freed %d bytes (%v): retention left archives only the deleted read", freed, err)

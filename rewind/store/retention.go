@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -60,6 +61,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	}
 	p := progressFrom(ctx)
 	p.begin(len(cands))
+	var swept []string        // archives of layers/ deleted
 	var longest time.Duration // the longest round yet: one is not started unless it fits
 	for first := true; len(cands) > 0; first = false {
 		if !first && time.Since(start)+longest > o.Budget {
@@ -72,7 +74,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		b := cands[:min(gcRound, len(cands))]
 		cands = cands[len(b):]
 		began := time.Now()
-		stop, err := s.indexedRound(ctx, b, idx, ref, res)
+		stop, err := s.indexedRound(ctx, b, idx, ref, res, &swept)
 		longest = max(longest, time.Since(began))
 		p.add(len(b))
 		if err == errStaleIndex {
@@ -90,6 +92,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		}
 	}
 	s.writeIndex(idx)
+	s.forgetVerified(res.Removed, swept)
 	res.Kept = len(idx)
 	slices.Sort(res.Protected)
 	return res, ctx.Err()
@@ -102,7 +105,7 @@ var errStaleIndex = errors.New("the store's index is stale")
 // indexedRound deletes what it may of batch (ids, oldest first) and keeps
 // idx up to date; stop says a damaged checkpoint was found (nothing older
 // than it goes: retention stops, and gc reads the whole store).
-func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, ref map[string]bool, res *GCResult) (stop bool, err error) {
+func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, ref map[string]bool, res *GCResult, swept *[]string) (stop bool, err error) {
 	g := &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}}
 	damaged := func(id string) (bool, error) {
 		idx[id] = &indexEntry{damaged: true}
@@ -212,17 +215,63 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 	}
 	for id, n := range g.nodes { // the survivors, re-based
 		idx[id] = indexOf(n)
+		*swept = append(*swept, n.c.Dir) // (a merged transcript's old link is gone)
 	}
 	if err != nil {
 		return false, err
 	}
-	res.FreedBytes += s.sweepGone(gone, idx)
+	freed, gone = s.sweepGone(gone, idx)
+	res.FreedBytes += freed
+	*swept = append(*swept, gone...)
 	return false, nil
 }
 
+// forgetVerified drops from the verified file what it says of the folders
+// of the checkpoints removed, of files gone from the folders of survivors
+// it rewrote, and of archives in layers/ gone with them, given in swept (gc
+// prunes it by stat'ing every file it names, which grows with the store;
+// a save reads it whole, so it must not grow with what retention deleted).
+func (s *Store) forgetVerified(removed, swept []string) {
+	if len(removed) == 0 {
+		return
+	}
+	gone := map[string]bool{}
+	for _, id := range removed {
+		gone[id] = true
+	}
+	k := s.newChecker(context.Background(), false)
+	touched := map[string]bool{} // survivors gc rewrote: their files still there stay
+	for _, a := range swept {
+		if key := k.key(a); strings.HasPrefix(key, layout.CheckpointsDir+"/") {
+			touched[strings.TrimPrefix(key, layout.CheckpointsDir+"/")] = true
+		} else if _, ok := k.files[key]; ok {
+			delete(k.files, key)
+			k.dirty = true
+		}
+	}
+	for key := range k.files {
+		rest, ok := strings.CutPrefix(key, layout.CheckpointsDir+"/")
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, "/")
+		if gone[id] || touched[id] && !exists(filepath.Join(s.Dir, filepath.FromSlash(key))) {
+			delete(k.files, key)
+			k.dirty = true
+		}
+	}
+	k.save()
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // sweepGone deletes the archives of layers/ among gone that no checkpoint
-// in idx reads (see sweepLayers), none at or before a damaged one.
-func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) int64 {
+// in idx reads (see sweepLayers), none at or before a damaged one, and
+// returns the bytes freed and the archives deleted.
+func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) (int64, []string) {
 	barrier := ""
 	used := map[string]bool{}
 	for id, e := range idx {
@@ -234,6 +283,7 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) int64 {
 		}
 	}
 	var freed int64
+	var deleted []string
 	for _, a := range gone {
 		id, ok := strings.CutSuffix(filepath.Base(a), ".tar.gz")
 		if !ok || !isID(id) || id <= barrier || used[a] || filepath.Dir(a) != s.layersDir() {
@@ -241,8 +291,9 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) int64 {
 		}
 		if fi, err := os.Stat(a); err == nil && os.Remove(a) == nil {
 			freed += fi.Size()
+			deleted = append(deleted, a)
 		}
 		used[a] = true // (named twice)
 	}
-	return freed
+	return freed, deleted
 }
