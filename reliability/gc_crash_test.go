@@ -27,9 +27,34 @@ const gcKeep = 100
 // the tree hash it had, and a sample of them — the oldest that gc must
 // keep, whose chain it re-bases, and some it may or may not have deleted —
 // restores byte for byte as it did before gc; the newest gcKeep are all
-// there; the next gc finishes and, after the next save, nothing
-// temporary, staged or orphaned is left.
+// there; the next gc finishes, validate finds nothing after it either, and
+// after the next save nothing temporary, staged or orphaned is left.
 func TestGCCrashAtAnyInstant(t *testing.T) {
+	crashSweep(t, "gc", func(project string, env []string) proc {
+		return proc{name: "rewind", args: []string{"gc", "--keep", fmt.Sprint(gcKeep), "-C", project}, env: env}
+	})
+}
+
+// TestRetentionCrashAtAnyInstant is TestGCCrashAtAnyInstant for retention
+// at a hook (max_checkpoints gcKeep, a budget for every round), which plans
+// from the store's index: killed at any instant it leaves the same, and the
+// next hook — from the index, or reading the store when the kill left none
+// — finishes without harm.
+func TestRetentionCrashAtAnyInstant(t *testing.T) {
+	crashSweep(t, "retention at a hook", func(project string, env []string) proc {
+		cfg := fmt.Sprintf(`{"version":1,"retention":{"max_checkpoints":%d}}`+"\n", gcKeep)
+		if err := os.WriteFile(filepath.Join(project, ".agent", "rewind", "config.json"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		req := fmt.Sprintf(`{"version":1,"event":"SessionStart","agent":"claude","project_dir":%q,"checkpoint":"none","retention":true,"retention_budget_ms":600000}`+"\n", project)
+		return proc{name: "rewind", args: []string{"hook"}, env: env, stdin: []byte(req)}
+	})
+}
+
+// crashSweep kills the command cmd makes (given the project and the
+// environment, before the store is copied as the template) at random
+// instants; see TestGCCrashAtAnyInstant.
+func crashSweep(t *testing.T, what string, cmd func(project string, env []string) proc) {
 	base := workDir(t)
 	live := filepath.Join(base, "w")
 	project := filepath.Join(live, "p")
@@ -66,17 +91,17 @@ func TestGCCrashAtAnyInstant(t *testing.T) {
 		}
 		want[id] = d.sum()
 	}
+	gc := cmd(project, env)
 	tpl := filepath.Join(base, "tpl")
 	copyTree(t, live, tpl)
 
-	gc := proc{name: "rewind", args: []string{"gc", "--keep", fmt.Sprint(gcKeep), "-C", project}, env: env}
 	var durs []time.Duration
 	for range 3 {
 		copyTree(t, tpl, live)
 		durs = append(durs, mustRun(t, gc).dur)
 	}
 	d := slices.Min(durs)
-	t.Logf("gc of %d checkpoints takes %v", gcCheckpoints-gcKeep, d)
+	t.Logf("%s deleting %d checkpoints takes %v", what, gcCheckpoints-gcKeep, d)
 
 	kills := gcKills
 	if n, err := strconv.Atoi(os.Getenv("REWIND_RELIABILITY_KILLS")); err == nil && n > 0 {
@@ -123,10 +148,14 @@ func TestGCCrashAtAnyInstant(t *testing.T) {
 			}
 		}
 		if r := run(t, gc); r.code != 0 {
-			fail("the next gc failed (exit %d): %s", r.code, strings.TrimSpace(r.stderr))
+			fail("the next run failed (exit %d): %s", r.code, strings.TrimSpace(r.stderr))
 		}
 		if n := len(checkpoints(t, project, env)); n != gcKeep {
-			fail("after the next gc %d checkpoints are left, want %d", n, gcKeep)
+			fail("after the next run %d checkpoints are left, want %d", n, gcKeep)
+		}
+		probs, _ = validate(t, project, env)
+		for _, p := range probs {
+			fail("validate after the next run: %s", p)
 		}
 		if r := run(t, proc{name: "rewind", args: []string{"save", "after", "-C", project}, env: env}); r.code != 0 {
 			fail("the next save failed (exit %d): %s", r.code, strings.TrimSpace(r.stderr))
@@ -143,5 +172,5 @@ func TestGCCrashAtAnyInstant(t *testing.T) {
 			}
 		}
 	}
-	figures(t, fmt.Sprintf("crash/gc of %d checkpoints", gcCheckpoints), kills, killed, failures)
+	figures(t, fmt.Sprintf("crash/%s of %d checkpoints", what, gcCheckpoints), kills, killed, failures)
 }

@@ -92,25 +92,42 @@ func (m *Manifest) sources() ([]source, error) {
 	if m.srcs != nil {
 		return m.srcs.list, m.srcs.err
 	}
-	var out []source
-	at := map[string]int{}
-	err := m.each(func(e *Entry) error {
-		if e.Kind != KindFile {
-			return nil
-		}
-		i, ok := at[e.Src]
-		if !ok {
-			i = len(out)
-			at[e.Src] = i
-			out = append(out, source{name: e.Src})
-		}
-		out[i].last = max(out[i].last, e.COff)
-		return nil
-	})
+	var c sourceCollector
+	err := m.each(func(e *Entry) error { c.add(e); return nil })
 	if m.stream != nil {
-		m.srcs = &sources{out, err} // (a pass is a read of the tree's manifest: once)
+		m.srcs = &sources{c.list, err} // (a pass is a read of the tree's manifest: once)
 	}
-	return out, err
+	return c.list, err
+}
+
+// sourcesOf lists the archives entries read from, as sources does.
+func sourcesOf(entries []Entry) []source {
+	var c sourceCollector
+	for i := range entries {
+		c.add(&entries[i])
+	}
+	return c.list
+}
+
+// sourceCollector gathers sources: a few archives hold a tree's files, so
+// the last one found is tried before the list.
+type sourceCollector struct {
+	list []source
+	at   int
+}
+
+func (c *sourceCollector) add(e *Entry) {
+	if e.Kind != KindFile {
+		return
+	}
+	if c.at >= len(c.list) || c.list[c.at].name != e.Src {
+		c.at = slices.IndexFunc(c.list, func(s source) bool { return s.name == e.Src })
+		if c.at < 0 {
+			c.at = len(c.list)
+			c.list = append(c.list, source{name: e.Src})
+		}
+	}
+	c.list[c.at].last = max(c.list[c.at].last, e.COff)
 }
 
 type sources struct {
@@ -133,6 +150,18 @@ func (m *Manifest) CheckArchivesStat(stat func(name string) (fs.FileInfo, error)
 	if err != nil {
 		return err
 	}
+	return m.checkSources(srcs, stat)
+}
+
+// checkArchives checks the archives entries read from, at the sizes m's
+// chain records.
+func (m *Manifest) checkArchives(entries []Entry, stat func(name string) (fs.FileInfo, error)) error {
+	return m.checkSources(sourcesOf(entries), stat)
+}
+
+// checkSources checks the archives srcs names, at the sizes m's chain
+// records.
+func (m *Manifest) checkSources(srcs []source, stat func(name string) (fs.FileInfo, error)) error {
 	for _, s := range srcs {
 		a, off := s.name, s.last
 		fi, err := stat(a)
@@ -147,6 +176,48 @@ func (m *Manifest) CheckArchivesStat(stat func(name string) (fs.FileInfo, error)
 		}
 	}
 	return nil
+}
+
+// OwnFiles lists the files m is read from that the manifest it was laid
+// over is not, given own, its own lines (see ReadManifestDelta): its own
+// file, its own archive and the archives its own lines read from. Every
+// other file of m.Files() is one of that manifest's Files.
+func (m *Manifest) OwnFiles(own []Entry) []string {
+	out := []string{m.File}
+	if m.Header.Archive != "" {
+		out = append(out, m.Header.Archive)
+	}
+	for i := range own {
+		if e := &own[i]; e.Kind == KindFile && !slices.Contains(out, e.Src) {
+			out = append(out, e.Src)
+		}
+	}
+	return out
+}
+
+// OwnLinesRecord reports whether every archive m's header records the size
+// of is one of own, its own lines (see ReadManifestDelta), read from, as
+// Encode writes them: then a check of those lines' archives covers every
+// size m records anew. A header that says otherwise (damaged, or written
+// otherwise) needs the whole check.
+func (m *Manifest) OwnLinesRecord(own []Entry) bool {
+	for a := range m.Header.Archives {
+		if !slices.ContainsFunc(own, func(e Entry) bool { return e.Kind == KindFile && e.Src == a }) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckOwnArchivesStat is CheckArchivesStat for a manifest laid over one
+// that passed CheckArchivesStat with the same stat, given own, its own
+// lines (see ReadManifestDelta): only the archives they read from are
+// checked, at the sizes m's chain records — the lines it keeps from that
+// one name the same members, checked against the same sizes; a size its
+// header records anew must be of an archive its own lines read from (see
+// OwnLinesRecord).
+func (m *Manifest) CheckOwnArchivesStat(own []Entry, stat func(name string) (fs.FileInfo, error)) error {
+	return m.checkArchives(own, stat)
 }
 
 // ManifestHeader is the first line of a manifest file.
@@ -227,16 +298,24 @@ func newManifest(entries []Entry, scanStarted int64) *Manifest {
 	return m
 }
 
+// treeHashBuffers are what TreeHash hashes entries' lines through.
+var treeHashBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 20<<10); return &b }}
+
 // TreeHash is "sha256:" and the hex SHA-256 of the entries' kinds, permission
 // bits, content hashes or link targets and paths, in walk order. Times,
 // inodes and where content is stored do not count: two trees with the same
 // content have the same hash.
 func TreeHash(entries []Entry) string {
 	h := sha256.New()
-	var b []byte
+	bp := treeHashBuffers.Get().(*[]byte) // (lines hashed 16 KiB at a time: a write per line cost more than the hashing)
+	defer treeHashBuffers.Put(bp)
+	b := (*bp)[:0]
 	for i := range entries {
 		e := &entries[i]
-		b = b[:0]
+		if len(b) > 16<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
 		b = append(b, kindLetter(e.Kind), 0)
 		b = strconv.AppendUint(b, uint64(e.Mode), 8)
 		b = append(b, 0)
@@ -245,8 +324,9 @@ func TreeHash(entries []Entry) string {
 		b = append(b, 0)
 		b = append(b, e.Path...)
 		b = append(b, '\n')
-		h.Write(b)
 	}
+	h.Write(b)
+	*bp = b[:0]
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
@@ -669,17 +749,26 @@ func overlay(base []Entry, over map[string]*Entry, removed map[string]bool, adde
 // each file once, not the chain once per manifest. What known returns (read
 // by ReadManifest or this) is not changed. Otherwise it reads the chain.
 func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest, error) {
+	m, _, err := ReadManifestDelta(name, known)
+	return m, err
+}
+
+// ReadManifestDelta is ReadManifestOver, returning too the manifest's own
+// lines when it was laid over one known returned (nil otherwise): all that
+// tells it from that one, what a caller that has checked that one checks
+// of this one (Verifier.CheckOwn, CheckOwnArchivesStat, OwnFiles).
+func ReadManifestDelta(name string, known func(file string) *Manifest) (m *Manifest, own []Entry, err error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := readFileString(abs)
 	if err != nil {
-		return nil, &ManifestError{Path: name, Err: err}
+		return nil, nil, &ManifestError{Path: name, Err: err}
 	}
 	m, gone, err := parseManifest(b, filepath.Dir(abs))
 	if err != nil {
-		return nil, &ManifestError{Path: abs, Err: err}
+		return nil, nil, &ManifestError{Path: abs, Err: err}
 	}
 	var parent *Manifest
 	if m.Header.Parent != "" {
@@ -689,7 +778,8 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 		parent.File = m.Header.Parent
 	}
 	if parent == nil || parent.File != m.Header.Parent || len(parent.chain) >= maxManifestChain || slices.Contains(parent.chain, abs) {
-		return ReadManifest(abs)
+		m, err := ReadManifest(abs)
+		return m, nil, err
 	}
 	m.File = abs
 	m.chain = append([]string{abs}, parent.chain...)
@@ -704,8 +794,9 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 		m.sizes[m.Header.Archive] = m.Header.CompressedBytes
 	}
 	if m.Header.Parent == "" {
-		return m, nil
+		return m, nil, nil
 	}
+	own = m.Entries
 	entries := spareEntries(len(parent.Entries) + len(m.Entries))
 	mergeEntries(parent.Entries, m.Entries, func(old, cur *Entry) {
 		switch {
@@ -716,7 +807,7 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 		}
 	})
 	m.Entries = entries
-	return m, nil
+	return m, own, nil
 }
 
 // loadManifestFile reads one manifest file of a chain: whole, or with stream
@@ -991,7 +1082,7 @@ func spareEntries(n int) []Entry {
 	if p, _ := entrySlices.Get().(*[]Entry); p != nil && cap(*p) >= n {
 		return (*p)[:0]
 	}
-	return make([]Entry, 0, n)
+	return make([]Entry, 0, n+n/8+64) // (room for the tree to grow: a slice too small for the next is dropped)
 }
 
 // Release hands m's entries on to manifests read later: a caller that

@@ -12,7 +12,7 @@ import (
 type readAhead struct {
 	state atomic.Bool // claimed
 	done  chan struct{}
-	idx   map[string]placed
+	idx   archiveIndex
 	err   error
 }
 

@@ -62,6 +62,15 @@ func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 
 func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	start := time.Now()
+	if o.Budget > 0 && !o.DryRun { // retention at a hook
+		ids, err := s.IDs()
+		if err != nil {
+			return nil, err
+		}
+		if idx, ok := s.readIndex(ids); ok {
+			return s.gcIndexed(ctx, o, start, ids, idx)
+		}
+	}
 	res := &GCResult{Type: "gc", DryRun: o.DryRun, Removed: []string{}}
 	cps, bad, err := s.List() // newest first
 	if err != nil {
@@ -141,10 +150,11 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	}
 	p := progressFrom(ctx)
 	p.begin(len(plan))
+	var longest time.Duration // the longest round yet: one is not started unless it fits
 	for first := true; len(plan) > 0; first = false {
 		// The first round always runs: reading the store may take the
 		// whole budget of a hook, and retention must still catch up.
-		if o.Budget > 0 && !first && time.Since(start) > o.Budget {
+		if o.Budget > 0 && !first && time.Since(start)+longest > o.Budget {
 			res.Partial = true
 			break
 		}
@@ -154,7 +164,9 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 		b := plan[:min(round, len(plan))]
 		plan = plan[len(b):]
+		began := time.Now()
 		freed, err := s.removeBatch(ctx, g, b)
+		longest = max(longest, time.Since(began))
 		res.FreedBytes += freed
 		for _, c := range b {
 			if g.nodes[c.ID] == nil { // removed
@@ -168,6 +180,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 	}
 	res.Kept = len(cps) - len(res.Removed)
+	s.writeIndex(indexFromGraph(g)) // (what a hook's retention plans from next time)
 	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
 		// The sweeps of layers/ and of the verified file read the whole
 		// store: a hook's budget buys rounds, and the next run within its
@@ -236,14 +249,20 @@ func (s *Store) readNode(c *Checkpoint) (*gcNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &gcNode{c: c, archives: arcs}
-	if parent != "" {
-		n.parent = filepath.Base(filepath.Dir(parent))
-		if filepath.Dir(filepath.Dir(parent)) != s.checkpointsDir() || filepath.Base(parent) != ManifestFile {
-			n.parent = parent // not a checkpoint's: never one gc deletes
-		}
+	return &gcNode{c: c, archives: arcs, parent: s.parentID(parent)}, nil
+}
+
+// parentID names the manifest at path (absolute), one a manifest is a delta
+// over: by its checkpoint's id, or by its path when it is not a
+// checkpoint's (never one gc deletes); "" for none.
+func (s *Store) parentID(path string) string {
+	if path == "" {
+		return ""
 	}
-	return n, nil
+	if filepath.Dir(filepath.Dir(path)) != s.checkpointsDir() || filepath.Base(path) != ManifestFile {
+		return path
+	}
+	return filepath.Base(filepath.Dir(path))
 }
 
 // manifestParent is the manifest the one at name is a delta over
@@ -431,6 +450,9 @@ func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint
 	}
 	todo, keep := g.plan(in)
 	for _, err := range keep {
+		return 0, err
+	}
+	if err := s.dropIndex(); err != nil {
 		return 0, err
 	}
 	for _, r := range todo {

@@ -120,5 +120,6 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
 		return err
 	}
 	c.Metadata = md
+	s.indexChanged(c) // (its folder's bytes changed)
 	return nil
 }

@@ -144,7 +144,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
 	}
 	k.save()
-	return &Checkpoint{Metadata: md, Dir: final}, nil
+	c := &Checkpoint{Metadata: md, Dir: final}
+	s.indexSaved(c, newest)
+	return c, nil
 }
 
 // walkBesideParent walks the project while the newest checkpoint's manifest
@@ -165,7 +167,7 @@ func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *che
 		var p parentOf
 		if newest != nil {
 			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(newest, p.m) // read only where the verified file does not vouch
+				p.damage = k.checkSnapshot(p.m, laid{}) // read only where the verified file does not vouch
 			}
 		}
 		parentc <- p

@@ -137,6 +137,7 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	if err := s.ensureLayout(); err != nil {
 		return nil, false, err
 	}
+	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
 	if mode == layout.ModeGlobal {
 		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), 0o644); err != nil {
 			return nil, false, err

@@ -261,9 +261,10 @@ var (
 // the first and the last jsonl.HashWindow of them.
 type transcriptSum struct {
 	n       int64
-	head    []byte // the first bytes, while fewer than jsonl.HashWindow
-	headSum string // their SHA-256 once there are jsonl.HashWindow
-	tail    []byte // the last jsonl.HashWindow bytes
+	head    []byte   // the first bytes, while fewer than jsonl.HashWindow
+	headSum string   // their SHA-256 once there are jsonl.HashWindow
+	tail    []byte   // the last jsonl.HashWindow bytes
+	ids     []string // in a deep check, the checkpoints whose files these are, oldest first
 }
 
 // clone copies t (nil: an empty sum) into a spare sum or a new one.
@@ -275,7 +276,7 @@ func (t *transcriptSum) clone() *transcriptSum {
 	if t == nil {
 		t = &transcriptSum{}
 	}
-	c.n, c.headSum = t.n, t.headSum
+	c.n, c.headSum, c.ids = t.n, t.headSum, nil
 	c.head = append(c.head[:0], t.head...)
 	c.tail = append(c.tail[:0], t.tail...)
 	return c

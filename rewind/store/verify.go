@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,6 +121,7 @@ type checker struct {
 	loaded    map[string]*Checkpoint // the newest loadedMemory of them
 	loadOrder []string
 	manifests []*snap.Manifest
+	passed    map[*snap.Manifest]bool // of manifests: checked whole, and right
 	sums      map[string]*transcriptSum
 	sumOrder  []string
 }
@@ -150,6 +152,7 @@ func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]
 	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
 		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
+		k.passed = map[*snap.Manifest]bool{}
 	}
 	return k
 }
@@ -196,29 +199,44 @@ func (k *checker) same(f string, rec verifiedFile) bool {
 	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
 }
 
+// laid is a manifest read laid over one read before: that one, and the
+// manifest's own lines (see snap.ReadManifestDelta).
+type laid struct {
+	over *snap.Manifest
+	own  []snap.Entry
+}
+
 // snapshotOf is Store.snapshotOf, laying the manifest over the one it is a
-// delta over when a deep run has just read that one.
-func (k *checker) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
+// delta over when a deep run has just read that one, which it returns too
+// with the manifest's own lines (over nil when it read the chain).
+func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error) {
 	if !k.deep {
-		return k.s.snapshotOf(c)
+		m, err := k.s.snapshotOf(c)
+		return m, laid{}, err
 	}
-	m, err := snap.ReadManifestOver(c.ManifestPath(), func(file string) *snap.Manifest {
+	var over *snap.Manifest
+	m, own, err := snap.ReadManifestDelta(c.ManifestPath(), func(file string) *snap.Manifest {
 		for _, m := range k.manifests {
 			if m.File == file {
+				over = m
 				return m
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, laid{}, err
+	}
+	if own != nil {
+		l = laid{over, own}
 	}
 	k.manifests = append(k.manifests, m)
 	if len(k.manifests) > checkerMemory {
 		k.manifests[0].Release() // (no one else holds it: its entries go to a later one)
+		delete(k.passed, k.manifests[0])
 		k.manifests = k.manifests[1:]
 	}
-	return m, treeHashOf(c, m)
+	return m, l, treeHashOf(c, m)
 }
 
 // refresh reads the verified file again (after a save recorded what it
@@ -253,11 +271,11 @@ func (k *checker) check(c *Checkpoint, what part) error {
 
 func (k *checker) checkParts(c *Checkpoint, what part) error {
 	if what&partCode != 0 {
-		m, err := k.snapshotOf(c)
+		m, l, err := k.snapshotOf(c)
 		if err != nil {
 			return err
 		}
-		if err := k.checkSnapshot(c, m); err != nil {
+		if err := k.checkSnapshot(m, l); err != nil {
 			return err
 		}
 	}
@@ -275,11 +293,19 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 	return nil
 }
 
-// transcriptFiles lists the files holding c's transcript, each there.
+// transcriptFiles lists the files holding c's transcript, each there. In a
+// deep run, when what c's transcript builds on was verified just before
+// (and its chain does not hold c: no loop), that is c's own file alone:
+// the others are that one's, read whole and found right.
 func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
-	chain, err := k.s.transcriptChain(c, k.load)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
+	var chain []string
+	if t := k.sums[c.Transcript.Base]; k.deep && c.Transcript.Base != "" && t != nil && !slices.Contains(t.ids, c.ID) {
+		chain = []string{filepath.Join(c.Dir, c.Transcript.Snapshot)}
+	} else {
+		var err error
+		if chain, err = k.s.transcriptChain(c, k.load); err != nil {
+			return nil, fmt.Errorf("transcript: %w", err)
+		}
 	}
 	for _, f := range chain {
 		if _, ok := k.stamp(f); !ok {
@@ -295,12 +321,20 @@ func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
 // just before, only c's own file is inflated, after what that held.
 func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	var from *transcriptSum
-	if b := c.Transcript.Base; b != "" && k.sums[b] != nil && len(chain) > 1 {
-		from, chain = k.sums[b], chain[len(chain)-1:]
+	if b := c.Transcript.Base; b != "" && k.sums[b] != nil {
+		from, chain = k.sums[b], chain[len(chain)-1:] // (see transcriptFiles)
 	}
 	t, err := k.s.sumTranscript(k.ctx, c, chain, from)
 	if err != nil || !k.deep {
 		return err
+	}
+	if from != nil {
+		t.ids = append(slices.Clip(from.ids), c.ID)
+	} else {
+		t.ids = make([]string, len(chain))
+		for i, f := range chain {
+			t.ids[i] = filepath.Base(filepath.Dir(f))
+		}
 	}
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
@@ -314,25 +348,45 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	return nil
 }
 
-// checkSnapshot makes sure every file c's snapshot m is read from is
-// there with its recorded size and verified whole (snapshotOf has checked
-// the rest). Files the verified file vouches for as they are need neither.
-func (k *checker) checkSnapshot(c *Checkpoint, m *snap.Manifest) error {
-	files := m.Files()
+// checkSnapshot makes sure every file a snapshot m is read from is there
+// with its recorded size and verified whole (snapshotOf has checked the
+// rest). Files the verified file vouches for as they are need neither. In
+// a deep run, m laid over a manifest this run has checked whole and found
+// right (l) costs what m adds: its tree hash, its own lines, its own file
+// and the archives they read — what it keeps from that one is that one's
+// verdict, the same files read the same way.
+func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
+	own := k.deep && l.over != nil && k.passed[l.over] && m.OwnLinesRecord(l.own)
+	var files []string
+	if own {
+		files = m.OwnFiles(l.own)
+	} else {
+		files = m.Files()
+	}
 	if !k.deep && k.vouched(files) {
 		return nil
 	}
-	if err := m.CheckArchivesStat(k.stat); err != nil {
+	archives := m.CheckArchivesStat
+	check := k.v.Check
+	if own {
+		archives = func(stat func(string) (fs.FileInfo, error)) error { return m.CheckOwnArchivesStat(l.own, stat) }
+		check = func(ctx context.Context, m *snap.Manifest) error { return k.v.CheckOwn(ctx, m, l.own) }
+	}
+	if err := archives(k.stat); err != nil {
 		return err
 	}
-	return k.whole(files, func() (string, error) {
-		err := k.v.Check(k.ctx, m)
+	err := k.whole(files, func() (string, error) {
+		err := check(k.ctx, m)
 		var ae *snap.ArchiveError
 		if errors.As(err, &ae) && ae.Archive != "" {
 			return ae.Archive, err
 		}
 		return "", err
 	})
+	if err == nil && k.deep {
+		k.passed[m] = true
+	}
+	return err
 }
 
 // snapshotOf reads c's manifest chain and checks its tree hash against the

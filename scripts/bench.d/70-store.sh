@@ -39,26 +39,40 @@ fresh="rm -rf $gcp; cp -a $proj $gcp; sync"
 gc=$(timed 4 "rewind -C $gcp gc --keep 100" "$fresh" --runs 3)
 row "gc --keep 100 (deletes $(thousands $((count - 100))))" "$gc" "budget" "5" "≤ 5 s"
 
-# Retention at a hook: max_checkpoints 100 in the project's configuration, one hook request that
-# asks for retention within the default budget (2 s): it deletes in rounds until the budget is
-# spent; later hooks go on.
-eval "$fresh"
-printf '{"version":1,"retention":{"max_checkpoints":100}}\n' > "$gcp/.agent/rewind/config.json"
-printf '{"version":1,"event":"SessionStart","agent":"claude","project_dir":"%s","checkpoint":"none","retention":true,"retention_budget_ms":2000}\n' "$gcp" > "$st/hook.json"
+# Retention at a hook: max_checkpoints 100 in the project's configuration, a UserPromptSubmit
+# hook (a checkpoint of the unchanged tree) with retention due, within the default budget (2 s):
+# it plans from the store's index, deletes in rounds until the budget is spent; later hooks go
+# on. A store made before saves kept an index gets one from the first gc or retention that reads
+# it whole: here an untimed gc that deletes nothing.
+fresh_index="$fresh; printf '{\"version\":1,\"retention\":{\"max_checkpoints\":100}}\\n' > $gcp/.agent/rewind/config.json; rewind -C $gcp gc --keep 1000000 > /dev/null"
+prompt() { # prompt DUE: a UserPromptSubmit request, retention due or not
+  printf '{"version":1,"event":"UserPromptSubmit","agent":"claude","project_dir":"%s","checkpoint":"always","prompt":"go on"%s,"retention_budget_ms":2000}\n' \
+    "$gcp" "$([ "$1" = due ] && echo ',"retention":true')"
+}
+prompt due > "$st/hook-due.json"
+prompt not > "$st/hook-not-due.json"
+eval "$fresh_index"
+nd=$(timed 4 "rewind hook < $st/hook-not-due.json" "" --warmup 2 --runs "$BENCH_RUNS")
+row "UserPromptSubmit hook, retention not due, $label" "$nd" "budget" "2" "report"
+eval "$fresh_index"
 hooks=0 first_s="" first_n=""
 while [ "$hooks" -lt 20 ]; do
   hooks=$((hooks + 1))
   t0=$(date +%s.%N)
-  out=$(rewind hook < "$st/hook.json")
+  out=$(rewind hook < "$st/hook-due.json")
   t1=$(date +%s.%N)
   removed=$(sed -n 's/.*"removed":\([0-9]*\).*/\1/p' <<< "$out")
   [ -n "$first_s" ] || { first_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'); first_n=${removed:-0}; }
   left=$(find "$gcp/.agent/rewind/checkpoints" -mindepth 1 -maxdepth 1 -type d | wc -l)
   [ "$left" -gt 100 ] || break
 done
-printf '| %s | retention at a hook, %s | first hook %s, deleted %s; all but 100 gone after %s hooks | budget | 2.0 s | %s | ≤ budget, catches up |\n' \
+printf '| %s | UserPromptSubmit hook, retention due, %s | first hook %s, deleted %s; all but 100 gone after %s hooks | budget | 2.0 s | %s | ≤ budget, catches up |\n' \
   "$BENCH_SECTION" "$label" "$(fmt_s "$first_s")" "$first_n" "$hooks" \
   "$(awk -v a="$first_s" 'BEGIN { printf "%.2f×", a/2 }')"
+# The same hook when only the oldest round is due (retention run, a round's work): the store's
+# size is what it reads before it, so this is the pre-read at this size.
+due1=$(timed 4 "rewind hook < $st/hook-due.json" "$fresh_index; printf '{\"version\":1,\"retention\":{\"max_checkpoints\":$((count - 5))}}\\n' > $gcp/.agent/rewind/config.json" --runs 3)
+row "UserPromptSubmit hook, retention due for 5, $label" "$due1" "budget" "2" "≤ budget"
 
 # Disk: the store (hard links once) against what the steps wrote: every file written in full
 # (a layer stores a changed file whole) plus the transcript appended.

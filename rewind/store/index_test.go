@@ -1,0 +1,130 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// indexAgrees: the store's index says what reading every checkpoint says.
+func indexAgrees(t *testing.T, s *Store) {
+	t.Helper()
+	ids, _ := s.IDs()
+	idx, ok := s.readIndex(ids)
+	if !ok {
+		t.Fatal("the index is missing or stale")
+	}
+	cps, bad, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := indexFromGraph(s.readGraph(ctx, cps, bad))
+	if !reflect.DeepEqual(idx, want) {
+		for id := range want {
+			if !reflect.DeepEqual(idx[id], want[id]) {
+				t.Fatalf("index line of %s: %+v, the store says %+v", id, idx[id], want[id])
+			}
+		}
+		t.Fatalf("index lists %d checkpoints, the store %d", len(idx), len(want))
+	}
+}
+
+// TestRetentionFromTheIndex: saves keep the index a new store starts with;
+// retention under a budget plans from it in rounds, keeps it current, and
+// leaves every survivor whole and no archive that only the deleted read.
+func TestRetentionFromTheIndex(t *testing.T) {
+	defer func(n int) { gcRound = n }(gcRound)
+	gcRound = 4
+	s, cps, holds := batchStore(t, 20)
+	indexAgrees(t, s)
+	for run := 0; ; run++ {
+		res, err := s.GC(ctx, GCOptions{Keep: 3, Budget: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSurvivors(t, s, cps, holds)
+		indexAgrees(t, s)
+		if !res.Partial {
+			break
+		}
+		if run > 10 {
+			t.Fatal("retention does not catch up")
+		}
+	}
+	if ids, _ := s.IDs(); len(ids) != 3 {
+		t.Fatalf("%d checkpoints left, want 3", len(ids))
+	}
+	for key := range s.readVerified() {
+		if _, err := os.Stat(filepath.Join(s.Dir, filepath.FromSlash(key))); err != nil {
+			t.Errorf("the verified file still names %s, which retention deleted", key)
+		}
+	}
+	if freed, err := s.sweepLayers("", nil); err != nil || freed != 0 {
+		t.Fatalf("a whole sweep after retention freed %d bytes (%v): retention left archives only the deleted read", freed, err)
+	}
+}
+
+// TestRetentionDistrustsTheIndex: an index that is damaged, lacks a
+// checkpoint or says of a checkpoint what reading it does not is not used
+// to delete: retention reads the store as gc does (or, finding the lie only
+// when it reads, deletes nothing and drops the index), and writes it anew.
+func TestRetentionDistrustsTheIndex(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		change func(t *testing.T, s *Store, b string) string
+	}{
+		{"a byte flipped", func(t *testing.T, s *Store, b string) string {
+			i := strings.Index(b, "\n") + 5
+			return b[:i] + "x" + b[i+1:]
+		}},
+		{"a line lost", func(t *testing.T, s *Store, b string) string {
+			i := strings.LastIndex(strings.TrimSuffix(b, "\n"), "\n")
+			return b[:i+1]
+		}},
+		{"a time that is not the checkpoint's", func(t *testing.T, s *Store, b string) string {
+			ids, _ := s.IDs()
+			idx, _ := s.readIndex(ids)
+			idx[ids[0]].created++
+			s.writeIndex(idx)
+			nb, _ := os.ReadFile(s.indexPath())
+			return string(nb)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, cps, holds := batchStore(t, 8)
+			b, err := os.ReadFile(s.indexPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(s.indexPath(), []byte(tt.change(t, s, string(b))), 0o600)
+			for range 2 {
+				if _, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Minute}); err != nil {
+					t.Fatal(err)
+				}
+				checkSurvivors(t, s, cps, holds)
+			}
+			if ids, _ := s.IDs(); len(ids) != 2 {
+				t.Fatalf("%d checkpoints left, want 2", len(ids))
+			}
+			indexAgrees(t, s)
+		})
+	}
+}
+
+// TestRetentionStopsAtDamage: a checkpoint retention would delete whose
+// metadata does not read stops it, as it stops gc: nothing older goes.
+func TestRetentionStopsAtDamage(t *testing.T) {
+	s, cps, _ := batchStore(t, 8)
+	os.WriteFile(cps[3].Dir+"/metadata.json", []byte("{"), 0o644)
+	if _, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cps[:4] {
+		if _, err := os.Stat(c.Dir); err != nil {
+			t.Errorf("%s, older than a damaged checkpoint, was deleted", c.ID)
+		}
+	}
+}
