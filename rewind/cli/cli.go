@@ -62,7 +62,7 @@ type env struct {
 	getenv         func(string) string
 	colors         bool // stdout is a terminal and NO_COLOR is not set
 	// progressAfter and progressEvery pace the progress line (progress.go);
-	// 0 means the defaults.
+	// 0 means the defaults, a negative progressAfter a line drawn at once.
 	progressAfter, progressEvery time.Duration
 }
 

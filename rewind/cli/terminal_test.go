@@ -160,7 +160,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	copied := make(chan struct{})
 	go func() { io.Copy(&screen, master); close(copied) }()
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: slave, getenv: os.Getenv,
-		progressAfter: time.Nanosecond, progressEvery: time.Millisecond}
+		progressAfter: -1, progressEvery: time.Millisecond}
 	if err := run(context.Background(), e, []string{"save", "--full", "-C", dir}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestCountedProgressOnATerminal(t *testing.T) {
 	copied := make(chan struct{})
 	go func() { io.Copy(&screen, master); close(copied) }()
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: slave, getenv: os.Getenv,
-		progressAfter: time.Nanosecond, progressEvery: time.Millisecond}
+		progressAfter: -1, progressEvery: time.Millisecond}
 	if err := run(context.Background(), e, []string{"validate", "-C", dir}); err != nil {
 		t.Fatal(err)
 	}
