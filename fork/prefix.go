@@ -72,22 +72,20 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 	var (
 		wg        sync.WaitGroup
 		countErr  error
-		prefixRA  = io.NewSectionReader(src, 0, offset)
 		titleBase string
 		titleErr  error
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.events, countErr = countEvents(w.ctx, src, 0, offset)
+		// The title scan reads the whole prefix in order: the events are counted from its
+		// reads, and the bytes it did not read (none, when it reads them all) after it.
+		tee := &countingReaderAt{ra: io.NewSectionReader(src, 0, offset)}
+		if w.findsTitle() {
+			titleBase, titleErr = w.findTitleBase(tee, offset)
+		}
+		w.events, countErr = countEvents(w.ctx, tee.ra, tee.seen, offset, &tee.c)
 	}()
-	if w.findsTitle() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			titleBase, titleErr = w.findTitleBase(prefixRA, offset)
-		}()
-	}
 	copyErr := w.kernelCopy(src, consumed, offset)
 	var syncErr error
 	if copyErr == nil {
