@@ -66,9 +66,12 @@ func isEvent(line []byte) bool {
 	return len(c) >= 2 && c[0] == '{' && c[len(c)-1] == '}'
 }
 
-// countEvents counts the events in [from, to) of ra.
-func countEvents(ctx context.Context, ra io.ReaderAt, from, to int64) (int64, error) {
-	var c eventCounter
+// countEvents counts the events in [from, to) of ra, after those c has counted (c may be nil;
+// it is finished).
+func countEvents(ctx context.Context, ra io.ReaderAt, from, to int64, c *eventCounter) (int64, error) {
+	if c == nil {
+		c = &eventCounter{}
+	}
 	buf := make([]byte, 1<<20)
 	for off := from; off < to; {
 		if err := ctx.Err(); err != nil {
@@ -82,4 +85,24 @@ func countEvents(ctx context.Context, ra io.ReaderAt, from, to int64) (int64, er
 		off += int64(len(b))
 	}
 	return c.done(), nil
+}
+
+// countingReaderAt counts the events in what is read through it, as long as the reads go
+// forward: each read that reaches past the bytes seen so far without leaving a gap gives its
+// new bytes to the counter; other reads (back, or ahead past a gap) count nothing. Bytes
+// [0, seen) are counted; the caller counts the rest. So one read of a prefix serves both
+// a scan of it and its count.
+type countingReaderAt struct {
+	ra   io.ReaderAt
+	c    eventCounter
+	seen int64
+}
+
+func (r *countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.ra.ReadAt(b, off)
+	if off <= r.seen && off+int64(n) > r.seen {
+		r.c.Write(b[r.seen-off : n])
+		r.seen = off + int64(n)
+	}
+	return n, err
 }

@@ -418,6 +418,33 @@ func TestEventCounterAgreesWithJSONL(t *testing.T) {
 	}
 }
 
+// TestCountingReaderAt: the events counted from a scan's reads (forward, overlapping, back,
+// past a gap) and then from the bytes it left are those of the whole.
+func TestCountingReaderAt(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtures, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(data))
+	want := statsEvents(t, data)
+	for _, reads := range [][][2]int64{
+		nil,
+		{{0, 100}, {50, 5000}, {10, 20}, {5000, 7}},
+		{{0, 1000}, {2000, 100}, {900, 200}},
+		{{size - 10, 10}, {0, size}},
+		{{0, size + 100}},
+	} {
+		r := &countingReaderAt{ra: bytes.NewReader(data)}
+		for _, rd := range reads {
+			r.ReadAt(make([]byte, rd[1]), rd[0])
+		}
+		got, err := countEvents(context.Background(), r.ra, r.seen, size, &r.c)
+		if err != nil || got != want {
+			t.Errorf("reads %v: %d events (%v), want %d", reads, got, err, want)
+		}
+	}
+}
+
 // TestCreatePi: a pi fork (0.73.1) gets a new header id, sits in the source's folder named
 // <UTC time>_<uuid7>.jsonl, and ends with a session_info line naming it and pointing at the line
 // its conversation ends at: in a file with /tree branches the bytes before the prompt can end on

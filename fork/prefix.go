@@ -72,27 +72,32 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 	var (
 		wg        sync.WaitGroup
 		countErr  error
-		prefixRA  = io.NewSectionReader(src, 0, offset)
 		titleBase string
 		titleErr  error
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.events, countErr = countEvents(w.ctx, src, 0, offset)
+		// The title scan reads the whole prefix in order: the events are counted from its
+		// reads, and the bytes it did not read (none, when it reads them all) after it.
+		tee := &countingReaderAt{ra: io.NewSectionReader(src, 0, offset)}
+		if w.findsTitle() {
+			titleBase, titleErr = w.findTitleBase(tee, offset)
+		}
+		w.events, countErr = countEvents(w.ctx, tee.ra, tee.seen, offset, &tee.c)
 	}()
-	if w.findsTitle() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			titleBase, titleErr = w.findTitleBase(prefixRA, offset)
-		}()
-	}
 	copyErr := w.kernelCopy(src, consumed, offset)
+	var syncErr error
+	if copyErr == nil {
+		w.syncBehind(&wg, &syncErr)
+	}
 	wg.Wait()
 	w.titleOnce = func() (string, error) { return titleBase, titleErr }
 	if copyErr != nil {
 		return copyErr
+	}
+	if syncErr != nil {
+		return fmt.Errorf("sync fork: %w", syncErr)
 	}
 	if countErr != nil {
 		return fmt.Errorf("count events in %s: %w", w.from, countErr)
@@ -107,6 +112,21 @@ func (w *prefixWriter) fromFile(src *os.File, offset int64) error {
 		}
 	}
 	return nil
+}
+
+// syncBehind syncs what the fork holds so far while the prefix is still being read for its
+// events and title: the disk takes the copied bytes while this process reads them, and the
+// sync in Commit, after the title line, has only that line left to write. Its error, in *err
+// once wg is done, fails the fork (a failed fsync may not be reported again).
+func (w *prefixWriter) syncBehind(wg *sync.WaitGroup, err *error) {
+	if *err = durable.Fault("sync", w.dst.Name()); *err != nil {
+		return
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		*err = durable.Sync(w.dst)
+	}()
 }
 
 // fromFileReplacing copies [0, offset) of the live transcript through the session-id replacer

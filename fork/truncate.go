@@ -93,7 +93,7 @@ func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
 			return Truncation{}, err
 		}
 	}
-	kept, err := countEvents(ctx, f, 0, cp.Offset)
+	kept, err := countEvents(ctx, f, 0, cp.Offset, nil)
 	if err != nil {
 		return Truncation{}, fmt.Errorf("count events in %s: %w", o.From, err)
 	}
@@ -303,7 +303,7 @@ func countBackupEvents(ctx context.Context, path string, from, to int64) (int64,
 		return 0, err
 	}
 	defer f.Close()
-	return countEvents(ctx, f, from, to)
+	return countEvents(ctx, f, from, to, nil)
 }
 
 // closeHole removes a run of NUL bytes right after the cut: a writer that kept its old file

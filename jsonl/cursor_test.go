@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -307,5 +308,53 @@ func TestTitleScanAgrees(t *testing.T) {
 			t.Errorf("%s: Title = %+v %v, every line judged: %+v %v", filepath.Base(f), got, gotOK, want, wantOK)
 		}
 		tr.Close()
+	}
+}
+
+// TestLiteralPass: one pass for several literals finds every start of each that a search for
+// each alone finds, before the limit (a block's end) — across overlaps, literals that hold the
+// shared run more than once, and literals that share too little (a pass each).
+func TestLiteralPass(t *testing.T) {
+	data := []byte(`{"type":"custom-title"}{"type":"ai-title"}"ai-title""custom-title"-title"-title-title"xx"ai-title"`)
+	for _, f := range fixtures(t) {
+		b, _ := os.ReadFile(f)
+		data = append(data, b...)
+	}
+	for _, lits := range [][]string{
+		{`"custom-title"`, `"ai-title"`},
+		{`"ai-title"`},
+		{`"type"`, `"summary"`},
+		{`-title-title"`, `"ai-title"`},
+	} {
+		var bs [][]byte
+		for _, l := range lits {
+			bs = append(bs, []byte(l))
+		}
+		passes := literalPasses(bs)
+		if len(lits) == 2 && lits[1] == `"ai-title"` && len(passes) != 1 {
+			t.Errorf("%q: %d passes, want one", lits, len(passes))
+		}
+		for _, limit := range []int{len(data), len(data) / 2, 17, 20, 21, 0} {
+			var want []int
+			for _, l := range bs {
+				for i := 0; ; {
+					j := bytes.Index(data[i:], l)
+					if j < 0 || i+j >= limit {
+						break
+					}
+					want = append(want, i+j)
+					i += j + 1
+				}
+			}
+			var got []int
+			for _, p := range passes {
+				p.find(data, limit, func(i int) bool { got = append(got, i); return true })
+			}
+			slices.Sort(want)
+			slices.Sort(got)
+			if !slices.Equal(got, slices.Compact(want)) {
+				t.Errorf("%q limit %d: found %d starts, want %d", lits, limit, len(got), len(want))
+			}
+		}
 	}
 }

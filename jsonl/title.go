@@ -89,6 +89,7 @@ func (t *Transcript) titleCandidates(ctx context.Context) (starts []int64, scann
 		}
 		needles = append(needles, lit)
 	}
+	passes := literalPasses(needles)
 	longest := 0
 	for _, n := range needles {
 		longest = max(longest, len(n))
@@ -104,23 +105,91 @@ func (t *Transcript) titleCandidates(ctx context.Context) (starts []int64, scann
 		if _, err := t.ra.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
 			return nil, false, fmt.Errorf("read %s: %w", displayPath(t.Path), err)
 		}
-		for _, n := range needles {
-			for i := 0; ; {
-				j := bytes.Index(b[i:], n)
-				if j < 0 || i+j >= block { // a hit in the overlap belongs to the next block
-					break
-				}
-				start, err := t.lineStart(off + int64(i+j))
-				if err != nil {
-					return nil, false, err
-				}
+		for _, p := range passes {
+			var err error
+			p.find(b, block, func(i int) bool { // a hit starting in the overlap belongs to the next block
+				var start int64
+				start, err = t.lineStart(off + int64(i))
 				starts = append(starts, start)
-				i += j + len(n)
+				return err == nil
+			})
+			if err != nil {
+				return nil, false, err
 			}
 		}
 	}
 	slices.Sort(starts)
 	return slices.Compact(starts), true, nil
+}
+
+// literalPass finds several literals in one scan, by a run of bytes they all hold (Claude's
+// "custom-title" and "ai-title" share `-title"`): a pass per literal would read every block
+// once for each, and a literal that starts with '"' (as the JSON literals do) makes
+// bytes.Index stop at every string in the data, where the shared run stops far less often.
+type literalPass struct {
+	common []byte
+	lits   [][]byte
+	at     []int // where common starts in each literal
+}
+
+// literalPasses is one pass for all literals when they share a run of at least four bytes (a
+// single literal shares all of itself), else one pass per literal.
+func literalPasses(lits [][]byte) []literalPass {
+	if c := commonRun(lits); len(c) >= 4 {
+		p := literalPass{common: c, lits: lits}
+		for _, l := range lits {
+			p.at = append(p.at, bytes.Index(l, c))
+		}
+		return []literalPass{p}
+	}
+	var ps []literalPass
+	for _, l := range lits {
+		ps = append(ps, literalPass{common: l, lits: [][]byte{l}, at: []int{0}})
+	}
+	return ps
+}
+
+// commonRun is the longest run of bytes every literal holds (the first such in the shortest).
+func commonRun(lits [][]byte) []byte {
+	if len(lits) == 0 {
+		return nil
+	}
+	short := lits[0]
+	for _, l := range lits {
+		if len(l) < len(short) {
+			short = l
+		}
+	}
+	for n := len(short); n > 0; n-- {
+	next:
+		for i := 0; i+n <= len(short); i++ {
+			for _, l := range lits {
+				if !bytes.Contains(l, short[i:i+n]) {
+					continue next
+				}
+			}
+			return short[i : i+n]
+		}
+	}
+	return nil
+}
+
+// find calls hit with the start of every literal in b that starts before limit, in the order
+// found, until hit returns false.
+func (p literalPass) find(b []byte, limit int, hit func(int) bool) {
+	for i := 0; ; i++ {
+		j := bytes.Index(b[i:], p.common)
+		if j < 0 {
+			return
+		}
+		i += j
+		for k, l := range p.lits {
+			s := i - p.at[k]
+			if s >= 0 && s < limit && s+len(l) <= len(b) && bytes.Equal(b[s:s+len(l)], l) && !hit(s) {
+				return
+			}
+		}
+	}
 }
 
 // lineStart finds the start of the line holding byte at.
