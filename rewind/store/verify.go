@@ -121,7 +121,7 @@ type checker struct {
 	loaded    map[string]*Checkpoint // the newest loadedMemory of them
 	loadOrder []string
 	manifests []*snap.Manifest
-	passed    map[*snap.Manifest]bool // of manifests: checked whole, and right
+	passed    map[string]bool // manifest files checked whole, and right (kept past their manifests)
 	sums      map[string]*transcriptSum
 	sumOrder  []string
 }
@@ -133,8 +133,14 @@ type stampOf struct {
 }
 
 // checkerMemory is how many of the newest manifests and transcript sums a
-// deep check keeps.
-const checkerMemory = 16
+// deep check keeps; checkerEntries bounds the entries of the manifests it
+// keeps beyond the newest. A checkpoint is nearly always laid over the one
+// before it, so a project of 230,000 files keeps one manifest (28 MB), not
+// 16.
+const (
+	checkerMemory  = 16
+	checkerEntries = 1 << 18
+)
 
 // loadedMemory is how many of the newest checkpoints' metadata a deep
 // check keeps: what a transcript chain (at most maxTranscriptChain links)
@@ -152,7 +158,7 @@ func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]
 	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
 		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
-		k.passed = map[*snap.Manifest]bool{}
+		k.passed = map[string]bool{}
 	}
 	return k
 }
@@ -231,9 +237,13 @@ func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error
 		l = laid{over, own}
 	}
 	k.manifests = append(k.manifests, m)
-	if len(k.manifests) > checkerMemory {
+	entries := 0
+	for _, m := range k.manifests {
+		entries += len(m.Entries)
+	}
+	for len(k.manifests) > checkerMemory || (len(k.manifests) > 1 && entries > checkerEntries) {
+		entries -= len(k.manifests[0].Entries)
 		k.manifests[0].Release() // (no one else holds it: its entries go to a later one)
-		delete(k.passed, k.manifests[0])
 		k.manifests = k.manifests[1:]
 	}
 	return m, l, treeHashOf(c, m)
@@ -356,7 +366,7 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 // and the archives they read — what it keeps from that one is that one's
 // verdict, the same files read the same way.
 func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
-	own := k.deep && l.over != nil && k.passed[l.over] && m.OwnLinesRecord(l.own)
+	own := k.deep && l.over != nil && k.passed[l.over.File] && m.OwnLinesRecord(l.own)
 	var files []string
 	if own {
 		files = m.OwnFiles(l.own)
@@ -384,7 +394,7 @@ func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
 		return "", err
 	})
 	if err == nil && k.deep {
-		k.passed[m] = true
+		k.passed[m.File] = true
 	}
 	return err
 }
