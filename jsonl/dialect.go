@@ -199,10 +199,33 @@ type ForkRule struct {
 	// agent, without which pi writes the session's first lines a second time); a fork without
 	// one is refused, saying Why.
 	Require *Requirement `json:"require,omitempty"`
-	// CwdFields are the top-level fields of a line that hold the session's working folder
-	// (Claude's cwd): an import into another folder rewrites them. An agent without them
-	// cannot be imported into another folder yet.
+	// CwdFields are the fields of a line that hold the session's working folder (Claude's
+	// cwd): an import into another folder rewrites them. Each is a dotted path from the line's
+	// top ("payload.cwd"); a "[]" element stands for every element of an array of strings
+	// ("payload.runtime_workspace_roots.[]"). An agent without them cannot be imported into
+	// another folder yet.
 	CwdFields []string `json:"cwd_fields,omitempty"`
+	// Import says where the agent keeps the sessions of a project folder, for rewind import;
+	// nil when its sessions cannot be imported.
+	Import *ImportRule `json:"import,omitempty"`
+}
+
+// ImportRule says where an imported session is installed: beside a session of the project
+// that the fork's Path template then places the new session next to, as it would a fork.
+type ImportRule struct {
+	// Home is the agent's own folder: the environment variable HomeEnv when it is set, else
+	// HomeDir below the user's home (".claude").
+	HomeEnv string `json:"home_env,omitempty"`
+	HomeDir string `json:"home_dir"`
+	// From is the path of a session of the project (it need not exist): a template where
+	// {home} is the agent's folder, {project} the project folder as the agent names it (see
+	// Project) and {id} the source session's id.
+	From string `json:"from"`
+	// Project is how the agent names a project folder in From: "claude" (every character but
+	// ASCII letters and digits as '-'), "pi" (the leading '/' dropped, '/', '\' and ':' as
+	// '-', between "--" and "--"), "gemini" (the slug in the agent's registry of projects), or
+	// "" when From does not name it.
+	Project string `json:"project,omitempty"`
 }
 
 // Requirement is a kind of line a fork must hold.
