@@ -146,3 +146,5 @@ func homeHolds(t *testing.T, home, s string) bool {
 }
 
 func TestPiExportImport(t *testing.T) { runExportImport(t, piAgent) }
+
+func TestCodexExportImport(t *testing.T) { runExportImport(t, codexAgent) }
