@@ -214,17 +214,20 @@ type ForkRule struct {
 // that the fork's Path template then places the new session next to, as it would a fork.
 type ImportRule struct {
 	// Home is the agent's own folder: the environment variable HomeEnv when it is set, else
-	// HomeDir below the user's home (".claude").
-	HomeEnv string `json:"home_env,omitempty"`
-	HomeDir string `json:"home_dir"`
+	// HomeDir below the user's home (".claude"), which the agent may take from UserHomeEnv
+	// (Gemini CLI's GEMINI_CLI_HOME) before the system's.
+	HomeEnv     string `json:"home_env,omitempty"`
+	HomeDir     string `json:"home_dir"`
+	UserHomeEnv string `json:"user_home_env,omitempty"`
 	// From is the path of a session of the project (it need not exist): a template where
 	// {home} is the agent's folder, {project} the project folder as the agent names it (see
 	// Project) and {id} the source session's id.
 	From string `json:"from"`
 	// Project is how the agent names a project folder in From: "claude" (every character but
 	// ASCII letters and digits as '-'), "pi" (the leading '/' dropped, '/', '\' and ':' as
-	// '-', between "--" and "--"), "gemini" (the slug in the agent's registry of projects), or
-	// "" when From does not name it.
+	// '-', between "--" and "--"), "gemini" (the slug Gemini CLI's registry of projects gives
+	// the folder, claimed the way Gemini claims one when it has none), or "" when From does not
+	// name it.
 	Project string `json:"project,omitempty"`
 }
 

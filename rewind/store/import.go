@@ -321,9 +321,15 @@ func SessionSource(d *jsonl.Dialect, dir, id string) (string, error) {
 		home = os.Getenv(r.HomeEnv)
 	}
 	if home == "" {
-		user, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
+		user := ""
+		if r.UserHomeEnv != "" {
+			user = os.Getenv(r.UserHomeEnv)
+		}
+		if user == "" {
+			var err error
+			if user, err = os.UserHomeDir(); err != nil {
+				return "", err
+			}
 		}
 		home = filepath.Join(user, filepath.FromSlash(r.HomeDir))
 	}
@@ -333,6 +339,11 @@ func SessionSource(d *jsonl.Dialect, dir, id string) (string, error) {
 		project = claudeProjectName(dir)
 	case "pi":
 		project = piProjectName(dir)
+	case "gemini":
+		var err error
+		if project, err = geminiProject(home, dir); err != nil {
+			return "", fmt.Errorf("gemini's project folder for %s: %w", dir, err)
+		}
 	case "":
 	default:
 		return "", fmt.Errorf("dialect %s: unknown project naming %q", d.Name, r.Project)
