@@ -204,7 +204,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
-	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title)
+	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title, o.Import)
 	if err != nil {
 		if folder == "" {
 			os.Remove(out)

@@ -272,6 +272,10 @@ type Sidecar struct {
 	// value a template of {title} and {id}, written single-quoted; a key that is not there is
 	// added. "" for a key leaves it as it is when the value comes out empty.
 	SetYAML map[string]string `json:"set_yaml,omitempty"`
+	// Import is the sidecar's text for an imported session, which has no source sidecar: a
+	// template of {id} and {now} (UTC, milliseconds), to which the session's folder is set as
+	// its "cwd" key, then SetYAML's keys. "" leaves an import without the sidecar.
+	Import string `json:"import,omitempty"`
 }
 
 // ResumeCommand is the command that opens session id in the agent, "" when not known.
