@@ -120,6 +120,9 @@ func runExportImport(t *testing.T, a *agentE2E) {
 	if !bytes.Contains(req.Raw, []byte(hb.proj)) {
 		t.Error("the resumed session's request does not name B's folder")
 	}
+	if !homeHolds(t, hb.home, "[Imported] ") {
+		t.Error("after the resume no file of the agent's in B's home holds the [Imported] title")
+	}
 	if got, _ := hb.file("notes.txt"); got != "two\n" {
 		t.Errorf("B's notes.txt after the resume = %q, want two", got)
 	}
@@ -154,3 +157,5 @@ func TestPiExportImport(t *testing.T) { runExportImport(t, piAgent) }
 func TestCodexExportImport(t *testing.T) { runExportImport(t, codexAgent) }
 
 func TestGeminiExportImport(t *testing.T) { runExportImport(t, geminiAgent) }
+
+func TestCopilotExportImport(t *testing.T) { runExportImport(t, copilotAgent) }
