@@ -71,6 +71,7 @@ type CreateOptions struct {
 type Import struct {
 	From, To string // the session's folder where it was made, and where it goes
 	Prefix   string // the title's mark, e.g. "[Imported] "
+	Version  string // the agent's version the session was made with ("" when not known)
 }
 
 // Fork is what Create wrote; it is printed as JSON.
