@@ -263,10 +263,14 @@ func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, erro
 		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
 	}
 	old := b.Info.SessionID
-	if _, err := uuid.Parse(old); err != nil {
+	if d.Fork.Method == "opencode_import" { // its ids are no UUIDs, and its lines are rewritten whole
+		if old == "" {
+			old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
+		}
+	} else if _, err := uuid.Parse(old); err != nil {
 		old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
 	}
-	if _, err := uuid.Parse(old); err != nil {
+	if _, err := uuid.Parse(old); err != nil && d.Fork.Method != "opencode_import" {
 		// The lines name the session they were written in.
 		if old = sessionInLines(b.Transcript); old == "" {
 			old = uuid.NewString() // unknown: no id to replace
@@ -279,7 +283,7 @@ func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, erro
 	return fork.Create(ctx, fork.CreateOptions{
 		From: from, Snapshots: []string{b.Transcript}, Agent: b.Info.Agent,
 		Checkpoint: fork.Checkpoint{Offset: b.Info.TranscriptBytes, PrefixSHA256: b.Info.PrefixSHA256, TailSHA256: b.Info.TailSHA256, Agent: b.Info.Agent},
-		Import:     &fork.Import{From: b.Info.SourceFolder, To: dir, Prefix: "[Imported] "},
+		Import:     &fork.Import{From: b.Info.SourceFolder, To: dir, Prefix: "[Imported] ", Version: b.Info.AgentVersion},
 	})
 }
 
