@@ -18,7 +18,7 @@ import (
 // take that moment. In folder B under HOME B, rewind import installs the conversation as a new
 // session of the agent for B, titled [Imported] …, and prints the command that resumes it.
 // Resuming it there sends the model exactly the two exported prompts and the new one, and B's
-// tree is A's at the checkpoint; A is left alone.
+// tree is A's at the checkpoint; A is left alone; rewind back 1 --both in B forks the session.
 func runExportImport(t *testing.T, a *agentE2E) {
 	var ha, hb *harness
 	ha = newHarness(t, a, scenarioScript(&ha))
@@ -71,7 +71,9 @@ func runExportImport(t *testing.T, a *agentE2E) {
 		Resume     string `json:"resume"`
 		Checkpoint string `json:"checkpoint"`
 	}
-	out := runIn(t, hb.root, hb.env(), hb.rewind, "import", archive, "--into", hb.proj, "--json")
+	// The agent is installed in B as a user has it, on PATH (OpenCode's import runs it).
+	envB := append(hb.env(), "PATH="+filepath.Dir(hb.exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out := runIn(t, hb.root, envB, hb.rewind, "import", archive, "--into", hb.proj, "--json")
 	if err := json.Unmarshal(out, &imp); err != nil {
 		t.Fatalf("rewind import --json: %v\n%s", err, out)
 	}
@@ -129,6 +131,19 @@ func runExportImport(t *testing.T, a *agentE2E) {
 	if got, _ := ha.file("notes.txt"); got != "two\n" {
 		t.Errorf("A's notes.txt changed: %q", got)
 	}
+	// back works in B from the imported session: a fork before the new prompt.
+	var back struct {
+		Fork *struct {
+			SessionID string `json:"session_id"`
+		} `json:"fork"`
+	}
+	hb.rewindJSON(&back, "back", "1", "--both")
+	if back.Fork == nil || back.Fork.SessionID == "" || back.Fork.SessionID == imp.SessionID {
+		t.Errorf("rewind back 1 --both in B wrote no fork of the imported session: %+v", back.Fork)
+	}
+	if got, _ := hb.file("notes.txt"); got != "two\n" {
+		t.Errorf("after rewind back 1 --both in B notes.txt = %q, want two", got)
+	}
 }
 
 // homeHolds reports whether a file below home, Rewind's own folder aside, holds s.
@@ -159,3 +174,5 @@ func TestCodexExportImport(t *testing.T) { runExportImport(t, codexAgent) }
 func TestGeminiExportImport(t *testing.T) { runExportImport(t, geminiAgent) }
 
 func TestCopilotExportImport(t *testing.T) { runExportImport(t, copilotAgent) }
+
+func TestOpenCodeExportImport(t *testing.T) { runExportImport(t, openCodeAgent) }
