@@ -85,8 +85,9 @@ DIR gets a store if it has none. The conversation becomes a new session of
 its agent for DIR, titled "[Imported] …", with its session id and working
 folder rewritten; a checkpoint (taken by "import") records both, and the
 command to resume the session is printed. Sessions of Claude Code, pi, Codex
-CLI, Gemini CLI and Copilot CLI are imported; for Droid and OpenCode the tree
-is restored and the command says where the transcript was kept.`,
+CLI, Gemini CLI, Copilot CLI and OpenCode are imported; for Droid, whose
+resume needs Factory's servers, the tree is restored and the command says
+where the transcript was kept.`,
 		examples: []string{
 			"rewind import rewind-20261122_143052_001.tar",
 			"rewind import handoff.tar --into ~/src/app-copy",
