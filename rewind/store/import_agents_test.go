@@ -1,9 +1,13 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/fork"
+	"rewind.dev/jsonl"
 )
 
 // geminiProject finds a project's slug as Gemini CLI does, and claims one as it does.
@@ -49,5 +53,44 @@ func TestGeminiProject(t *testing.T) {
 		if got := geminiSlug(in); got != want {
 			t.Errorf("geminiSlug(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Each agent's import rule names a session of the project where the agent keeps it.
+func TestSessionSource(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "COPILOT_HOME", "REWIND_HOME"} {
+		t.Setenv(v, "")
+	}
+	want := map[string]string{
+		"claude":   home + "/.claude/projects/-w-my-app/ID.jsonl",
+		"pi":       home + "/.pi/agent/sessions/--w-my.app--/ID.jsonl",
+		"codex":    home + "/.codex/sessions/0000/00/00/rollout-ID.jsonl",
+		"gemini":   home + "/.gemini/tmp/my-app/chats/ID.jsonl",
+		"copilot":  home + "/.copilot/session-state/ID/events.jsonl",
+		"opencode": home + "/.rewind/opencode/ID.jsonl",
+	}
+	for agent, w := range want {
+		d, err := jsonl.LookupDialect(agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := SessionSource(d, "/w/my.app", "ID"); err != nil || got != w {
+			t.Errorf("%s: %q, %v; want %q", agent, got, err, w)
+		}
+	}
+	t.Setenv("CODEX_HOME", "/c")
+	t.Setenv("GEMINI_CLI_HOME", home+"/g")
+	for agent, w := range map[string]string{"codex": "/c/sessions/0000/00/00/rollout-ID.jsonl", "gemini": home + "/g/.gemini/tmp/my-app/chats/ID.jsonl"} {
+		d, _ := jsonl.LookupDialect(agent)
+		if got, err := SessionSource(d, "/w/my.app", "ID"); err != nil || got != w {
+			t.Errorf("%s with its variable set: %q, %v; want %q", agent, got, err, w)
+		}
+	}
+	d, _ := jsonl.LookupDialect("droid")
+	var um *fork.UnmovableError
+	if _, err := SessionSource(d, "/w/my.app", "ID"); !errors.As(err, &um) {
+		t.Errorf("droid: %v, want the not-supported error", err)
 	}
 }
