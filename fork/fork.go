@@ -71,6 +71,7 @@ type CreateOptions struct {
 type Import struct {
 	From, To string // the session's folder where it was made, and where it goes
 	Prefix   string // the title's mark, e.g. "[Imported] "
+	Version  string // the agent's version the session was made with ("" when not known)
 }
 
 // Fork is what Create wrote; it is printed as JSON.
@@ -204,7 +205,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
-	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title)
+	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title, o.Import)
 	if err != nil {
 		if folder == "" {
 			os.Remove(out)

@@ -157,8 +157,9 @@ func (r *idReplacer) flush() error {
 
 // copySidecars copies the dialect's sidecar files of the source session beside the fork,
 // each atomically, replacing the session id where the rule says so. A missing optional sidecar
-// is no error; a failure is a warning unless the sidecar is required.
-func copySidecars(d *jsonl.Dialect, from, out, oldID, newID, title string) (warnings []string, err error) {
+// is no error; a failure is a warning unless the sidecar is required. An import, whose source
+// session is elsewhere, writes a sidecar's Import text instead where it has one.
+func copySidecars(d *jsonl.Dialect, from, out, oldID, newID, title string, imp *Import) (warnings []string, err error) {
 	if d == nil {
 		return nil, nil
 	}
@@ -176,6 +177,14 @@ func copySidecars(d *jsonl.Dialect, from, out, oldID, newID, title string) (warn
 		for k, v := range sc.SetYAML {
 			if v = strings.NewReplacer("{title}", title, "{id}", newID).Replace(v); v != "" {
 				set[k] = v
+			}
+		}
+		if imp != nil && sc.Import != "" {
+			if _, err := os.Lstat(src); os.IsNotExist(err) {
+				if err := writeImportSidecar(sc.Import, dst, newID, imp.To, set); err != nil {
+					warnings = append(warnings, fmt.Sprintf("sidecar %s not written: %v", filepath.Base(dst), err))
+				}
+				continue
 			}
 		}
 		if err := copySidecar(src, dst, sc.ReplaceID, oldID, newID, set); err != nil {
@@ -207,6 +216,19 @@ func copySidecar(src, dst string, replace bool, oldID, newID string, set map[str
 		data = setYAMLScalar(data, k, set[k])
 	}
 	return durable.WriteFile(dst, data, fi.Mode().Perm(), durable.NoReplace)
+}
+
+// writeImportSidecar writes an imported session's sidecar from its template: {id} is the new
+// session's id and {now} the time (UTC, milliseconds); cwd, the session's folder, and the
+// sidecar's set keys are YAML scalars set on it.
+func writeImportSidecar(tmpl, dst, id, cwd string, set map[string]string) error {
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	data := []byte(strings.NewReplacer("{id}", id, "{now}", now).Replace(tmpl))
+	data = setYAMLScalar(data, "cwd", cwd)
+	for _, k := range sortedKeys(set) {
+		data = setYAMLScalar(data, k, set[k])
+	}
+	return durable.WriteFile(dst, data, 0o600, durable.NoReplace)
 }
 
 func firstErr(errs ...error) error {

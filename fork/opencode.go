@@ -60,6 +60,17 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 	if err != nil {
 		return Fork{}, err
 	}
+	if o.Import != nil { // the messages' folders move; `opencode import` files the session under its cwd
+		var moved bytes.Buffer
+		mv := &folderRewriter{w: &moved, fields: d.Fork.CwdFields, from: o.Import.From, to: o.Import.To}
+		if _, err := mv.Write(kept); err != nil {
+			return Fork{}, err
+		}
+		if err := mv.flush(); err != nil {
+			return Fork{}, err
+		}
+		kept = moved.Bytes()
+	}
 	var msgs []openCodeMessage
 	sc := bufio.NewScanner(bytes.NewReader(kept))
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
@@ -91,6 +102,20 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		}
 		if base != "" {
 			title = markTitle(d, base)
+			if o.Import != nil {
+				title = o.Import.Prefix + base
+			}
+		}
+	}
+	if o.Import != nil {
+		// OpenCode's record of the session is not in an export from elsewhere: import refuses
+		// one without a slug and a version (it files it under its own cwd, whatever it says).
+		info["directory"], _ = json.Marshal(o.Import.To)
+		if len(info["slug"]) == 0 {
+			info["slug"], _ = json.Marshal("imported")
+		}
+		if len(info["version"]) == 0 {
+			info["version"], _ = json.Marshal(o.Import.Version)
 		}
 	}
 	export, err := rewriteExport(info, msgs, newID, title)
@@ -100,6 +125,11 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 	out := o.Out
 	if out == "" {
 		out = filepath.Join(filepath.Dir(o.From), newID+".export.json")
+	}
+	if o.Import != nil {
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return Fork{}, err
+		}
 	}
 	p, err := durable.Create(out, 0o600, durable.NoReplace)
 	if err != nil {
@@ -113,11 +143,20 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		return Fork{}, err
 	}
 	dir := rawStr(info["directory"])
-	if err := importOpenCode(ctx, openCodeCommand(filepath.Dir(o.From)), out, dir, newID, len(msgs), countParts(msgs)); err != nil {
+	loaded, err := importOpenCode(ctx, openCodeCommand(filepath.Dir(o.From)), out, dir, newID, len(msgs), countParts(msgs))
+	if err != nil {
 		return Fork{}, &ImportError{Session: oldID, Out: out, Dir: orDot(dir), Err: err}
 	}
-	return Fork{Type: "fork", Path: out, SessionID: newID, Bytes: int64(len(export)), EventsKept: int64(len(msgs)),
-		Method: method, Title: title}, nil
+	f := Fork{Type: "fork", Path: out, SessionID: newID, Bytes: int64(len(export)), EventsKept: int64(len(msgs)),
+		Method: method, Title: title}
+	if o.Import != nil {
+		// The imported session's transcript is its mirror, as the bridge writes it, so that a
+		// checkpoint of it is one the bridge's later mirrors extend.
+		if f.Path, f.Bytes, err = writeMirror(filepath.Dir(o.From), newID, loaded); err != nil {
+			return Fork{}, err
+		}
+	}
+	return f, nil
 }
 
 // keptBytes is the transcript's bytes before the cut: from the live mirror, or inflated from
@@ -227,22 +266,54 @@ func rewriteExport(info map[string]json.RawMessage, msgs []openCodeMessage, newI
 	return json.Marshal(map[string]any{"info": s, "messages": out})
 }
 
+// writeMirror writes session id's mirror in dir from OpenCode's export of it, as the bridge
+// does: one compact line per message, and the session's record beside it.
+func writeMirror(dir, id string, export []byte) (string, int64, error) {
+	var e struct {
+		Info     json.RawMessage   `json:"info"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(export, &e); err != nil {
+		return "", 0, fmt.Errorf("opencode export %s: %w", id, err)
+	}
+	var b bytes.Buffer
+	for _, m := range e.Messages {
+		if err := json.Compact(&b, m); err != nil {
+			return "", 0, fmt.Errorf("opencode export %s: %w", id, err)
+		}
+		b.WriteByte('\n')
+	}
+	var info bytes.Buffer
+	if err := json.Compact(&info, e.Info); err == nil {
+		info.WriteByte('\n')
+		if err := durable.WriteFile(filepath.Join(dir, id+".session.json"), info.Bytes(), 0o600, durable.NoReplace); err != nil {
+			return "", 0, err
+		}
+	}
+	path := filepath.Join(dir, id+".jsonl")
+	if err := durable.WriteFile(path, b.Bytes(), 0o600, durable.NoReplace); err != nil {
+		return "", 0, err
+	}
+	return path, int64(b.Len()), nil
+}
+
 // importOpenCode loads the export into OpenCode from the session's folder, then checks that
-// the new session holds every message and part (import skips rows silently).
-func importOpenCode(ctx context.Context, bin, file, dir, id string, messages, parts int) error {
+// the new session holds every message and part (import skips rows silently), and returns
+// OpenCode's export of it.
+func importOpenCode(ctx context.Context, bin, file, dir, id string, messages, parts int) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "import", "--pure", file)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("opencode import: %v: %s", err, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("opencode import: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	cmd = exec.CommandContext(ctx, bin, "export", "--pure", id)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("opencode export %s after the import: %v: %s", id, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("opencode export %s after the import: %v: %s", id, err, strings.TrimSpace(stderr.String()))
 	}
 	var got struct {
 		Messages []struct {
@@ -250,16 +321,16 @@ func importOpenCode(ctx context.Context, bin, file, dir, id string, messages, pa
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		return fmt.Errorf("opencode export %s after the import: %w", id, err)
+		return nil, fmt.Errorf("opencode export %s after the import: %w", id, err)
 	}
 	n := 0
 	for _, m := range got.Messages {
 		n += len(m.Parts)
 	}
 	if len(got.Messages) != messages || n != parts {
-		return fmt.Errorf("the imported session holds %d messages and %d parts, the fork %d and %d", len(got.Messages), n, messages, parts)
+		return nil, fmt.Errorf("the imported session holds %d messages and %d parts, the fork %d and %d", len(got.Messages), n, messages, parts)
 	}
-	return nil
+	return stdout.Bytes(), nil
 }
 
 func countParts(msgs []openCodeMessage) int {

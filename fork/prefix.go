@@ -227,7 +227,11 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 		line, err := br.ReadSlice('\n')
 		switch {
 		case err == nil:
-			if _, err := w.write(append(w.rewriteFirst(line[:len(line)-1]), '\n')); err != nil {
+			first := w.rewriteFirst(line[:len(line)-1])
+			if w.imp != nil { // pi's header names the session's folder too
+				first = (&folderRewriter{fields: w.dialect.Fork.CwdFields, from: w.imp.From, to: w.imp.To}).rewrite(first)
+			}
+			if _, err := w.write(append(first, '\n')); err != nil {
 				return fmt.Errorf("write fork: %w", err)
 			}
 		case errors.Is(err, io.EOF), errors.Is(err, bufio.ErrBufferFull):

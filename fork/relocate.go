@@ -2,6 +2,7 @@ package fork
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 )
@@ -52,31 +53,97 @@ func (r *folderRewriter) flush() error {
 // rewrite returns line (newline included, if any) with its folder fields moved.
 func (r *folderRewriter) rewrite(line []byte) []byte {
 	body, nl := bytes.CutSuffix(line, []byte("\n"))
-	set := map[string]string{}
+	if needle := r.needle(); needle != nil && !bytes.Contains(body, needle) {
+		return line
+	}
+	out, n := body, 0
 	for _, f := range r.fields {
-		if !bytes.Contains(body, []byte(`"`+f+`"`)) {
+		path := strings.Split(f, ".")
+		if !bytes.Contains(out, []byte(`"`+strings.TrimSuffix(path[0], "[]")+`"`)) {
 			continue
 		}
-		v, ok := stringField(body, f)
-		if !ok {
-			continue
-		}
-		if moved, ok := movePath(v, r.from, r.to); ok {
-			set[f] = moved
-		}
+		var m int
+		out, m = r.moveIn(out, path)
+		n += m
 	}
-	if len(set) == 0 {
+	if n == 0 {
 		return line
 	}
-	out, _, err := setStringFields(body, set)
-	if err != nil {
-		return line
-	}
-	r.n += int64(len(set))
+	r.n += int64(n)
 	if nl {
 		out = append(out, '\n')
 	}
 	return out
+}
+
+// needle is how the old folder appears in a line that names it, nil when that cannot be told
+// (its JSON form has escapes, which an agent may write another way).
+func (r *folderRewriter) needle() []byte {
+	if r.from == "" {
+		return nil
+	}
+	enc := jsonString(r.from)
+	enc = enc[1 : len(enc)-1]
+	if string(enc) != r.from {
+		return nil
+	}
+	return enc
+}
+
+// moveIn returns raw, one JSON value, with the folder strings at path below it moved, every
+// other byte kept, and how many it moved. A "[]" element of path is every element of an array.
+// What does not have the path's shape is left as it is.
+func (r *folderRewriter) moveIn(raw []byte, path []string) ([]byte, int) {
+	if len(path) == 0 {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return raw, 0
+		}
+		moved, ok := movePath(s, r.from, r.to)
+		if !ok {
+			return raw, 0
+		}
+		return jsonString(moved), 1
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return raw, 0
+	}
+	open, _ := tok.(json.Delim)
+	if (open != '[' || path[0] != "[]") && (open != '{' || path[0] == "[]") {
+		return raw, 0
+	}
+	var out []byte
+	prev, n := 0, 0
+	for dec.More() {
+		key := "[]"
+		if open == '{' {
+			k, err := dec.Token()
+			if err != nil {
+				return raw, 0
+			}
+			key, _ = k.(string)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return raw, 0
+		}
+		if key != path[0] {
+			continue
+		}
+		moved, m := r.moveIn(v, path[1:])
+		if m == 0 {
+			continue
+		}
+		end := int(dec.InputOffset())
+		out = append(append(out, raw[prev:end-len(v)]...), moved...)
+		prev, n = end, n+m
+	}
+	if n == 0 {
+		return raw, 0
+	}
+	return append(out, raw[prev:]...), n
 }
 
 // movePath is p with its leading folder from replaced by to, when p is from or lies below it.

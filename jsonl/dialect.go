@@ -199,10 +199,36 @@ type ForkRule struct {
 	// agent, without which pi writes the session's first lines a second time); a fork without
 	// one is refused, saying Why.
 	Require *Requirement `json:"require,omitempty"`
-	// CwdFields are the top-level fields of a line that hold the session's working folder
-	// (Claude's cwd): an import into another folder rewrites them. An agent without them
-	// cannot be imported into another folder yet.
+	// CwdFields are the fields of a line that hold the session's working folder (Claude's
+	// cwd): an import into another folder rewrites them. Each is a dotted path from the line's
+	// top ("payload.cwd"); a "[]" element stands for every element of an array of strings
+	// ("payload.runtime_workspace_roots.[]"). An agent without them cannot be imported into
+	// another folder yet.
 	CwdFields []string `json:"cwd_fields,omitempty"`
+	// Import says where the agent keeps the sessions of a project folder, for rewind import;
+	// nil when its sessions cannot be imported.
+	Import *ImportRule `json:"import,omitempty"`
+}
+
+// ImportRule says where an imported session is installed: beside a session of the project
+// that the fork's Path template then places the new session next to, as it would a fork.
+type ImportRule struct {
+	// Home is the agent's own folder: the environment variable HomeEnv when it is set, else
+	// HomeDir below the user's home (".claude"), which the agent may take from UserHomeEnv
+	// (Gemini CLI's GEMINI_CLI_HOME) before the system's.
+	HomeEnv     string `json:"home_env,omitempty"`
+	HomeDir     string `json:"home_dir"`
+	UserHomeEnv string `json:"user_home_env,omitempty"`
+	// From is the path of a session of the project (it need not exist): a template where
+	// {home} is the agent's folder, {project} the project folder as the agent names it (see
+	// Project) and {id} the source session's id.
+	From string `json:"from"`
+	// Project is how the agent names a project folder in From: "claude" (every character but
+	// ASCII letters and digits as '-'), "pi" (the leading '/' dropped, '/', '\' and ':' as
+	// '-', between "--" and "--"), "gemini" (the slug Gemini CLI's registry of projects gives
+	// the folder, claimed the way Gemini claims one when it has none), or "" when From does not
+	// name it.
+	Project string `json:"project,omitempty"`
 }
 
 // Requirement is a kind of line a fork must hold.
@@ -246,6 +272,10 @@ type Sidecar struct {
 	// value a template of {title} and {id}, written single-quoted; a key that is not there is
 	// added. "" for a key leaves it as it is when the value comes out empty.
 	SetYAML map[string]string `json:"set_yaml,omitempty"`
+	// Import is the sidecar's text for an imported session, which has no source sidecar: a
+	// template of {id} and {now} (UTC, milliseconds), to which the session's folder is set as
+	// its "cwd" key, then SetYAML's keys. "" leaves an import without the sidecar.
+	Import string `json:"import,omitempty"`
 }
 
 // ResumeCommand is the command that opens session id in the agent, "" when not known.

@@ -84,9 +84,10 @@ which takes a backup checkpoint first ('rewind undo-restore' brings it back).
 DIR gets a store if it has none. The conversation becomes a new session of
 its agent for DIR, titled "[Imported] …", with its session id and working
 folder rewritten; a checkpoint (taken by "import") records both, and the
-command to resume the session is printed. Claude Code sessions are imported;
-for other agents the tree is restored and the command says where the
-transcript was kept.`,
+command to resume the session is printed. Sessions of Claude Code, pi, Codex
+CLI, Gemini CLI, Copilot CLI and OpenCode are imported; for Droid, whose
+resume needs Factory's servers, the tree is restored and the command says
+where the transcript was kept.`,
 		examples: []string{
 			"rewind import rewind-20261122_143052_001.tar",
 			"rewind import handoff.tar --into ~/src/app-copy",

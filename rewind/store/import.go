@@ -254,32 +254,36 @@ func folderState(dir string) (empty, exists bool, err error) {
 
 // installSession writes b's conversation as a new session of its agent
 // for dir, through the fork's code path: a new session id in every line,
-// the working-folder fields moved to dir, the title marked [Imported].
+// the working-folder fields moved to dir, the title marked [Imported]. The
+// dialect's import rule names a session of dir's in the agent's folder, and
+// the new session goes where a fork of that one would.
 func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, error) {
 	d, err := jsonl.LookupDialect(b.Info.Agent)
-	if err != nil || len(d.Fork.CwdFields) == 0 {
+	if err != nil || len(d.Fork.CwdFields) == 0 || d.Fork.Import == nil {
 		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
 	}
-	folder, err := SessionFolder(b.Info.Agent, dir)
+	old := b.Info.SessionID
+	if d.Fork.Method == "opencode_import" { // its ids are no UUIDs, and its lines are rewritten whole
+		if old == "" {
+			old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
+		}
+	} else if _, err := uuid.Parse(old); err != nil {
+		old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
+	}
+	if _, err := uuid.Parse(old); err != nil && d.Fork.Method != "opencode_import" {
+		// The lines name the session they were written in.
+		if old = sessionInLines(b.Transcript); old == "" {
+			old = uuid.NewString() // unknown: no id to replace
+		}
+	}
+	from, err := SessionSource(d, dir, old)
 	if err != nil {
 		return fork.Fork{}, err
 	}
-	id := uuid.NewString()
-	old := b.Info.SessionID
-	if _, err := uuid.Parse(old); err != nil {
-		old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
-	}
-	if _, err := uuid.Parse(old); err != nil {
-		// The lines name the session they were written in.
-		if old = sessionInLines(b.Transcript); old == "" {
-			old = id // unknown: no id to replace
-		}
-	}
 	return fork.Create(ctx, fork.CreateOptions{
-		From: filepath.Join(folder, filepath.Base(old)+".jsonl"), Out: filepath.Join(folder, id+".jsonl"),
-		Snapshots: []string{b.Transcript}, Agent: b.Info.Agent,
+		From: from, Snapshots: []string{b.Transcript}, Agent: b.Info.Agent,
 		Checkpoint: fork.Checkpoint{Offset: b.Info.TranscriptBytes, PrefixSHA256: b.Info.PrefixSHA256, TailSHA256: b.Info.TailSHA256, Agent: b.Info.Agent},
-		Import:     &fork.Import{From: b.Info.SourceFolder, To: dir, Prefix: "[Imported] "},
+		Import:     &fork.Import{From: b.Info.SourceFolder, To: dir, Prefix: "[Imported] ", Version: b.Info.AgentVersion},
 	})
 }
 
@@ -307,23 +311,57 @@ func sessionInLines(name string) string {
 	return ""
 }
 
-// SessionFolder is where agent keeps the sessions of the project dir.
-// Claude Code: ~/.claude/projects (or $CLAUDE_CONFIG_DIR/projects) and dir
-// with every character but ASCII letters and digits as '-'.
-func SessionFolder(agent, dir string) (string, error) {
-	switch agent {
-	case "claude":
-		cfg := os.Getenv("CLAUDE_CONFIG_DIR")
-		if cfg == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
+// SessionSource is the path of a session id of agent d's for the project
+// dir, where the agent keeps it (d's import rule; the file need not exist):
+// Claude Code's ~/.claude/projects/<dir, escaped>/<id>.jsonl
+// ($CLAUDE_CONFIG_DIR honoured), pi's ~/.pi/agent/sessions/--<dir>--/….
+func SessionSource(d *jsonl.Dialect, dir, id string) (string, error) {
+	r := d.Fork.Import
+	if r == nil {
+		return "", &fork.UnmovableError{Agent: d.Name}
+	}
+	home := ""
+	if r.HomeEnv != "" {
+		home = os.Getenv(r.HomeEnv)
+	}
+	if home == "" {
+		user := ""
+		if r.UserHomeEnv != "" {
+			user = os.Getenv(r.UserHomeEnv)
+		}
+		if user == "" {
+			var err error
+			if user, err = os.UserHomeDir(); err != nil {
 				return "", err
 			}
-			cfg = filepath.Join(home, ".claude")
 		}
-		return filepath.Join(cfg, "projects", claudeProjectName(dir)), nil
+		home = filepath.Join(user, filepath.FromSlash(r.HomeDir))
 	}
-	return "", &fork.UnmovableError{Agent: agent}
+	var project string
+	switch r.Project {
+	case "claude":
+		project = claudeProjectName(dir)
+	case "pi":
+		project = piProjectName(dir)
+	case "gemini":
+		var err error
+		if project, err = geminiProject(home, dir); err != nil {
+			return "", fmt.Errorf("gemini's project folder for %s: %w", dir, err)
+		}
+	case "":
+	default:
+		return "", fmt.Errorf("dialect %s: unknown project naming %q", d.Name, r.Project)
+	}
+	return filepath.Clean(strings.NewReplacer("{home}", home, "{project}", project, "{id}", id).Replace(r.From)), nil
+}
+
+// piProjectName is dir as pi names its sessions folder: the leading
+// separator dropped, every '/', '\\' and ':' as '-', between "--" and "--".
+func piProjectName(dir string) string {
+	if strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, "\\") {
+		dir = dir[1:]
+	}
+	return "--" + strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(dir) + "--"
 }
 
 func claudeProjectName(dir string) string {
