@@ -43,10 +43,13 @@ func (p *Patterns) Match(path string, isDir bool) bool {
 // WriteFull writes the tree m describes (a full snapshot or a layer chain,
 // read from disk) onto w as one full snapshot archive, in the format Create
 // writes: a tar.gz of independent gzip members, marked full, that restores on
-// its own. Entries keep returns false for are left out (nil keeps all). Each
-// file's content is read from the archive its manifest names, checked against
-// its hash: an archive read in the manifest's order is inflated once, front
-// to back; a file found out of order is fetched from its own member.
+// its own. Entries keep returns false for are left out (nil keeps all). A
+// full snapshot's archive with every entry kept is copied as it is; the
+// stretches of it a layer chain (or a selection) keeps unchanged are copied
+// as their gzip members (see writeSpliced). Any other file's content is read
+// from the archive its manifest names, checked against its hash: an archive
+// read in the manifest's order is inflated once, front to back; a file found
+// out of order is fetched from its own member.
 func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry) bool) (files int, err error) {
 	kept := make([]bool, len(m.Entries)) // keep is asked once per entry
 	all := true
@@ -58,6 +61,9 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 		if n, ok, err := copyWhole(ctx, w, m); ok || err != nil {
 			return n, err
 		}
+	}
+	if n, ok, err := writeSpliced(ctx, w, m, kept); ok || err != nil {
+		return n, err
 	}
 	limits := limitsOf(m)
 	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))

@@ -110,6 +110,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		return nil, &NotEmptyError{Dir: dir}
 	}
 	var s *Store
+	var adopt *snap.ArchiveIndex
 	if empty {
 		// A hostile member is refused by the restore's first phase, before
 		// the tree changes; a folder made here is removed again.
@@ -118,7 +119,18 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 				return nil, err
 			}
 		}
+		// The archive is indexed (each file's hash and place) while it is
+		// restored: the import's checkpoint takes it as its snapshot.
+		indexed := make(chan *snap.ArchiveIndex, 1)
+		go func() {
+			x, err := snap.IndexArchive(ctx, b.Tree, snap.Limits{})
+			if err != nil {
+				x = nil // the checkpoint snapshots the tree instead
+			}
+			indexed <- x
+		}()
 		code, err := snap.Restore(ctx, dir, b.Tree, snap.RestoreOptions{})
+		adopt = <-indexed
 		if err != nil {
 			if !exists {
 				os.RemoveAll(dir) // made here, and nothing of the user's is in it
@@ -160,7 +172,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 	}
 	defer l.Unlock()
 	save := SaveOptions{Description: "imported " + b.Info.Checkpoint + " from " + b.Info.SourceFolder,
-		Trigger: Trigger{Kind: TriggerImport, Agent: b.Info.Agent}}
+		Trigger: Trigger{Kind: TriggerImport, Agent: b.Info.Agent}, adopt: adopt}
 	var unsupported error
 	if b.Transcript != "" {
 		inst, err := installSession(ctx, b, dir)

@@ -37,6 +37,11 @@ type SaveOptions struct {
 	// transcript cannot be read (hooks, a restore's backup): the metadata
 	// says why it holds none. Without it such a transcript fails the save.
 	TranscriptBestEffort bool
+
+	// adopt, for the first checkpoint of a tree just restored from a full
+	// snapshot archive (an import), is that archive indexed: it becomes the
+	// checkpoint's snapshot instead of the tree being compressed again.
+	adopt *snap.ArchiveIndex
 }
 
 // ErrUnchanged is returned by Save with SkipUnchanged when the tree has not
@@ -90,9 +95,16 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		base = nil // --full: nothing of the newest checkpoint is linked or layered on
 	}
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	res, err := snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-		Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
-	})
+	var res *snap.Result
+	err = snap.ErrNotAdoptable
+	if opts.adopt != nil && parent == nil && damage == nil {
+		res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
+	}
+	if errors.Is(err, snap.ErrNotAdoptable) {
+		res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
+			Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 	}
