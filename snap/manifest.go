@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"rewind.dev/internal/durable"
 )
@@ -850,21 +851,37 @@ func loadManifestFile(abs string, stream bool) (m *Manifest, gone map[string]boo
 
 // readFileString reads a file into one string: a manifest's paths and
 // hashes are slices of it, so the file's bytes are held once, not once as
-// read and again as a string.
+// read and again as a string. (The bytes are read into a buffer nothing
+// else refers to and never written after, so they may be the string's own,
+// as strings.Builder does.)
 func readFileString(name string) (string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	var b strings.Builder
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < math.MaxInt32 {
-		b.Grow(int(fi.Size()) + 1) // +1: the read that sees the end
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Size() < math.MaxInt32 {
+		size = int(fi.Size())
 	}
-	if _, err := io.Copy(&b, f); err != nil {
-		return "", err
+	b := make([]byte, 0, size+1) // +1: the read that sees the end
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grown since the stat
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
 	}
-	return b.String(), nil
+	if len(b) == 0 {
+		return "", nil
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // parseHeader parses a manifest's header line into m.Header, its paths

@@ -336,7 +336,7 @@ func hashHex(b []byte) string {
 // transcript chain in this goroutine with small buffers: fork.OpenSnapshots
 // inflates ahead in another with 1 MiB of buffers, faster on megabytes but
 // most of the cost of the one small link validate reads per checkpoint.
-const smallChain = 256 << 10
+const smallChain = 2 << 20
 
 // openSmall opens a transcript chain as fork.OpenSnapshots does, without
 // its buffers when the files are small. Read errors name the file.
