@@ -88,15 +88,8 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 		if !kept[i] {
 			continue
 		}
-		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
-		switch e.Kind {
-		case KindDir:
-			hdr.Typeflag, hdr.Name = tar.TypeDir, e.Path+"/"
-		case KindSymlink:
-			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
-		case KindFile:
-			hdr.Typeflag, hdr.Size = tar.TypeReg, e.Size
-		default:
+		hdr, ok := tarHeader(e, uid, gid)
+		if !ok {
 			continue
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
@@ -227,3 +220,20 @@ func (s *seqArchive) find(path string) io.Reader {
 }
 
 func (s *seqArchive) close() { s.as.Close() }
+
+// tarHeader is the tar header of entry e in a full snapshot's archive
+// (owned by uid and gid); false for an entry of no kind an archive holds.
+func tarHeader(e *Entry, uid, gid int) (*tar.Header, bool) {
+	hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
+	switch e.Kind {
+	case KindDir:
+		hdr.Typeflag, hdr.Name = tar.TypeDir, e.Path+"/"
+	case KindSymlink:
+		hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
+	case KindFile:
+		hdr.Typeflag, hdr.Size = tar.TypeReg, e.Size
+	default:
+		return nil, false
+	}
+	return hdr, true
+}

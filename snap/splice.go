@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -240,15 +239,8 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 			return 0, err
 		}
 		e := op.cur
-		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
-		switch e.Kind {
-		case KindDir:
-			hdr.Typeflag, hdr.Name = tar.TypeDir, e.Path+"/"
-		case KindSymlink:
-			hdr.Typeflag, hdr.Linkname = tar.TypeSymlink, e.Link
-		case KindFile:
-			hdr.Typeflag, hdr.Size = tar.TypeReg, e.Size
-		default:
+		hdr, ok := tarHeader(e, uid, gid)
+		if !ok {
 			continue
 		}
 		if err := sp.tw.WriteHeader(hdr); err != nil {
