@@ -367,6 +367,9 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	if m.Header.Parent != "" && parent == nil {
 		return errors.New("manifest: a layer's manifest needs its parent to be written")
 	}
+	if m.stream != nil { // (its Entries are not held: it would be written empty)
+		return errors.New("manifest: one opened with OpenManifest is not written again; link its file")
+	}
 	hdr := m.Header
 	hdr.Archives = nil
 	record := func(e *Entry) { // the size of an archive an entry this file lists reads from
