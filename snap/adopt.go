@@ -2,9 +2,9 @@ package snap
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -26,46 +26,56 @@ type ArchiveIndex struct {
 	entries map[string]*Entry
 }
 
-// IndexArchive reads archive (a full snapshot, as Create or WriteFull write
-// it) whole, with the checks a restore makes of it, hashing each file's
-// content and recording where its header is. It returns ErrNotAdoptable for
-// an archive that is not marked full.
-func IndexArchive(ctx context.Context, archive string, limits Limits) (*ArchiveIndex, error) {
-	if kind, err := markOf(archive); err != nil || kind != "full" {
-		return nil, ErrNotAdoptable
+// RestoreIndexed is Restore of an archive read whole that also indexes it,
+// in the same read, for CreateFromArchive: each file's content is hashed as
+// the restore reads it and its place recorded. The index is nil when the
+// archive is not a full snapshot (then it is not adoptable).
+func RestoreIndexed(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, *ArchiveIndex, error) {
+	if opts.Manifest != nil || opts.Paths != nil {
+		return nil, nil, errors.New("snap: RestoreIndexed reads a whole archive: no manifest, no paths")
 	}
-	as, err := openArchiveMembers(archive, limits.Or(DefaultLimits))
-	if err != nil {
-		return nil, err
+	x := new(ArchiveIndex)
+	opts.index = x
+	res, err := Restore(ctx, root, archive, opts)
+	if err != nil || x.entries == nil {
+		x = nil
 	}
-	defer as.Close()
-	x := &ArchiveIndex{archive: archive, size: as.csize, entries: map[string]*Entry{}}
-	h := sha256.New()
-	buf := make([]byte, 256<<10)
-	var sum []byte
-	for n := 0; ; n++ {
-		if n&255 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		e, content, err := as.next()
-		if err == io.EOF {
-			return x, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if e.Kind == KindFile {
-			h.Reset()
-			if _, err := io.CopyBuffer(h, content, buf); err != nil {
-				return nil, as.corrupt(err)
-			}
-			sum = h.Sum(sum[:0])
-			e.Hash = hex.EncodeToString(sum)
-		}
-		x.entries[e.Path] = e
+	return res, x, err
+}
+
+// hashingReader hashes a file's content as the restore reads it.
+type hashingReader struct {
+	e   *Entry
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	sum []byte
+}
+
+func (hr *hashingReader) start(e *Entry, r io.Reader) {
+	hr.e, hr.r, hr.n = e, r, 0
+	hr.h.Reset()
+}
+
+func (hr *hashingReader) Read(p []byte) (int, error) {
+	n, err := hr.r.Read(p)
+	hr.h.Write(p[:n])
+	hr.n += int64(n)
+	return n, err
+}
+
+// finish reads what is left of the content and records its hash.
+func (hr *hashingReader) finish(buf []byte) error {
+	if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{hr}, buf); err != nil {
+		return err
 	}
+	if hr.n != hr.e.Size {
+		return io.ErrUnexpectedEOF
+	}
+	hr.sum = hr.h.Sum(hr.sum[:0])
+	hr.e.Hash = hex.EncodeToString(hr.sum)
+	hr.e = nil
+	return nil
 }
 
 // CreateFromArchive is CreateFromTree for a tree that was just restored

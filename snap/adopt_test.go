@@ -24,12 +24,9 @@ func TestCreateFromArchive(t *testing.T) {
 	archive := res.Manifest.Header.Archive
 
 	dir := t.TempDir()
-	x, err := IndexArchive(ctx, archive, Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Restore(ctx, dir, archive, RestoreOptions{}); err != nil {
-		t.Fatal(err)
+	_, x, err := RestoreIndexed(ctx, dir, archive, RestoreOptions{})
+	if err != nil || x == nil {
+		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
 	tree, err := Walk(ctx, dir, WalkOptions{})
 	if err != nil {
@@ -75,5 +72,53 @@ func TestCreateFromArchive(t *testing.T) {
 	}
 	if _, err := os.Stat(out2); err == nil {
 		t.Fatal("written though refused")
+	}
+}
+
+// TestRestoreIndexedOverATree: restoring over a tree that holds some of
+// the archive's files (same, changed, cut short, missing) and more, the
+// index still has every entry with the content hash and place Create
+// recorded — whichever way the restore read each file.
+func TestRestoreIndexedOverATree(t *testing.T) {
+	gitEnv(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(9))
+	src, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, src, 300)
+	res, want := layerSave(t, src, snaps, 0, 0)
+	archive := res.Manifest.Header.Archive
+
+	dir := t.TempDir()
+	if _, err := Restore(ctx, dir, archive, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, rng, dir)
+	_, x, err := RestoreIndexed(ctx, dir, archive, RestoreOptions{})
+	if err != nil || x == nil {
+		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
+	}
+	if len(x.entries) != len(want.Entries) {
+		t.Fatalf("index holds %d entries, the manifest %d", len(x.entries), len(want.Entries))
+	}
+	for _, w := range want.Entries {
+		g := x.entries[w.Path]
+		switch {
+		case g == nil:
+			t.Errorf("%s: not indexed", w.Path)
+		case g.Kind != w.Kind || g.Hash != w.Hash || g.Size != w.Size:
+			t.Errorf("%s: indexed %v %d %s, manifest %v %d %s", w.Path, g.Kind, g.Size, g.Hash, w.Kind, w.Size, w.Hash)
+		case w.Kind == KindFile && (g.COff != w.COff || g.Skip != w.Skip):
+			t.Errorf("%s: indexed at %d+%d, manifest %d+%d", w.Path, g.COff, g.Skip, w.COff, w.Skip)
+		}
+	}
+
+	// A layer is no snapshot of a whole tree: nothing to adopt.
+	os.WriteFile(filepath.Join(src, "more.txt"), []byte("more"), 0o644)
+	lres, _ := layerSave(t, src, snaps, 1, 0)
+	if !lres.Layer {
+		t.Fatal("the second save is no layer")
+	}
+	if _, x, err := RestoreIndexed(ctx, t.TempDir(), lres.Manifest.Header.Archive, RestoreOptions{}); err == nil || x != nil {
+		t.Fatalf("a layer restored indexed: %v, index %v", err, x != nil)
 	}
 }

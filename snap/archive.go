@@ -77,11 +77,16 @@ func openArchive(name string, limits Limits, fold Folding) (*archiveScanner, err
 	return newScanner(name, limits, fold, archiveKind(zr.Header.Extra), f, zr, fi.Size()), nil
 }
 
-// openArchiveMembers opens an archive to be read member by member (on one
-// core), so that each entry's place — the gzip member holding its header
-// and how far into it — is known (Entry.COff, Entry.Skip): what a
-// manifest records and a restore seeks to.
-func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
+// openArchiveMembers opens an archive to be read member by member, so
+// that each entry's place — the gzip member holding its header and how far
+// into it — is known (Entry.COff, Entry.Skip): what a manifest records and
+// a restore seeks to.
+//
+// With ahead, the members are inflated in a goroutine a few blocks ahead of
+// the reader, for a long read with other work to overlap (a restore);
+// without, on the caller's goroutine, which suits short archives read many
+// at a time (validate).
+func openArchiveMembers(name string, limits Limits, fold Folding, ahead bool) (*archiveScanner, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", name, err)
@@ -96,7 +101,17 @@ func openArchiveMembers(name string, limits Limits) (*archiveScanner, error) {
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
-	return newScanner(name, limits, Folding{}, archiveKind(ms.zr.Header.Extra), f, ms, fi.Size()), nil
+	kind := archiveKind(ms.zr.Header.Extra)
+	if ahead {
+		return newScanner(name, limits, fold, kind, f, newInflateAhead(ms), fi.Size()), nil
+	}
+	return newScanner(name, limits, fold, kind, f, ms, fi.Size()), nil
+}
+
+// placer knows where in the archive a byte of the inflated stream is: a
+// memberStream, read directly or through an inflateAhead.
+type placer interface {
+	at(pos int64) (coff, skip int64)
 }
 
 func newScanner(name string, limits Limits, fold Folding, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
@@ -160,7 +175,7 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 		if skip {
 			continue
 		}
-		if ms, ok := s.zr.(*memberStream); ok {
+		if ms, ok := s.zr.(placer); ok {
 			e.COff, e.Skip = ms.at(start)
 		}
 		if e.Kind == KindFile {

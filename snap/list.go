@@ -126,7 +126,7 @@ func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (arc
 // hash.
 func indexArchive(ctx context.Context, archive string, limits Limits) (archiveIndex, error) {
 	var idx archiveIndex
-	as, err := openArchiveMembers(archive, limits)
+	as, err := openArchiveMembers(archive, limits, Folding{}, false)
 	if err == nil {
 		defer as.Close()
 		h := sha256.New()

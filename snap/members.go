@@ -183,14 +183,15 @@ func (m *memberWriter) Close() error {
 // memberStream reads the gzip members of an archive one after another as
 // one stream, verifying each member's checksum, and knows where each member
 // starts: its offset in the file and the offset of its first byte in the
-// stream. The gzip reader consumes its input byte by byte (through
-// ReadByte), so the count of what it read is where the next member starts.
+// stream. The gzip reader takes from its bufio.Reader exactly the bytes it
+// uses, so what it consumed (bufferedCount) is where the next member starts.
 type memberStream struct {
-	in     *countingByteReader
+	in     *bufferedCount
 	zr     *gzip.Reader
 	mr     *memberReader
 	starts []memberStart
-	pos    int64 // inflated bytes read
+	pos    int64       // inflated bytes read
+	lock   *sync.Mutex // guards starts when an inflateAhead reads it
 }
 
 type memberStart struct{ coff, pos int64 }
@@ -217,16 +218,14 @@ func newMemberStream(r io.Reader, size int64) (*memberStream, error) {
 	// archives; small archives get a small buffer.
 	bufSize := min(256<<10, max(4<<10, 1<<bits.Len64(uint64(max(size, 1)-1))))
 	if mr.br == nil || mr.br.Size() < bufSize {
-		mr.br = bufio.NewReaderSize(r, bufSize)
-	} else {
-		mr.br.Reset(r)
+		mr.br = bufio.NewReaderSize(nil, bufSize)
 	}
-	in := &countingByteReader{r: mr.br}
+	in := newBufferedCount(mr.br, r)
 	var err error
 	if mr.zr == nil {
-		mr.zr, err = gzip.NewReader(in)
+		mr.zr, err = gzip.NewReader(in.br)
 	} else {
-		err = mr.zr.Reset(in)
+		err = mr.zr.Reset(in.br)
 	}
 	if err != nil {
 		mr.br.Reset(nil)
@@ -255,12 +254,18 @@ func (m *memberStream) Read(p []byte) (int, error) {
 			return n, err
 		}
 		// The member ended, its checksum verified: the next one, if any.
-		coff := m.in.n
-		if err := m.zr.Reset(m.in); err != nil {
+		coff := m.in.consumed()
+		if err := m.zr.Reset(m.in.br); err != nil {
 			return n, err // io.EOF at the end of the file
 		}
 		m.zr.Multistream(false)
+		if m.lock != nil {
+			m.lock.Lock()
+		}
 		m.starts = append(m.starts, memberStart{coff, m.pos})
+		if m.lock != nil {
+			m.lock.Unlock()
+		}
 		if n > 0 {
 			return n, nil
 		}
@@ -274,22 +279,117 @@ func (m *memberStream) at(pos int64) (coff, skip int64) {
 	return m.starts[i].coff, pos - m.starts[i].pos
 }
 
-// countingByteReader counts the bytes read through it.
-type countingByteReader struct {
-	r *bufio.Reader
-	n int64
+// bufferedCount is a bufio.Reader over a reader that counts what it
+// reads, so that how much of the input has been consumed through the
+// buffer is known. The gzip reader is handed the *bufio.Reader itself:
+// flate inflates fastest from one, and takes from it exactly the bytes it
+// uses.
+type bufferedCount struct {
+	br *bufio.Reader
+	cr countingReader
 }
 
-func (c *countingByteReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *countingByteReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.n++
+func newBufferedCount(br *bufio.Reader, r io.Reader) *bufferedCount {
+	c := &bufferedCount{br: br, cr: countingReader{r: r}}
+	if br == nil {
+		c.br = bufio.NewReader(&c.cr)
+	} else {
+		br.Reset(&c.cr)
 	}
-	return b, err
+	return c
+}
+
+// consumed is how many bytes of the input were read through the buffer.
+func (c *bufferedCount) consumed() int64 { return c.cr.n - int64(c.br.Buffered()) }
+
+// inflateAhead reads a memberStream in a goroutine, a few blocks ahead of
+// its reader, so that inflating overlaps with what the reader does with
+// the bytes (a restore writing files) as pgzip's reader does; unlike
+// pgzip's, it knows each member's place (at).
+type inflateAhead struct {
+	ms   *memberStream
+	mu   sync.Mutex // guards ms.starts, appended to by the goroutine
+	full chan inflated
+	free chan []byte
+	stop chan struct{}
+	done chan struct{}
+	cur  inflated
+	off  int
+}
+
+type inflated struct {
+	b   []byte
+	err error
+}
+
+const inflateBlock = 256 << 10
+
+func newInflateAhead(ms *memberStream) *inflateAhead {
+	const n = 8
+	a := &inflateAhead{ms: ms, full: make(chan inflated, n), free: make(chan []byte, n+1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	ms.lock = &a.mu
+	for range n + 1 {
+		a.free <- make([]byte, inflateBlock)
+	}
+	go a.run()
+	return a
+}
+
+func (a *inflateAhead) run() {
+	defer close(a.done)
+	for {
+		var b []byte
+		select {
+		case b = <-a.free:
+		case <-a.stop:
+			return
+		}
+		n, err := io.ReadFull(a.ms, b)
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF // a short last block
+		}
+		if n > 0 {
+			select {
+			case a.full <- inflated{b: b[:n]}:
+			case <-a.stop:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case a.full <- inflated{err: err}:
+			case <-a.stop:
+			}
+			return
+		}
+	}
+}
+
+func (a *inflateAhead) Read(p []byte) (int, error) {
+	for a.off == len(a.cur.b) {
+		if a.cur.err != nil {
+			return 0, a.cur.err
+		}
+		if a.cur.b != nil {
+			a.free <- a.cur.b[:cap(a.cur.b)]
+		}
+		a.cur, a.off = <-a.full, 0
+	}
+	n := copy(p, a.cur.b[a.off:])
+	a.off += n
+	return n, nil
+}
+
+func (a *inflateAhead) at(pos int64) (coff, skip int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ms.at(pos)
+}
+
+// Close stops the goroutine and then closes the stream.
+func (a *inflateAhead) Close() error {
+	close(a.stop)
+	<-a.done
+	return a.ms.Close()
 }

@@ -36,6 +36,8 @@ type RestoreOptions struct {
 	// of the tree is neither written nor deleted. An item that selects
 	// nothing, in the snapshot or the tree, is refused (*UnmatchedError).
 	Paths *Pathspec
+
+	index *ArchiveIndex // see RestoreIndexed
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
@@ -192,6 +194,9 @@ type restorePlan struct {
 	paths     *Pathspec
 	outDirs   map[string]fs.FileMode
 	rulesOnly []*Entry
+	// index, when set (RestoreIndexed), gets every entry of the archive
+	// read whole, with each file's content hash and place.
+	index *ArchiveIndex
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -211,7 +216,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		n = len(m.Entries)
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root),
-		paths: opts.Paths, outDirs: map[string]fs.FileMode{}}
+		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index}
 	p.paths.forget()
 	var inputs []string
 	if archive != "" {
@@ -242,7 +247,12 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}()
 	var as *archiveScanner
 	if m == nil {
-		if as, err = openArchive(archive, limits, p.fold); err != nil {
+		if p.index != nil { // members, read ahead, tell each entry's place
+			as, err = openArchiveMembers(archive, limits, p.fold, true)
+		} else {
+			as, err = openArchive(archive, limits, p.fold)
+		}
+		if err != nil {
 			<-wc
 			return nil, err
 		}
@@ -568,10 +578,25 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 	}
 	buf := make([]byte, 256*1024)
 	buf2 := make([]byte, 256*1024)
+	var hashed *hashingReader
+	if p.index != nil {
+		if as.kind != "full" {
+			p.index = nil // not adoptable: nothing is indexed
+		} else {
+			*p.index = ArchiveIndex{archive: as.name, size: as.csize, entries: map[string]*Entry{}}
+			hashed = &hashingReader{h: sha256.New()}
+		}
+	}
 	for n := 0; ; n++ {
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+		}
+		if hashed != nil && hashed.e != nil {
+			// What the plan left unread of the last file is hashed too.
+			if err := hashed.finish(buf); err != nil {
+				return archiveReadErr(hashed.e, err)
 			}
 		}
 		e, content, err := as.next()
@@ -580,6 +605,13 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		}
 		if err != nil {
 			return err
+		}
+		if hashed != nil {
+			p.index.entries[e.Path] = e
+			if e.Kind == KindFile {
+				hashed.start(e, content)
+				content = hashed
+			}
 		}
 		if as.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
 			// An archive without a mark (an older rewind-snap's): a whiteout's

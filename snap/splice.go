@@ -395,8 +395,8 @@ func (sp *splicer) member(coff int64) ([]byte, int64, error) {
 	if coff < 0 || coff >= sp.size {
 		return nil, 0, sp.damaged(coff, "no such member")
 	}
-	in := &countingByteReader{r: bufio.NewReaderSize(io.NewSectionReader(sp.src, coff, sp.size-coff), 64<<10)}
-	zr, err := gzip.NewReader(in)
+	in := newBufferedCount(bufio.NewReaderSize(nil, 64<<10), io.NewSectionReader(sp.src, coff, sp.size-coff))
+	zr, err := gzip.NewReader(in.br)
 	if err != nil {
 		return nil, 0, sp.damaged(coff, "no gzip member")
 	}
@@ -408,8 +408,9 @@ func (sp *splicer) member(coff int64) ([]byte, int64, error) {
 	if len(data) > maxTrailer*64 {
 		return nil, 0, sp.damaged(coff, "a member larger than any snapshot writes")
 	}
-	sp.memberAt, sp.memberData, sp.memberLen, sp.hasMember = coff, data, in.n, true
-	return data, in.n, nil
+	n := in.consumed()
+	sp.memberAt, sp.memberData, sp.memberLen, sp.hasMember = coff, data, n, true
+	return data, n, nil
 }
 
 func (sp *splicer) damaged(coff int64, why string) error {

@@ -119,18 +119,10 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 				return nil, err
 			}
 		}
-		// The archive is indexed (each file's hash and place) while it is
-		// restored: the import's checkpoint takes it as its snapshot.
-		indexed := make(chan *snap.ArchiveIndex, 1)
-		go func() {
-			x, err := snap.IndexArchive(ctx, b.Tree, snap.Limits{})
-			if err != nil {
-				x = nil // the checkpoint snapshots the tree instead
-			}
-			indexed <- x
-		}()
-		code, err := snap.Restore(ctx, dir, b.Tree, snap.RestoreOptions{})
-		adopt = <-indexed
+		// The restore indexes the archive as it reads it (each file's hash
+		// and place): the import's checkpoint takes it as its snapshot.
+		code, x, err := snap.RestoreIndexed(ctx, dir, b.Tree, snap.RestoreOptions{})
+		adopt = x
 		if err != nil {
 			if !exists {
 				os.RemoveAll(dir) // made here, and nothing of the user's is in it
