@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -74,9 +75,11 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	ks := make([]*checker, parts)
 	found := make([][]Problem, parts)
 	errs := make([]error, parts)
+	ks[0] = s.newChecker(ctx, true)
+	bounds := splitByWork(ids, parts, s.checkWork(ids, ks[0].files))
 	var wg sync.WaitGroup
 	for i := range parts {
-		lo, hi := len(ids)*i/parts, len(ids)*(i+1)/parts
+		lo, hi := bounds[i], bounds[i+1]
 		var mine []string // the layers written from ids[lo] up to ids[hi]
 		for _, l := range layers {
 			id := strings.TrimSuffix(l, ".tar.gz")
@@ -84,9 +87,7 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 				mine = append(mine, filepath.Join(s.layersDir(), l))
 			}
 		}
-		if i == 0 {
-			ks[i] = s.newChecker(ctx, true)
-		} else {
+		if i > 0 {
 			ks[i] = s.newCheckerFrom(ctx, true, maps.Clone(ks[0].files)) // (the verified file read once)
 		}
 		wg.Add(1)
@@ -108,6 +109,56 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 		}
 	}
 	return probs, len(ids), nil
+}
+
+// checkWork estimates what checking each of ids costs, in bytes: a fixed
+// cost per checkpoint (its metadata, manifest, tree hash and transcript
+// tail) and the compressed bytes of its transcript capture and archive,
+// which are inflated whole. A transcript's captures start again whole now
+// and then, each larger than the last, so the newer checkpoints of a
+// store cost more. Sizes come from the verified file's records, else a
+// stat.
+func (s *Store) checkWork(ids []string, records map[string]verifiedFile) []int64 {
+	const perCheckpoint = 8 << 10 // measured (scripts/bench store): as much as inflating 8 KiB
+	size := func(key string) int64 {
+		if r, ok := records[key]; ok {
+			return r.Size
+		}
+		if fi, err := os.Stat(s.path(key)); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	w := make([]int64, len(ids))
+	for i, id := range ids {
+		w[i] = perCheckpoint +
+			size(layout.CheckpointsDir+"/"+id+"/"+layout.TranscriptFile) +
+			size(layout.LayersDir+"/"+id+".tar.gz")
+	}
+	return w
+}
+
+// splitByWork cuts ids into parts runs of consecutive checkpoints of about
+// equal work: bounds[i] to bounds[i+1] is run i.
+func splitByWork(ids []string, parts int, work []int64) []int {
+	var total int64
+	for _, w := range work {
+		total += w
+	}
+	bounds := make([]int, 0, parts+1)
+	bounds = append(bounds, 0)
+	var sum int64
+	for i, w := range work {
+		// A run ends before the checkpoint whose middle lies past its share.
+		if len(bounds) < parts && sum+w/2 >= total*int64(len(bounds))/int64(parts) && i > bounds[len(bounds)-1] {
+			bounds = append(bounds, i)
+		}
+		sum += w
+	}
+	for len(bounds) < parts+1 {
+		bounds = append(bounds, len(ids))
+	}
+	return bounds
 }
 
 // minValidatePart is the fewest checkpoints validate checks in a run of
