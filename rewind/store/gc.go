@@ -26,6 +26,17 @@ type GCOptions struct {
 	MaxBytes int64         // delete the oldest until the store uses at most this
 	DryRun   bool
 	Budget   time.Duration // stop after this long (the rest continues next time); 0: no limit
+	// Started is when the budget began to count; zero, when gc begins. A
+	// hook's retention counts from the hook's start: the budget is the
+	// hook's.
+	Started time.Time
+}
+
+// roundFits says whether one more round of deletions fits in a budget
+// begun at start, beside the writes that close a run (the index, the
+// verified file), which cost about as much as the longest round yet.
+func roundFits(start time.Time, longest, budget time.Duration) bool {
+	return time.Since(start)+2*longest <= budget
 }
 
 // GCResult says what gc removed (or would remove) and what it freed.
@@ -61,7 +72,10 @@ func (s *Store) GC(ctx context.Context, o GCOptions) (*GCResult, error) {
 }
 
 func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
-	start := time.Now()
+	start := o.Started
+	if start.IsZero() {
+		start = time.Now()
+	}
 	if o.Budget > 0 && !o.DryRun { // retention at a hook
 		ids, err := s.IDs()
 		if err != nil {
@@ -154,7 +168,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	for first := true; len(plan) > 0; first = false {
 		// The first round always runs: reading the store may take the
 		// whole budget of a hook, and retention must still catch up.
-		if o.Budget > 0 && !first && time.Since(start)+longest > o.Budget {
+		if o.Budget > 0 && !first && !roundFits(start, longest, o.Budget) {
 			res.Partial = true
 			break
 		}
@@ -648,9 +662,10 @@ func (s *Store) DiskUse() int64 {
 	return n
 }
 
-// ApplyRetention runs the configured policy within budget and records what
-// it removed in hook-state.json; call it under the lock.
-func (s *Store) ApplyRetention(ctx context.Context, budget time.Duration) (*GCResult, error) {
+// ApplyRetention runs the configured policy within budget, counted from
+// started, and records what it removed in hook-state.json; call it under
+// the lock.
+func (s *Store) ApplyRetention(ctx context.Context, budget time.Duration, started time.Time) (*GCResult, error) {
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
@@ -659,7 +674,7 @@ func (s *Store) ApplyRetention(ctx context.Context, budget time.Duration) (*GCRe
 	if err != nil {
 		return nil, fmt.Errorf("config retention.max_age: %w", err)
 	}
-	res, err := s.gcLocked(ctx, GCOptions{Keep: cfg.Retention.MaxCheckpoints, MaxAge: age, MaxBytes: cfg.Retention.MaxBytes, Budget: budget})
+	res, err := s.gcLocked(ctx, GCOptions{Keep: cfg.Retention.MaxCheckpoints, MaxAge: age, MaxBytes: cfg.Retention.MaxBytes, Budget: budget, Started: started})
 	if err != nil {
 		return res, err
 	}

@@ -17,6 +17,7 @@ const retentionEvery = 50
 // session.json current and takes a checkpoint when the request calls for
 // one, all under the store lock.
 func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, error) {
+	started := time.Now() // retention's budget is the hook's
 	resp := hookd.Response{Type: "hook", Action: hookd.ActionSkip}
 	if req.DeadlineUnixMS > 0 {
 		var cancel context.CancelFunc
@@ -60,7 +61,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	case hookd.CheckpointAlways, hookd.CheckpointThrottled:
 	default:
 		resp.Reason = hookd.SkipNone
-		return s.retentionIfDue(ctx, req, hs, resp)
+		return s.retentionIfDue(ctx, req, hs, resp, started)
 	}
 	if req.Checkpoint == hookd.CheckpointThrottled && req.MinIntervalMS > 0 && !hs.LastCheckpointAt.IsZero() &&
 		time.Since(hs.LastCheckpointAt) < time.Duration(req.MinIntervalMS)*time.Millisecond {
@@ -89,10 +90,10 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	if err := s.SetHookState(hs); err != nil {
 		return resp, err
 	}
-	return s.retentionIfDue(ctx, req, hs, resp)
+	return s.retentionIfDue(ctx, req, hs, resp, started)
 }
 
-func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout.HookState, resp hookd.Response) (hookd.Response, error) {
+func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout.HookState, resp hookd.Response, started time.Time) (hookd.Response, error) {
 	if !req.Retention && hs.SinceRetention < retentionEvery {
 		return resp, nil
 	}
@@ -100,7 +101,7 @@ func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout
 	if budget <= 0 {
 		budget = 2 * time.Second
 	}
-	res, err := s.ApplyRetention(ctx, budget)
+	res, err := s.ApplyRetention(ctx, budget, started)
 	if res != nil {
 		resp.Removed = len(res.Removed)
 	}

@@ -62,9 +62,9 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	p := progressFrom(ctx)
 	p.begin(len(cands))
 	var swept []string        // archives of layers/ deleted
-	var longest time.Duration // the longest round yet: one is not started unless it fits
+	var longest time.Duration // the longest round yet: one is not started unless it fits (roundFits)
 	for first := true; len(cands) > 0; first = false {
-		if !first && time.Since(start)+longest > o.Budget {
+		if !first && !roundFits(start, longest, o.Budget) {
 			res.Partial = true
 			break
 		}

@@ -41,6 +41,7 @@ func TestValidateInPartsFindsTheSame(t *testing.T) {
 		})
 	}
 }
+
 // TestSplitByWork: runs of about equal work, every checkpoint in exactly
 // one, none empty while there are checkpoints enough.
 func TestSplitByWork(t *testing.T) {
