@@ -7,7 +7,6 @@ import (
 	"hash"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"rewind.dev/internal/durable"
@@ -80,9 +79,10 @@ func (hr *hashingReader) finish(buf []byte) error {
 
 // CreateFromArchive is CreateFromTree for a tree that was just restored
 // from a full snapshot archive indexed by x (a restore into an empty
-// folder): the archive is copied to opts.Out as the snapshot's own instead
-// of the files being read and compressed again, and each entry's hash and
-// place are the archive's, its metadata the walk's. Every entry of the walk
+// folder): the archive becomes the snapshot's own at opts.Out instead of
+// the files being read and compressed again — handed over: linked where it
+// can be, so the caller may remove it but must not change it after — and
+// each entry's hash and place are the archive's, its metadata the walk's. Every entry of the walk
 // must be in the archive as it is on disk (kind, size, permissions, link)
 // and the archive must hold nothing else; otherwise, and for a layer
 // (opts.Parent), it returns ErrNotAdoptable with nothing written.
@@ -123,12 +123,7 @@ func CreateFromArchive(ctx context.Context, tree *Tree, x *ArchiveIndex, opts Cr
 			e.Hash, e.Src, e.COff, e.Skip = a.Hash, out, a.COff, a.Skip
 		}
 	}
-	src, err := os.Open(x.archive)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	if err := durable.Copy(out, 0o644, src); err != nil {
+	if err := durable.Adopt(out, 0o644, x.archive); err != nil {
 		return nil, err
 	}
 	var recorded *Limits
