@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 )
@@ -37,7 +36,7 @@ func TestAdopt(t *testing.T) {
 		if got := os.SameFile(fi, srcInfo); got != linked {
 			t.Errorf("linked %v, want %v", got, linked)
 		}
-		if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o644 {
+		if fi.Mode().Perm() != 0o644 {
 			t.Errorf("mode %v, want 0644", fi.Mode().Perm())
 		}
 		if err := os.Remove(src); err != nil {
