@@ -856,7 +856,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 const writebackEvery = 8 << 20
 
 // writebackWriter asks the kernel to start writing a file to disk as it
-// grows (on Linux sync_file_range, without waiting: startWriteback), so the
+// grows (on Linux sync_file_range, without waiting: durable.StartWriteback), so the
 // fsync that commits it finds little left to do: on the 37 MB archive of
 // GOROOT/src that fsync otherwise waits 15-40 ms with nothing else to do.
 // Errors are ignored; durability still comes from the fsync. Where the
@@ -870,7 +870,7 @@ type writebackWriter struct {
 
 func newWritebackWriter(f *os.File) *writebackWriter {
 	w := &writebackWriter{f: f}
-	if hasWriteback {
+	if durable.HasWriteback {
 		w.fd = f.Fd()
 	}
 	return w
@@ -879,8 +879,8 @@ func newWritebackWriter(f *os.File) *writebackWriter {
 func (w *writebackWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	w.written += int64(n)
-	if hasWriteback && w.written-w.started >= writebackEvery {
-		startWriteback(w.fd, w.started, w.written-w.started)
+	if durable.HasWriteback && w.written-w.started >= writebackEvery {
+		durable.StartWriteback(w.fd, w.started, w.written-w.started)
 		w.started = w.written
 	}
 	return n, err

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"rewind.dev/internal/durable"
 )
 
 // An export archive ('rewind export') is a plain, uncompressed tar whose
@@ -179,6 +181,10 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 				return nil, err
 			}
 			g.size, err = io.Copy(io.MultiWriter(w, h), tr)
+			// The tree's archive becomes an imported checkpoint's own
+			// (linked, and synced then): its writing starts now, beside
+			// the restore, not at that sync.
+			durable.StartWriteback(w.Fd(), 0, g.size)
 			if cerr := w.Close(); err == nil {
 				err = cerr
 			}
