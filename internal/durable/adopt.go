@@ -4,11 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // Adopt puts the file at src, which its owner hands over (it may remove
@@ -39,10 +35,8 @@ func Adopt(name string, perm fs.FileMode, src string, flags ...Flag) error {
 	return Copy(name, perm, s, flags...)
 }
 
-// linkTemp links src into dir under a name from pattern (its "*" replaced
-// by digits, as os.CreateTemp does), opened for reading and writing. Where
-// no link can be made (another file system, one without hard links), the
-// error wraps errNoClone.
+// linkTemp links src into dir under a new name from pattern (see makeTemp). Where no link can
+// be made (another file system, one without hard links), the error wraps errNoClone.
 func linkTemp(src, dir, pattern string) (*os.File, error) {
 	fi, err := os.Lstat(src)
 	if err != nil {
@@ -51,25 +45,11 @@ func linkTemp(src, dir, pattern string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("adopt %s: not a regular file", src)
 	}
-	prefix, suffix, _ := strings.Cut(pattern, "*")
-	for range 10000 {
-		p := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+	return makeTemp(dir, pattern, func(p string) error {
 		err := os.Link(src, p)
-		switch {
-		case errors.Is(err, fs.ErrExist):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("link %s: %w (%w)", src, errNoClone, err)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("link %s: %w (%w)", src, errNoClone, err)
 		}
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // another run's sweep took it before it was locked
-		}
-		if err != nil {
-			os.Remove(p)
-			return nil, err
-		}
-		return f, nil
-	}
-	return nil, &fs.PathError{Op: "link", Path: filepath.Join(dir, pattern), Err: fs.ErrExist}
+		return err
+	})
 }

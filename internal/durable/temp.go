@@ -1,8 +1,12 @@
 package durable
 
 import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -49,4 +53,30 @@ func sameFile(f *os.File, path string) bool {
 	a, err1 := f.Stat()
 	b, err2 := os.Lstat(path)
 	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// makeTemp makes a file in dir under a new name from pattern (its "*" replaced by digits, as
+// os.CreateTemp does) with mk, which fails with an error matching fs.ErrExist when the name is
+// taken, and opens it for reading and writing: for a temporary file made otherwise than by
+// creating it (a clone, a link).
+func makeTemp(dir, pattern string, mk func(name string) error) (*os.File, error) {
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for range 10000 {
+		p := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		if err := mk(p); errors.Is(err, fs.ErrExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // another run's sweep took it before it was locked
+		}
+		if err != nil {
+			os.Remove(p)
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, pattern), Err: fs.ErrExist}
 }
