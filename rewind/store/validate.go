@@ -76,7 +76,10 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	found := make([][]Problem, parts)
 	errs := make([]error, parts)
 	ks[0] = s.newChecker(ctx, true)
-	bounds := splitByWork(ids, parts, s.checkWork(ids, ks[0].files))
+	bounds := []int{0, len(ids)}
+	if parts > 1 {
+		bounds = splitByWork(ids, parts, s.checkWork(ids, ks[0].files))
+	}
 	var wg sync.WaitGroup
 	for i := range parts {
 		lo, hi := bounds[i], bounds[i+1]
