@@ -6,9 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
@@ -198,4 +200,44 @@ func TestInterspersed(t *testing.T) {
 			t.Errorf("interspersed(%q) = %q, last %d, %v", tt.args, pos, *last, err)
 		}
 	}
+}
+
+// TestHeapLimit: the soft limit holds while the live heap fits under it;
+// past it the limit follows the live heap with a quarter of headroom, so
+// the collector does not run without pause for nothing.
+func TestHeapLimit(t *testing.T) {
+	const soft = 64 << 20
+	for _, c := range []struct{ live, want int64 }{
+		{0, soft},
+		{soft / 2, soft},
+		{soft - 1, soft},
+		{soft, soft + soft/4},
+		{200 << 20, 250 << 20},
+	} {
+		if got := heapLimit(soft, c.live); got != c.want {
+			t.Errorf("heapLimit(%d MiB live) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
+
+// TestBoundHeapFollowsTheLiveHeap: a live heap past the soft limit raises
+// the limit after a collection.
+func TestBoundHeapFollowsTheLiveHeap(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const soft = 8 << 20
+	defer BoundHeap(soft)()
+	live := make([][]byte, 32)
+	for i := range live {
+		live[i] = make([]byte, 1<<20) // 32 MiB held
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for debug.SetMemoryLimit(-1) <= soft && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := debug.SetMemoryLimit(-1); got < 32<<20 {
+		t.Errorf("limit %d MiB with 32 MiB live, want it above the live heap", got>>20)
+	}
+	runtime.KeepAlive(live)
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/snap/cli"
@@ -13,8 +12,8 @@ import (
 func main() {
 	// A run lives well under a second and holds a few MiB of manifest: let
 	// the heap grow before collecting, within a soft limit far below the
-	// 100 MiB this tool promises to stay under.
-	debug.SetGCPercent(400)
-	debug.SetMemoryLimit(64 << 20)
+	// 100 MiB this tool promises to stay under (see BoundHeap for a tree
+	// too big for it).
+	cmdline.BoundHeap(64 << 20)
 	os.Exit(cmdline.Main(cli.Main))
 }
