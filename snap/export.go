@@ -65,19 +65,10 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 	if n, ok, err := writeSpliced(ctx, w, m, kept); ok || err != nil {
 		return n, err
 	}
-	limits := limitsOf(m)
 	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))
 	tw := tar.NewWriter(mw)
-	seq := map[string]*seqArchive{}
-	defer func() {
-		for _, s := range seq {
-			s.close()
-		}
-	}()
-	fetch := newFetcher()
-	defer fetch.close()
-	uid, gid := os.Getuid(), os.Getgid()
-	buf := make([]byte, 256<<10)
+	ew := newEntryWriter(tw, limitsOf(m))
+	defer ew.close()
 	for i := range m.Entries {
 		if i&255 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -88,28 +79,13 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 		if !kept[i] {
 			continue
 		}
-		hdr, ok := tarHeader(e, uid, gid)
-		if !ok {
-			continue
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return 0, fmt.Errorf("write %s: %w", e.Path, err)
-		}
-		if e.Kind != KindFile {
-			continue
-		}
-		r, err := contentOf(e, seq, fetch, limits)
+		wrote, err := ew.write(e, false)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := io.CopyBuffer(tw, io.LimitReader(r, e.Size), buf); err != nil {
-			return 0, archiveReadErr(e, err)
+		if wrote && e.Kind == KindFile {
+			files++
 		}
-		// Read to EOF, so the hash is checked.
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return 0, archiveReadErr(e, err)
-		}
-		files++
 	}
 	if err := tw.Close(); err != nil {
 		return 0, err
@@ -165,6 +141,66 @@ func markOf(name string) (string, error) {
 	}
 	defer zr.Close()
 	return archiveKind(zr.Header.Extra), nil
+}
+
+// entryWriter writes entries of a manifest chain onto a tar stream, each
+// file's content read from the archive its manifest names and checked
+// against its hash: an archive read in the manifest's order is inflated
+// once, front to back; a file found out of order is fetched from its own
+// member.
+type entryWriter struct {
+	tw       *tar.Writer
+	seq      map[string]*seqArchive
+	fetch    *fetcher
+	limits   Limits
+	uid, gid int
+	buf      []byte
+}
+
+func newEntryWriter(tw *tar.Writer, limits Limits) *entryWriter {
+	return &entryWriter{tw: tw, seq: map[string]*seqArchive{}, fetch: newFetcher(), limits: limits,
+		uid: os.Getuid(), gid: os.Getgid(), buf: make([]byte, 256<<10)}
+}
+
+func (ew *entryWriter) close() {
+	for _, s := range ew.seq {
+		s.close()
+	}
+	ew.fetch.close()
+}
+
+// write writes e, and a file's content: from its own member when member
+// is set (an archive the caller is not reading through), else as above. It
+// reports false for an entry a tar stream cannot hold (see tarHeader).
+func (ew *entryWriter) write(e *Entry, member bool) (bool, error) {
+	hdr, ok := tarHeader(e, ew.uid, ew.gid)
+	if !ok {
+		return false, nil
+	}
+	if err := ew.tw.WriteHeader(hdr); err != nil {
+		return false, fmt.Errorf("write %s: %w", e.Path, err)
+	}
+	if e.Kind != KindFile {
+		return true, nil
+	}
+	var r io.Reader
+	var err error
+	if member {
+		r, err = ew.fetch.open(e)
+	} else {
+		r, err = contentOf(e, ew.seq, ew.fetch, ew.limits)
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := io.CopyBuffer(ew.tw, io.LimitReader(r, e.Size), ew.buf); err != nil {
+		return false, archiveReadErr(e, err)
+	}
+	// Read to EOF, so the hash is checked.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return false, archiveReadErr(e, err)
+	}
+	return true, nil
 }
 
 // contentOf returns a reader of e's content that fails at its end when the

@@ -193,17 +193,8 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 		}
 		return sp.copyToEnd(lastAt)
 	}
-	seq := map[string]*seqArchive{}
-	defer func() {
-		for _, s := range seq {
-			s.close()
-		}
-	}()
-	fetch := newFetcher()
-	defer fetch.close()
-	limits := limitsOf(m)
-	uid, gid := os.Getuid(), os.Getgid()
-	buf := make([]byte, 256<<10)
+	ew := newEntryWriter(sp.tw, limitsOf(m))
+	defer ew.close()
 	for i, op := range ops {
 		if i&255 == 0 {
 			if err := sp.ctx.Err(); err != nil {
@@ -239,33 +230,14 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 			return 0, err
 		}
 		e := op.cur
-		hdr, ok := tarHeader(e, uid, gid)
-		if !ok {
-			continue
-		}
-		if err := sp.tw.WriteHeader(hdr); err != nil {
-			return 0, fmt.Errorf("write %s: %w", e.Path, err)
-		}
-		if e.Kind != KindFile {
-			continue
-		}
-		if !op.copy {
-			files++
-		}
-		var r io.Reader
-		if e.Src == sp.name {
-			r, err = fetch.open(e) // from its member: the base is not read through
-		} else {
-			r, err = contentOf(e, seq, fetch, limits)
-		}
+		// A file of the base's is read from its member: the base is not
+		// read through.
+		wrote, err := ew.write(e, e.Src == sp.name)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := io.CopyBuffer(sp.tw, io.LimitReader(r, e.Size), buf); err != nil {
-			return 0, archiveReadErr(e, err)
-		}
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			return 0, archiveReadErr(e, err)
+		if wrote && e.Kind == KindFile && !op.copy {
+			files++
 		}
 	}
 	if err := flush(); err != nil {
