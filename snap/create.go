@@ -206,12 +206,19 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 // scan) take the parent's hash and content location; with hashAll, every
 // other file of the same size is hashed, and takes the parent's location
 // too when its content is the same. Without hashAll it stops hashing at the
-// first change found: a full snapshot reads every file anyway.
+// first change found: a full snapshot reads every file anyway. With
+// hashAll (a layer's), it leaves on a parent read as it goes a recall of
+// what differs, which the layer's passes after it read instead.
 func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
 	same, hashed := true, false
 	keep := parent.keeper()
 	n := 0
-	err = mergeWith(parent, entries, func(p, e *Entry) error {
+	parent.recall = nil
+	var r *recall
+	if hashAll && parent.stream != nil && len(entries) > 0 {
+		r = &recall{first: &entries[0]}
+	}
+	one := func(p, e *Entry) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -261,10 +268,18 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 			same = false
 		}
 		return ctx.Err()
+	}
+	err = mergeWith(parent, entries, func(p, e *Entry) error {
+		err := one(p, e)
+		if r != nil {
+			r.note(p, e)
+		}
+		return err
 	})
 	if err != nil {
 		return false, false, err
 	}
+	parent.recall = r
 	return same, same && !hashed, nil
 }
 

@@ -54,6 +54,7 @@ type Manifest struct {
 	sizes   map[string]int64 // archive (absolute) -> its size, as the chain's headers record it
 	stream  *entryStream     // for OpenManifest's: where Entries are read from on each pass
 	srcs    *sources         // for OpenManifest's: sources, once found
+	recall  *recall          // for OpenManifest's: what the last inherit from it learned
 }
 
 // Files lists the files the snapshot is read from: the manifest files of
@@ -482,6 +483,9 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 // mergeWith is mergeEntries over the entries of parent (which may be read as
 // it goes: see each) and cur. An error from fn ends it.
 func mergeWith(parent *Manifest, cur []Entry, fn func(old, cur *Entry) error) error {
+	if parent.recall.of(cur) {
+		return parent.recall.merge(cur, fn)
+	}
 	j := 0
 	err := parent.each(func(o *Entry) error {
 		for j < len(cur) && comparePaths(cur[j].Path, o.Path) < 0 {

@@ -3,6 +3,7 @@ package snap
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // openedEntries collects an opened manifest's entries, copied (they are
@@ -78,14 +80,27 @@ func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
 
 // TestLayerOverAnOpenedParentIsTheSame takes each layer of a chain twice,
 // over the parent read whole and over the parent opened, from the same
-// tree: the two manifests list the same lines, and the same changes.
+// tree: the two manifests list the same lines, and the same changes. Over
+// the opened parent the passes after inherit's read its recall (see
+// recall), or, when too much changed for one (a small recallMax), the
+// parent again: both ways give the same.
 func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
+	for _, max := range []int{recallMax, 3} {
+		t.Run(fmt.Sprint("recallMax=", max), func(t *testing.T) {
+			defer func(m int) { recallMax = m }(recallMax)
+			recallMax = max
+			layersOverOpenedParents(t, max > 3)
+		})
+	}
+}
+
+func layersOverOpenedParents(t *testing.T, recalled bool) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(9))
 	dir := t.TempDir()
 	read, opened := t.TempDir(), t.TempDir()
 	genTree(t, rng, dir, 150)
-	save := func(snaps string, i int, open bool) *Manifest {
+	save := func(snaps string, i int, open bool) (*Manifest, []Change) {
 		out := filepath.Join(snaps, fmt.Sprint(i))
 		os.MkdirAll(out, 0o755)
 		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true}
@@ -104,21 +119,30 @@ func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var changes []Change
 		if i > 0 {
-			if _, err := DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+			if used := opts.Parent.recall.of(res.Manifest.Entries); used != (open && recalled) {
+				t.Fatalf("layer %d: recall used %v, want %v", i, used, open && recalled)
+			}
+			if changes, err = DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if err := WriteManifestFile(filepath.Join(out, "manifest"), res.Manifest, opts.Parent); err != nil {
 			t.Fatal(err)
 		}
-		return opts.Parent
+		return opts.Parent, changes
 	}
 	for i := 0; i < 8; i++ {
 		if i > 0 {
 			mutate(t, rng, dir)
+			touchSome(t, rng, dir) // new times, same content: hashed again, the parent's location kept
 		}
-		pr, po := save(read, i, false), save(opened, i, true)
+		pr, cr := save(read, i, false)
+		po, co := save(opened, i, true)
+		if !reflect.DeepEqual(cr, co) {
+			t.Fatalf("layer %d: changes over the opened parent differ:\n%v\nover the parent read whole:\n%v", i, co, cr)
+		}
 		a, _ := os.ReadFile(filepath.Join(read, fmt.Sprint(i), "manifest"))
 		b, _ := os.ReadFile(filepath.Join(opened, fmt.Sprint(i), "manifest"))
 		_, la, _ := strings.Cut(string(a), "\n")
@@ -135,6 +159,20 @@ func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
 			}
 		}
 	}
+}
+
+// touchSome gives a few of the files under dir new times.
+func touchSome(t *testing.T, rng *rand.Rand, dir string) {
+	t.Helper()
+	when := time.Now().Add(time.Duration(rng.Intn(1000)) * time.Second)
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && rng.Intn(10) == 0 {
+			if err := os.Chtimes(p, when, when); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
 }
 
 // TestOpenedManifestReplacedUnderAPass says so rather than read another
