@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 )
 
 // entryStream reads the entries of a manifest opened with OpenManifest: its
@@ -84,7 +85,10 @@ func (s *entryStream) each(fn func(e *Entry) error) error {
 			buf = append(buf, make([]byte, len(buf))...)
 			continue
 		}
-		text := string(buf[:end]) // one string per chunk: the entries' strings are slices of it
+		// The entries' strings are slices of the buffer, which the next chunk
+		// overwrites: no pass allocates the tree's worth of text, which is
+		// what fn's contract (copy what it keeps) is for.
+		text := unsafe.String(unsafe.SliceData(buf), end)
 		for len(text) > 0 {
 			var line string
 			line, text, _ = strings.Cut(text, "\n")

@@ -84,13 +84,19 @@ func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
 // the opened parent the passes after inherit's read its recall (see
 // recall), or, when too much changed for one (a small recallMax), the
 // parent again: both ways give the same.
+//
+// A pass's entries are slices of a buffer the next chunk overwrites: with
+// chunks so small that every line straddles two, a string kept past its
+// call would read another line's bytes.
 func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
+	defer func(m, c int) { recallMax, streamChunk = m, c }(recallMax, streamChunk)
 	for _, max := range []int{recallMax, 3} {
-		t.Run(fmt.Sprint("recallMax=", max), func(t *testing.T) {
-			defer func(m int) { recallMax = m }(recallMax)
-			recallMax = max
-			layersOverOpenedParents(t, max > 3)
-		})
+		for _, chunk := range []int{1 << 20, 61} {
+			t.Run(fmt.Sprintf("recallMax=%d,chunk=%d", max, chunk), func(t *testing.T) {
+				recallMax, streamChunk = max, chunk
+				layersOverOpenedParents(t, max > 3)
+			})
+		}
 	}
 }
 
