@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // gitContext is what a walk needs from a git repository whose files it
@@ -312,8 +313,8 @@ func trackedPaths(top, gitDir, commonDir, prefix string) (*pathList, error) {
 	if f, ok := gitConfigValue(filepath.Join(commonDir, "config"), "extensions", "objectformat"); ok && strings.EqualFold(f, "sha256") {
 		hashLen = 32
 	}
-	var l pathListBuilder
-	l.prefix = prefix
+	l := pathListBuilder{prefix: prefix}
+	l.sizeFor(b, hashLen)
 	why := readIndex(b, hashLen, l.add)
 	if why == "" {
 		return l.done(), nil
@@ -376,6 +377,23 @@ type pathListBuilder struct {
 	sorted []string // when the paths come out of order: all of them, to sort at the end
 }
 
+// sizeFor makes room for the paths of the index idx at once: growing by
+// doubling would allocate twice the tree's paths on the way. Every entry
+// holds 40+hashLen+2 bytes and a NUL besides its path, so the rest bounds
+// the paths of an index that does not compress them (version 4 does: there
+// the list may still grow).
+func (b *pathListBuilder) sizeFor(idx []byte, hashLen int) {
+	if len(idx) < 12 || string(idx[:4]) != "DIRC" {
+		return
+	}
+	n := int(binary.BigEndian.Uint32(idx[8:12]))
+	if n > len(idx)/(40+hashLen+3) { // (damaged: readIndex says so)
+		return
+	}
+	b.ends = make([]uint32, 0, n)
+	b.blob = make([]byte, 0, len(idx)-12-n*(40+hashLen+3))
+}
+
 func (b *pathListBuilder) add(p []byte) {
 	if b.prefix != "" {
 		rest, ok := bytes.CutPrefix(p, []byte(b.prefix+"/"))
@@ -430,7 +448,11 @@ func (b *pathListBuilder) done() *pathList {
 			b.ends = append(b.ends, uint32(len(b.blob)))
 		}
 	}
-	return &pathList{blob: string(b.blob), ends: slices.Clip(b.ends)}
+	if cap(b.blob) > 2*len(b.blob)+4096 { // (most of the index lies outside the prefix)
+		b.blob, b.ends = bytes.Clone(b.blob), slices.Clone(b.ends)
+	}
+	// (The builder is done with blob: the list's string is blob itself.)
+	return &pathList{blob: unsafe.String(unsafe.SliceData(b.blob), len(b.blob)), ends: b.ends}
 }
 
 // gitLsFiles asks git for the tracked paths of the work tree at top.
