@@ -79,7 +79,11 @@ type Result struct {
 // Create snapshots the tree at root: what a Walk of it without extra
 // ignore patterns finds.
 func Create(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
-	tree, err := Walk(ctx, root, WalkOptions{})
+	var walk WalkOptions
+	if opts.Parent != nil {
+		walk.Entries = opts.Parent.Header.entries()
+	}
+	tree, err := Walk(ctx, root, walk)
 	if err != nil {
 		return nil, err
 	}

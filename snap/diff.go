@@ -15,6 +15,9 @@ import (
 // path the snapshot spells otherwise than the tree is one path: renamed
 // when only the case of its name differs, and never deleted and added.
 func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOptions) ([]Change, error) {
+	if opts.Entries == 0 {
+		opts.Entries = m.Header.entries()
+	}
 	tree, err := Walk(ctx, root, opts)
 	if err != nil {
 		return nil, err

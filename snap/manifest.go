@@ -222,6 +222,9 @@ func (m *Manifest) CheckOwnArchivesStat(own []Entry, stat func(name string) (fs.
 	return m.checkArchives(own, stat)
 }
 
+// entries is how many entries the snapshot holds.
+func (h *ManifestHeader) entries() int { return h.Files + h.Dirs + h.Symlinks }
+
 // ManifestHeader is the first line of a manifest file.
 type ManifestHeader struct {
 	Type            string `json:"type"`

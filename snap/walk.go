@@ -19,6 +19,10 @@ type WalkOptions struct {
 	// Ignore holds extra patterns (gitignore syntax) applied at the root with
 	// the highest precedence, e.g. from Rewind's config.
 	Ignore []string
+	// Entries, when known, is about how many entries the tree holds (its
+	// last snapshot's): the list is made that large at once instead of
+	// growing by copies.
+	Entries int
 }
 
 // Tree is the result of a walk: the entries in scope, in walk order, and
@@ -59,18 +63,33 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	w.rules.Ignore = opts.Ignore
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
-	top := &dirResult{}
+	top := newDirResult()
+	// The folders' lists are put in walk order as they are read, each let
+	// go of once copied: the tree is never held twice, and the copying is
+	// done by the time the walk is.
+	hint := min(max(opts.Entries, 0), maxEntriesHint)
+	tree := &Tree{Entries: make([]Entry, 0, hint+hint/16), Started: started}
+	flat := make(chan struct{})
+	go func() {
+		defer close(flat)
+		top.flatten(tree)
+	}()
 	w.wg.Add(1)
 	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
+	<-flat
 	if w.err != nil {
 		return nil, w.err
 	}
 	sort.Slice(w.rules.Repos, func(i, j int) bool { return w.rules.Repos[i].Base < w.rules.Repos[j].Base })
-	tree := &Tree{Entries: make([]Entry, 0, top.count()), Started: started, Rules: w.rules}
-	top.flatten(tree)
+	tree.Rules = w.rules
 	return tree, nil
 }
+
+// maxEntriesHint bounds what WalkOptions.Entries makes room for (a hint
+// read from a damaged store file may say anything): a larger tree's list
+// grows as it is read.
+const maxEntriesHint = 1 << 20
 
 // walkWorkers bounds the folders read at once. Reading a tree is mostly
 // system calls, so a few more than the cores keeps them all busy.
@@ -93,32 +112,32 @@ type walker struct {
 // was walked is marked: gone (removed, or now something out of scope),
 // replaced (now a file or symlink, which its entry in the parent holds), or
 // unreadable (its owner may list it, the walk may not).
+// ready is closed once the folder is read (its subfolders scheduled, not
+// read): until then only the walk's worker for it touches the result, nor
+// may the entry for it in its parent's result be read (see dir's self).
 type dirResult struct {
 	entries    []Entry
 	special    []string
 	unreadable []string // entries of this folder that could not be read
 	subs       []*dirResult
+	ready      chan struct{}
 
 	gone, replaced, denied bool
 }
 
-func (d *dirResult) count() int {
-	n := len(d.entries)
-	for _, s := range d.subs {
-		if s != nil {
-			n += s.count()
-		}
-	}
-	return n
-}
+func newDirResult() *dirResult { return &dirResult{ready: make(chan struct{})} }
 
-// flatten appends d's entries to t in walk order, letting go of each
-// folder's own list once it is copied: the tree is not held twice.
+// flatten appends d's entries to t in walk order, each folder's as soon as
+// it is read, letting go of each folder's own list once it is copied.
 func (d *dirResult) flatten(t *Tree) {
+	<-d.ready
 	t.Special = append(t.Special, d.special...)
 	t.Unreadable = append(t.Unreadable, d.unreadable...)
 	for i := range d.entries {
 		sub := d.subs[i]
+		if sub != nil {
+			<-sub.ready
+		}
 		switch {
 		case sub == nil || sub.replaced:
 			t.Entries = append(t.Entries, d.entries[i])
@@ -157,6 +176,12 @@ func (w *walker) failed() bool {
 // few times: a tree an agent is changing never fails the walk.
 func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) {
 	defer w.wg.Done()
+	ready := false
+	defer func() {
+		if !ready {
+			close(res.ready)
+		}
+	}()
 	if w.failed() {
 		return
 	}
@@ -273,8 +298,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	}
 	res.subs = make([]*dirResult, len(res.entries))
 	for _, i := range sub {
-		child := &dirResult{}
-		res.subs[i] = child
+		res.subs[i] = newDirResult()
+	}
+	ready = true
+	close(res.ready)
+	for _, i := range sub {
+		child := res.subs[i]
 		w.wg.Add(1)
 		self := &res.entries[i]
 		crel, ignored := self.Path, inIgnored || st.ignored(self.Path, true)

@@ -184,6 +184,9 @@ func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *che
 		}
 		parentc <- p
 	}()
+	if newest != nil {
+		walk.Entries = newest.Snapshot.Files + newest.Snapshot.Dirs + newest.Snapshot.Symlinks
+	}
 	tree, err = snap.Walk(ctx, s.Project, walk)
 	p := <-parentc
 	if err != nil {
