@@ -210,7 +210,8 @@ func TestHeapLimit(t *testing.T) {
 	for _, c := range []struct{ live, want int64 }{
 		{0, soft},
 		{soft / 2, soft},
-		{soft - 1, soft},
+		{soft * 4 / 5, soft},
+		{soft - 4, soft - 4 + (soft-4)/4}, // near the limit: a quarter above it all the same
 		{soft, soft + soft/4},
 		{200 << 20, 250 << 20},
 	} {

@@ -9,12 +9,13 @@ import (
 
 // BoundHeap sets how a tool's heap is collected: let it grow well past
 // what is live before collecting (GOGC 400: a run is short), within the
-// soft limit soft while what is live fits under it. A run whose live heap
-// outgrows soft (a tree of hundreds of thousands of files) would otherwise
-// collect without pause and free nothing — a restore of a 230,000-file
-// tree spent a third of its CPU so — so past soft the limit follows the
-// live heap, a quarter above it, measured after each collection. stop
-// ends the following (for tests; a tool's run just ends).
+// soft limit soft while what is live fits well under it. A run whose live
+// heap nears or outgrows soft (a tree of hundreds of thousands of files)
+// would otherwise collect without pause and free little — a restore of a
+// 230,000-file tree spent a third of its CPU so, a walk of it a quarter —
+// so the limit is never less than a quarter above the live heap, measured
+// after each collection. stop ends the following (for tests; a tool's run
+// just ends).
 func BoundHeap(soft int64) (stop func()) {
 	debug.SetGCPercent(400)
 	debug.SetMemoryLimit(soft)
@@ -35,10 +36,7 @@ func BoundHeap(soft int64) (stop func()) {
 
 // heapLimit is the soft memory limit for a live heap of live bytes.
 func heapLimit(soft, live int64) int64 {
-	if live < soft {
-		return soft
-	}
-	return live + live/4
+	return max(soft, live+live/4)
 }
 
 // gcTick is an object whose cleanup tells that a collection ran; large
