@@ -20,8 +20,8 @@ type WalkOptions struct {
 	// the highest precedence, e.g. from Rewind's config.
 	Ignore []string
 	// Entries, when known, is about how many entries the tree holds (its
-	// last snapshot's): the list is made that large at once instead of
-	// growing by copies.
+	// last snapshot's): the list is made that large at once, and filled in
+	// walk order as the walk goes rather than once it is done.
 	Entries int
 }
 
@@ -64,20 +64,30 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
 	top := newDirResult()
-	// The folders' lists are put in walk order as they are read, each let
-	// go of once copied: the tree is never held twice, and the copying is
-	// done by the time the walk is.
-	hint := min(max(opts.Entries, 0), maxEntriesHint)
-	tree := &Tree{Entries: make([]Entry, 0, hint+hint/16), Started: started}
+	tree := &Tree{Started: started}
 	flat := make(chan struct{})
-	go func() {
-		defer close(flat)
-		top.flatten(tree)
-	}()
+	hint := min(opts.Entries, maxEntriesHint)
+	if hint > 0 {
+		// The folders' lists are put in walk order as they are read, each
+		// let go of once copied: the tree is never held twice, and the
+		// copying is done by the time the walk is.
+		tree.Entries = make([]Entry, 0, hint+hint/16)
+		go func() {
+			defer close(flat)
+			top.flatten(tree)
+		}()
+	}
 	w.wg.Add(1)
 	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
-	<-flat
+	if hint > 0 {
+		<-flat
+	} else {
+		// A tree of unknown size is put in order once read, its list made
+		// at its size rather than grown by copies.
+		tree.Entries = make([]Entry, 0, top.count())
+		top.flatten(tree)
+	}
 	if w.err != nil {
 		return nil, w.err
 	}
@@ -126,6 +136,16 @@ type dirResult struct {
 }
 
 func newDirResult() *dirResult { return &dirResult{ready: make(chan struct{})} }
+
+func (d *dirResult) count() int {
+	n := len(d.entries)
+	for _, s := range d.subs {
+		if s != nil {
+			n += s.count()
+		}
+	}
+	return n
+}
 
 // flatten appends d's entries to t in walk order, each folder's as soon as
 // it is read, letting go of each folder's own list once it is copied.
