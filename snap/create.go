@@ -406,22 +406,21 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	mw := newMemberWriter(cw, level, archiveMark(parent != nil))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A full snapshot writes every entry: its plan is not spelt out.
 	var plan []tarItem
+	items := len(entries)
+	item := func(n int) tarItem { return tarItem{entry: n, write: true} }
 	if parent != nil {
 		if plan, err = layerPlan(entries, parent); err != nil {
 			return nil, nil, 0, err
 		}
-	} else {
-		plan = make([]tarItem, len(entries))
-		for i := range entries {
-			plan[i] = tarItem{entry: i, write: true}
-		}
+		items, item = len(plan), func(n int) tarItem { return plan[n] }
 	}
 	// Each file written here is read once: the prefetcher takes the small
 	// ones, in plan order, which is walk order.
 	written := make([]int32, 0, 64)
-	for _, it := range plan {
-		if it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
+	for n := range items {
+		if it := item(n); it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
 			written = append(written, int32(it.entry))
 		}
 	}
@@ -437,12 +436,12 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	uid, gid := os.Getuid(), os.Getgid()
 	buf := make([]byte, 256*1024)
 	// The entries are updated in place (what the archive found, where the
-	// content is); those the archive lost are dropped at the end. members
-	// pairs each file written here with its gzip member.
+	// content is); those the archive lost are dropped at the end. Until the
+	// archive is closed, the COff of a file written here is the number of
+	// its gzip member, not yet its offset.
 	drop := make([]bool, len(entries))
-	type located struct{ entry, member int }
-	var members []located
-	for n, it := range plan {
+	for n := range items {
+		it := item(n)
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, 0, err
@@ -487,8 +486,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			}
 			switch loss {
 			case fileRead:
-				e.Src, e.Skip = out, skip
-				members = append(members, located{i, member})
+				e.Src, e.COff, e.Skip = out, int64(member), skip
 				progress.add(e.Size)
 			case fileUnreadable:
 				lost = append(lost, e.Path)
@@ -508,8 +506,10 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	if err := mw.Close(); err != nil {
 		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
 	}
-	for _, m := range members {
-		entries[m.entry].COff = mw.Start(m.member)
+	for _, i := range written {
+		if e := &entries[i]; !drop[i] && e.Src == out {
+			e.COff = mw.Start(int(e.COff))
+		}
 	}
 	kept = entries
 	if slices.Contains(drop, true) {
@@ -531,19 +531,19 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	return kept, lost, cw.n, nil
 }
 
-// tarItem is one thing a layer's tar holds: an entry (or just its folder
-// header), or a whiteout name.
+// tarItem is one thing a layer's tar holds: an entry, only the header of
+// a folder, or a whiteout name.
 type tarItem struct {
 	entry    int
-	write    bool // false: kept in the manifest, not in this archive
-	header   bool // a folder written only as the parent of something included
+	write    bool // the entry
+	header   bool // only the folder's header: the parent of something included
 	whiteout string
 }
 
 // layerPlan lists, in walk order, what a layer over parent holds: changed
-// and new entries (inherited files are passed through without content),
-// the folders above them, and whiteouts for what the parent has and the
-// tree lost (the topmost gone path only).
+// and new entries (the others are in its manifest only), the folders above
+// them, and whiteouts for what the parent has and the tree lost (the
+// topmost gone path only).
 func layerPlan(entries []Entry, parent *Manifest) ([]tarItem, error) {
 	var plan []tarItem
 	dirs := map[string]int{}
@@ -596,8 +596,7 @@ func layerPlan(entries []Entry, parent *Manifest) ([]tarItem, error) {
 			changed = old == nil || old.Kind != cur.Kind || old.Mode != cur.Mode || old.Link != cur.Link
 		}
 		if !changed {
-			plan = append(plan, tarItem{entry: i})
-			return nil
+			return nil // (in the manifest, not in this archive)
 		}
 		addParents(cur.Path)
 		written[cur.Path] = true
