@@ -220,14 +220,14 @@ func (v *Verifier) check(ctx context.Context, m *Manifest, entries []Entry) erro
 
 // ReadFiles calls fn with the content of each file of the snapshot m
 // describes that want names (at most limit bytes each; larger files get
-// nil), fetched from the archive that holds each.
+// nil), fetched from the archive that holds each. m may be one opened with
+// OpenManifest: it is read in one pass, not held.
 func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path string, data []byte) error) error {
 	f := newFetcher()
 	defer f.close()
-	for i := range m.Entries {
-		e := &m.Entries[i]
+	return m.each(func(e *Entry) error {
 		if e.Kind != KindFile || !want[e.Path] {
-			continue
+			return nil
 		}
 		var data []byte
 		if e.Size <= limit {
@@ -239,11 +239,8 @@ func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path stri
 				return err
 			}
 		}
-		if err := fn(e.Path, data); err != nil {
-			return err
-		}
-	}
-	return nil
+		return fn(strings.Clone(e.Path), data) // (e is the pass's: see each)
+	})
 }
 
 // DiffManifests lists the changes from snapshot old to snapshot cur. With

@@ -201,3 +201,48 @@ func TestOpenedManifestReplacedUnderAPass(t *testing.T) {
 		t.Fatalf("a replaced manifest read as %v", err)
 	}
 }
+
+// TestReadFilesFromAnOpenedManifest reads a layer's files through the
+// manifest read whole and opened, with chunks so small that every line
+// straddles two: the same paths, the same contents.
+func TestReadFilesFromAnOpenedManifest(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(13))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 120)
+	layerSave(t, dir, snaps, 0, 0)
+	mutate(t, rng, dir)
+	layerSave(t, dir, snaps, 1, 0)
+	name := filepath.Join(snaps, "1", "manifest")
+	read, err := ReadManifest(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for i, e := range read.Entries {
+		if e.Kind == KindFile && i%3 == 0 {
+			want[e.Path] = true
+		}
+	}
+	files := func(m *Manifest) map[string]string {
+		out := map[string]string{}
+		err := ReadFiles(m, want, 1<<20, func(p string, data []byte) error {
+			out[p] = string(data)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	whole := files(read)
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = 61
+	opened, err := OpenManifest(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := files(opened); len(whole) != len(want) || !reflect.DeepEqual(got, whole) {
+		t.Fatalf("opened: %d files, read whole: %d of %d wanted; or their contents differ", len(got), len(whole), len(want))
+	}
+}

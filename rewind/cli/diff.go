@@ -174,7 +174,7 @@ func readSnapshot(c *store.Checkpoint, want map[string]bool) (map[string][]byte,
 	if len(want) == 0 {
 		return out, nil
 	}
-	m, err := snap.ReadManifest(c.ManifestPath())
+	m, err := snap.OpenManifest(c.ManifestPath()) // (the few files wanted are found in one pass: not held)
 	if err != nil {
 		return nil, err
 	}
