@@ -225,6 +225,16 @@ func (m *Manifest) CheckOwnArchivesStat(own []Entry, stat func(name string) (fs.
 // entries is how many entries the snapshot holds.
 func (h *ManifestHeader) entries() int { return h.Files + h.Dirs + h.Symlinks }
 
+// size is how many entries m holds, to make room for: its header's count
+// when they are read as a pass goes (bounded: a damaged header may say
+// anything).
+func (m *Manifest) size() int {
+	if m.stream == nil {
+		return len(m.Entries)
+	}
+	return min(max(m.Header.entries(), 0), maxEntriesHint)
+}
+
 // ManifestHeader is the first line of a manifest file.
 type ManifestHeader struct {
 	Type            string `json:"type"`

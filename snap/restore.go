@@ -213,7 +213,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	n := 1024
 	if m != nil {
-		n = len(m.Entries)
+		n = m.size()
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root),
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index}
@@ -686,51 +686,60 @@ const fetchAllAt = 64
 // holding them. The manifest's entries pass the same checks as an
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
+	n := m.size()
 	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold,
-		seen: make(map[string]Kind, len(m.Entries)), dirs: make(map[string]bool, len(m.Entries)/4), csize: 1 << 62}
+		seen: make(map[string]Kind, n), dirs: make(map[string]bool, n/4), csize: 1 << 62}
 	if chk.fold.Folds() {
 		chk.folded = map[string]string{}
 	}
 	type need struct {
-		op int // index in p.ops
-		e  *Entry
+		op int    // index in p.ops
+		e  *Entry // its entry, once the plan's operations are all known
 	}
 	var needs []need
-	for i := range m.Entries {
-		if i&255 == 0 {
+	// A manifest opened with OpenManifest is read as the pass goes: each
+	// entry's path and link are copied, for the plan keeps them (its maps
+	// are keyed by path), and its hash only where the plan keeps the entry
+	// (see own).
+	streamed := m.stream != nil
+	var read Entry
+	i := 0
+	step := func(e *Entry) error {
+		if i++; i&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		e := &m.Entries[i]
+		if streamed {
+			read = *e
+			read.Path, read.Link = strings.Clone(e.Path), strings.Clone(e.Link)
+			e = &read
+		}
 		if err := chk.checkEntry(e); err != nil {
 			return err
 		}
 		if underAny(e.Path, p.state) {
-			continue // a snapshot taken before state folders were left out
+			return nil // a snapshot taken before state folders were left out
 		}
 		if !p.paths.Match(e.Path, e.Kind == KindDir) {
 			if p.leftOut(e, m, rules) {
 				p.rulesOnly = append(p.rulesOnly, e)
 			}
-			continue
+			return nil
 		}
 		if p.isInput(e.Path) {
 			p.keepInput(e.Path)
-			continue
+			return nil
 		}
 		if p.isAlone(e.Path) {
-			continue // unreadable: left as it is
+			return nil // unreadable: left as it is
 		}
 		c, err := p.enter(e)
 		if err != nil {
 			return err
 		}
 		if e.Kind != KindFile {
-			if err := p.enterDirOrLink(e, c, stage); err != nil {
-				return err
-			}
-			continue
+			return p.enterDirOrLink(e, c, stage)
 		}
 		if err := p.checkNotInTheWay(e.Path, c); err != nil {
 			return err
@@ -743,7 +752,7 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(c.Path)))
 				if err != nil && unreadableErr(err) {
 					p.leave(e.Path) // it cannot be backed up, so it is not replaced
-					continue
+					return nil
 				}
 				if err != nil && !changed(err) {
 					return err
@@ -758,14 +767,42 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		if same {
 			p.addFile(e, c, true, "")
-			continue
+			return nil
 		}
 		if c != nil && c.Kind == KindFile && p.unreadable(c.Path) {
 			p.leave(e.Path)
-			continue
+			return nil
 		}
 		p.addFile(e, c, false, "")
-		needs = append(needs, need{op: len(p.ops) - 1, e: e})
+		needs = append(needs, need{op: len(p.ops) - 1})
+		return nil
+	}
+	// own makes what the plan keeps of an entry read as the pass goes its
+	// own: the hashes of the operations it added, and a copy of an entry it
+	// keeps a pointer to.
+	own := func(ops, rulesOnly int) {
+		for k := ops; k < len(p.ops); k++ {
+			p.ops[k].entry.Hash = strings.Clone(p.ops[k].entry.Hash)
+		}
+		for k := rulesOnly; k < len(p.rulesOnly); k++ {
+			c := *p.rulesOnly[k]
+			c.Hash = strings.Clone(c.Hash)
+			p.rulesOnly[k] = &c
+		}
+	}
+	err := m.each(func(e *Entry) error {
+		ops, rulesOnly := len(p.ops), len(p.rulesOnly)
+		err := step(e)
+		if streamed {
+			own(ops, rulesOnly)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for k := range needs {
+		needs[k].e = &p.ops[needs[k].op].entry
 	}
 	if !stage {
 		return nil

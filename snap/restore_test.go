@@ -774,7 +774,15 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.go")); string(b) != "changed" {
 		t.Fatalf("a.go written by a refused restore: %q", b)
 	}
-	for _, m := range []*Manifest{nil, res.Manifest} {
+	file := filepath.Join(t.TempDir(), "manifest")
+	if err := WriteManifestFile(file, res.Manifest, nil); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := OpenManifest(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Manifest{nil, res.Manifest, opened} {
 		ps, _ = ParsePathspec([]string{".", ":!.gitignore", ":!b.go"}, "")
 		r, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: m})
 		if err != nil {

@@ -186,7 +186,7 @@ func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pat
 	if err != nil {
 		return nil, err
 	}
-	m, err := snap.ReadManifest(c.ManifestPath())
+	m, err := snap.OpenManifest(c.ManifestPath()) // (compared in walk order: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}

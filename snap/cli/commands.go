@@ -99,7 +99,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	}
 	opts := snap.RestoreOptions{DryRun: c.dryRun, Limits: snap.Limits{MaxBytes: c.maxBytes}}
 	if c.manifest != "" {
-		m, err := snap.ReadManifest(c.manifest)
+		m, err := snap.OpenManifest(c.manifest) // (compared in walk order: not held)
 		if err != nil {
 			return err
 		}
