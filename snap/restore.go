@@ -169,7 +169,7 @@ type restorePlan struct {
 	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
 	keptIn    []string
 	current   []Entry
-	cur       map[string]*Entry // the tree's entries by path, and by the snapshot's spelling of it (see lookup)
+	cur       treeIndex // the tree's entries by path, and by the snapshot's spelling of it (see lookup)
 
 	// On a file system that folds names (Folding), the snapshot may spell
 	// a tree's path otherwise: spell finds the tree's entry, alias maps its
@@ -272,10 +272,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 // manifest m) over the tree t that was walked at the root.
 func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, m *Manifest, limits Limits, opts RestoreOptions, stage bool) (err error) {
 	p.current = t.Entries
-	p.cur = make(map[string]*Entry, len(p.current))
-	for i := range p.current {
-		p.cur[p.current[i].Path] = &p.current[i]
-	}
+	p.cur = treeIndex{entries: p.current}
 	if p.spell != nil {
 		p.alias = map[string]string{}
 		p.aloneKeys, p.inputKeys = map[string]bool{}, map[string]bool{}
@@ -425,15 +422,70 @@ func (p *restorePlan) leftOut(e *Entry, m *Manifest, rules *snapshotRules) (fetc
 // snapshot spells it or, on a file system that folds names, otherwise
 // (then cur holds it under name too, and alias maps its path to name).
 func (p *restorePlan) lookup(name string) *Entry {
-	if c := p.cur[name]; c != nil || p.spell == nil {
+	if c := p.cur.get(name); c != nil || p.spell == nil {
 		return c
 	}
 	c := p.spell.find(name)
 	if c != nil {
-		p.cur[name] = c
+		p.cur.spelt(name, c)
 		p.alias[c.Path] = name
 	}
 	return c
+}
+
+// treeIndex finds the tree's entries, which are in walk order, by path: a
+// search from where the last one ended, for the plan looks them up in walk
+// order too; a map of each would cost the tree's worth again. Names the
+// snapshot spells otherwise are kept beside it.
+type treeIndex struct {
+	entries []Entry
+	last    int
+	other   map[string]*Entry
+}
+
+func (x *treeIndex) get(name string) *Entry {
+	if c := x.other[name]; c != nil {
+		return c
+	}
+	n := len(x.entries)
+	if n == 0 {
+		return nil
+	}
+	lo, hi := 0, n // the entry is in entries[lo:hi], if anywhere
+	switch c := comparePaths(name, x.entries[x.last].Path); {
+	case c == 0:
+		return &x.entries[x.last]
+	case c < 0:
+		hi = x.last
+	default:
+		// Gallop forward from the last one: the next is most often near.
+		lo = x.last + 1
+		for step := 1; ; step *= 2 {
+			at := x.last + step
+			if at >= n {
+				break
+			}
+			if comparePaths(name, x.entries[at].Path) <= 0 {
+				hi = at + 1
+				break
+			}
+			lo = at + 1
+		}
+	}
+	i := lo + sort.Search(hi-lo, func(k int) bool { return comparePaths(x.entries[lo+k].Path, name) >= 0 })
+	if i < n && x.entries[i].Path == name {
+		x.last = i
+		return &x.entries[i]
+	}
+	return nil
+}
+
+// spelt records the tree's entry c under the snapshot's spelling name.
+func (x *treeIndex) spelt(name string, c *Entry) {
+	if x.other == nil {
+		x.other = map[string]*Entry{}
+	}
+	x.other[name] = c
 }
 
 // snapName is the snapshot's spelling of the tree's path name.
@@ -505,7 +557,7 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 	p.snapshot[e.Path] = e.Kind
 	c := p.lookup(e.Path)
 	if c != nil && c.Kind != e.Kind && c.Kind == KindDir {
-		if err := p.checkReplaceable(c.Path, p.cur); err != nil {
+		if err := p.checkReplaceable(c.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -995,7 +1047,7 @@ func (p *restorePlan) ignoredDir(name string) bool {
 // checkReplaceable refuses to replace the folder name by a file or symlink
 // when it holds anything that is not in scope (ignored files), which a
 // restore must never delete.
-func (p *restorePlan) checkReplaceable(name string, cur map[string]*Entry) error {
+func (p *restorePlan) checkReplaceable(name string) error {
 	var extra []string
 	var walk func(dir string) error
 	walk = func(dir string) error {
@@ -1010,7 +1062,7 @@ func (p *restorePlan) checkReplaceable(name string, cur map[string]*Entry) error
 		}
 		for _, de := range des {
 			child := dir + "/" + de.Name()
-			if _, ok := cur[child]; !ok {
+			if p.cur.get(child) == nil {
 				extra = append(extra, child)
 			} else if de.IsDir() {
 				if err := walk(child); err != nil {

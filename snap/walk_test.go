@@ -5,8 +5,10 @@ package snap
 import (
 	"context"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -38,5 +40,46 @@ func TestWalkInOrderAsItGoes(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("told %d entries, the walk found another tree (%d entries, not %d)", n, len(got.Entries), len(want.Entries))
 		}
+	}
+}
+
+// TestTreeIndexFindsWhatAMapFinds looks up every path of a walked tree,
+// and names it does not hold, in walk order and shuffled: the restore
+// plan's index of the tree finds what a map of it finds.
+func TestTreeIndexFindsWhatAMapFinds(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(12))
+	dir := t.TempDir()
+	genTree(t, rng, dir, 300)
+	for _, name := range []string{"a!b", "a-b", "a", "a.b", "b/c", "b!"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	tree, err := Walk(context.Background(), dir, WalkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]*Entry{}
+	var names []string
+	for i := range tree.Entries {
+		p := tree.Entries[i].Path
+		byPath[p] = &tree.Entries[i]
+		names = append(names, p, p+"!", p+"/", p+"/zz", p[:len(p)-1])
+	}
+	x := treeIndex{entries: tree.Entries}
+	check := func(order string) {
+		for _, n := range names {
+			if got, want := x.get(n), byPath[n]; got != want {
+				t.Fatalf("%s: get(%q) = %v, want %v", order, n, got, want)
+			}
+		}
+	}
+	check("walk order")
+	slices.Reverse(names)
+	check("backwards")
+	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	check("shuffled")
+	if (&treeIndex{}).get("a") != nil {
+		t.Fatal("an empty tree holds a")
 	}
 }
