@@ -757,11 +757,12 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 	var read Entry
 	i := 0
 	step := func(e *Entry) error {
-		if i++; i&255 == 0 {
+		if i&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
+		i++
 		if streamed {
 			read = *e
 			read.Path, read.Link = strings.Clone(e.Path), strings.Clone(e.Link)

@@ -122,6 +122,7 @@ type walker struct {
 // was walked is marked: gone (removed, or now something out of scope),
 // replaced (now a file or symlink, which its entry in the parent holds), or
 // unreadable (its owner may list it, the walk may not).
+//
 // ready is closed once the folder is read (its subfolders scheduled, not
 // read): until then only the walk's worker for it touches the result, nor
 // may the entry for it in its parent's result be read (see dir's self).
