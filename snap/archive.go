@@ -57,6 +57,19 @@ type archiveScanner struct {
 	dirs   map[string]bool // every folder implied by a path seen so far
 	bytes  int64
 	n      int
+
+	// A manifest's entries are checked in walk order (its format's) rather
+	// than against maps of every path: last is the path before, above the
+	// entries listed above it (each entry is pushed; the next pops what
+	// is not its parent).
+	ordered bool
+	last    string
+	above   []listed
+}
+
+type listed struct {
+	path string
+	kind Kind
 }
 
 func openArchive(name string, limits Limits, fold Folding) (*archiveScanner, error) {
@@ -262,6 +275,37 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 	return e, false, nil
 }
 
+// recordInOrder is record for entries in walk order. Walk order leaves no
+// room for a duplicate, nor for an entry where an earlier one needed a
+// folder (that one would come after it), and a listed file or symlink
+// above an entry would be the nearest listed entry above it: the first
+// entry inside it is refused.
+func (s *archiveScanner) recordInOrder(raw string, e *Entry) error {
+	switch c := comparePaths(s.last, e.Path); {
+	case s.n == 1:
+	case c == 0:
+		return s.refuse(raw, "duplicate entry")
+	case c > 0:
+		return s.refuse(raw, "out of walk order (after %s)", s.last)
+	}
+	for len(s.above) > 0 && !strings.HasPrefix(e.Path, s.above[len(s.above)-1].path+"/") {
+		s.above = s.above[:len(s.above)-1]
+	}
+	if n := len(s.above); n > 0 && s.above[n-1].kind != KindDir {
+		return s.refuse(raw, "inside %s, which the archive holds as a %s", s.above[n-1].path, s.above[n-1].kind)
+	}
+	if s.folded != nil {
+		key := s.fold.Key(e.Path)
+		if other, ok := s.folded[key]; ok {
+			return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
+		}
+		s.folded[key] = e.Path
+	}
+	s.above = append(s.above, listed{e.Path, e.Kind})
+	s.last = e.Path
+	return nil
+}
+
 // checkEntry applies to a manifest's entry the checks an archive's header
 // gets: a manifest from a damaged or crafted store must not lead a restore
 // outside the root either.
@@ -346,6 +390,9 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 	s.n++
 	if s.n > s.limits.MaxEntries {
 		return s.refuse(raw, "more than %d entries", s.limits.MaxEntries)
+	}
+	if s.ordered {
+		return s.recordInOrder(raw, e)
 	}
 	if _, dup := s.seen[e.Path]; dup {
 		return s.refuse(raw, "duplicate entry")

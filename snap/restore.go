@@ -241,8 +241,16 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		err error
 	}
 	wc := make(chan walked, 1)
+	walk := opts.Walk
+	if walk.Entries == 0 && m != nil {
+		// The tree is most often the snapshot's, give or take a change: its
+		// list is made at that size and filled as the walk goes, never the
+		// tree held twice. (Restored into an empty folder, the list is made
+		// for nothing, and is less than the operations the plan then holds.)
+		walk.Entries = m.size()
+	}
 	go func() {
-		t, err := Walk(ctx, root, opts.Walk)
+		t, err := Walk(ctx, root, walk)
 		wc <- walked{t, err}
 	}()
 	var as *archiveScanner
@@ -738,9 +746,7 @@ const fetchAllAt = 64
 // holding them. The manifest's entries pass the same checks as an
 // archive's.
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
-	n := m.size()
-	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold,
-		seen: make(map[string]Kind, n), dirs: make(map[string]bool, n/4), csize: 1 << 62}
+	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
 	if chk.fold.Folds() {
 		chk.folded = map[string]string{}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -800,5 +801,73 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 			t.Errorf("result %+v, want .env spared and nothing deleted", r)
 		}
 		os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
+	}
+}
+
+// TestCraftedManifestRefused: a manifest's entries are checked in walk
+// order, not against maps of every path, so a crafted or damaged one —
+// a path twice, paths out of order, an entry inside a file — is refused
+// before the tree is touched, read whole or opened.
+func TestCraftedManifestRefused(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.go": "package a", "b/c.go": "package c", "d.txt": "d"})
+	res := create(t, dir, filepath.Join(t.TempDir(), "s.tar.gz"))
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
+	before := state(t, dir)
+	at := func(path string) int {
+		for i := range res.Manifest.Entries {
+			if res.Manifest.Entries[i].Path == path {
+				return i
+			}
+		}
+		t.Fatalf("no %s in the snapshot", path)
+		return -1
+	}
+	for _, c := range []struct {
+		name, want string
+		edit       func([]Entry) []Entry
+	}{
+		{"a path twice", "duplicate entry", func(es []Entry) []Entry {
+			i := at("b/c.go")
+			return slices.Insert(es, i, es[i])
+		}},
+		{"out of order", "out of walk order", func(es []Entry) []Entry {
+			i, j := at("a.go"), at("d.txt")
+			es[i], es[j] = es[j], es[i]
+			return es
+		}},
+		{"inside a file", "inside a.go, which the archive holds as a file", func(es []Entry) []Entry {
+			i := at("a.go")
+			in := es[i]
+			in.Path = "a.go/x"
+			return slices.Insert(es, i+1, in)
+		}},
+		{"a folder after what is in it", "out of walk order", func(es []Entry) []Entry {
+			i := at("b")
+			b := es[i]
+			return slices.Insert(slices.Delete(es, i, i+1), at("b/c.go"), b)
+		}},
+	} {
+		m := *res.Manifest
+		m.Entries = c.edit(slices.Clone(res.Manifest.Entries))
+		file := filepath.Join(t.TempDir(), "manifest")
+		if err := WriteManifestFile(file, &m, nil); err != nil {
+			t.Fatal(err)
+		}
+		opened, err := OpenManifest(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*Manifest{&m, opened} {
+			_, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+			var ae *ArchiveError
+			if !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%s (opened %v): %v, want a refusal saying %q", c.name, m.stream != nil, err, c.want)
+			}
+			if d := diffStates(before, state(t, dir)); d != "" {
+				t.Fatalf("%s: a refused restore changed the tree:\n%s", c.name, d)
+			}
+		}
 	}
 }
