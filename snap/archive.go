@@ -59,9 +59,9 @@ type archiveScanner struct {
 	n      int
 
 	// A manifest's entries are checked in walk order (its format's) rather
-	// than against maps of every path: last is the path before, above the
-	// entries listed above it (each entry is pushed; the next pops what
-	// is not its parent).
+	// than against maps of every path: last is the entry before, and above
+	// the listed entries above it (each entry is pushed; the next pops
+	// those it is not inside).
 	ordered bool
 	last    string
 	above   []listed
