@@ -275,6 +275,20 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 	return e, false, nil
 }
 
+// recordSpelling refuses a path that a file system folding names (see
+// Folding) takes for one recorded before, and records it.
+func (s *archiveScanner) recordSpelling(raw, name string) error {
+	if s.folded == nil {
+		return nil
+	}
+	key := s.fold.Key(name)
+	if other, ok := s.folded[key]; ok {
+		return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
+	}
+	s.folded[key] = name
+	return nil
+}
+
 // recordInOrder is record for entries in walk order. Walk order leaves no
 // room for a duplicate, nor for an entry where an earlier one needed a
 // folder (that one would come after it), and a listed file or symlink
@@ -294,12 +308,8 @@ func (s *archiveScanner) recordInOrder(raw string, e *Entry) error {
 	if n := len(s.above); n > 0 && s.above[n-1].kind != KindDir {
 		return s.refuse(raw, "inside %s, which the archive holds as a %s", s.above[n-1].path, s.above[n-1].kind)
 	}
-	if s.folded != nil {
-		key := s.fold.Key(e.Path)
-		if other, ok := s.folded[key]; ok {
-			return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
-		}
-		s.folded[key] = e.Path
+	if err := s.recordSpelling(raw, e.Path); err != nil {
+		return err
 	}
 	s.above = append(s.above, listed{e.Path, e.Kind})
 	s.last = e.Path
@@ -409,12 +419,8 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 		}
 		s.dirs[p] = true
 	}
-	if s.folded != nil {
-		key := s.fold.Key(e.Path)
-		if other, ok := s.folded[key]; ok {
-			return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
-		}
-		s.folded[key] = e.Path
+	if err := s.recordSpelling(raw, e.Path); err != nil {
+		return err
 	}
 	s.seen[e.Path] = e.Kind
 	return nil
