@@ -41,16 +41,16 @@ timed() {
   local col=$1 cmd=$2 prepare=$3; shift 3
   local csv; csv=$(mktemp "$BENCH_DIR/hf.XXXXXX")
   # With -N hyperfine runs --prepare without a shell too: give it a script, so redirections work.
-  local prep=()
+  local prep=() ps=
   if [ -n "$prepare" ]; then
-    local ps; ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
+    ps=$(mktemp "$BENCH_DIR/prep.XXXXXX")
     printf '%s\n' "$prepare" > "$ps"
     prep=(--prepare "bash $ps")
   fi
   hyperfine -N --style none "$@" "${prep[@]}" --export-csv "$csv" -- "$cmd" >/dev/null 2>&1 \
     || hyperfine --style none "$@" "${prep[@]}" --export-csv "$csv" -- "$cmd" >/dev/null
   awk -F, -v c="$col" 'NR==2 {print $c}' "$csv"
-  rm -f "$csv"
+  rm -f "$csv" ${ps:+"$ps"}
 }
 
 median() { timed 4 "$1" "${2:-}" --warmup 2 --runs "$BENCH_RUNS"; }
