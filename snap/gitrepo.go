@@ -302,10 +302,15 @@ func gitConfigValue(file, section, key string) (string, bool) {
 // way works the walk fails, saying why, rather than guess.
 func trackedPaths(top, gitDir, commonDir, prefix string) (*pathList, error) {
 	index := filepath.Join(gitDir, "index")
-	b, err := os.ReadFile(index)
+	f, err := os.Open(index)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &pathList{}, nil // nothing added yet
 	}
+	if err != nil {
+		return nil, fmt.Errorf("git index %s: %w", index, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("git index %s: %w", index, err)
 	}
@@ -314,8 +319,7 @@ func trackedPaths(top, gitDir, commonDir, prefix string) (*pathList, error) {
 		hashLen = 32
 	}
 	l := pathListBuilder{prefix: prefix}
-	l.sizeFor(b, hashLen)
-	why := readIndex(b, hashLen, l.add)
+	why := readIndex(f, fi.Size(), hashLen, func(n int) { l.sizeFor(n, fi.Size(), hashLen) }, l.add)
 	if why == "" {
 		return l.done(), nil
 	}
@@ -377,21 +381,17 @@ type pathListBuilder struct {
 	sorted []string // when the paths come out of order: all of them, to sort at the end
 }
 
-// sizeFor makes room for the paths of the index idx at once: growing by
-// doubling would allocate twice the tree's paths on the way. Every entry
-// holds 40+hashLen+2 bytes and a NUL besides its path, so the rest bounds
-// the paths of an index that does not compress them (version 4 does: there
-// the list may still grow).
-func (b *pathListBuilder) sizeFor(idx []byte, hashLen int) {
-	if len(idx) < 12 || string(idx[:4]) != "DIRC" {
-		return
-	}
-	n := int(binary.BigEndian.Uint32(idx[8:12]))
-	if n > len(idx)/(40+hashLen+3) { // (damaged: readIndex says so)
+// sizeFor makes room at once for the paths of an index of size bytes
+// holding n entries: growing by doubling would allocate twice the tree's
+// paths on the way. Every entry holds 40+hashLen+2 bytes and a NUL besides
+// its path, so the rest bounds the paths of an index that does not
+// compress them (version 4 does: there the list may still grow).
+func (b *pathListBuilder) sizeFor(n int, size int64, hashLen int) {
+	if int64(n) > size/int64(40+hashLen+3) { // (damaged: readIndex says so)
 		return
 	}
 	b.ends = make([]uint32, 0, n)
-	b.blob = make([]byte, 0, len(idx)-12-n*(40+hashLen+3))
+	b.blob = make([]byte, 0, size-12-int64(n)*int64(40+hashLen+3))
 }
 
 func (b *pathListBuilder) add(p []byte) {
@@ -482,63 +482,95 @@ func gitLsFiles(top string) ([]string, error) {
 	return paths, nil
 }
 
-// readIndex reads the paths of a git index (versions 2 to 4) whose object
-// names are hashLen bytes. why says, when it cannot, what form the index is
-// in: another version, an extension git requires readers to understand
-// (a split index's "link", a sparse index's "sdir"), or damage.
-func readIndex(b []byte, hashLen int, add func(path []byte)) (why string) {
-	if len(b) < 12+hashLen || string(b[:4]) != "DIRC" {
-		return "not an index git wrote"
+// readIndex reads the paths of a git index (versions 2 to 4) of size bytes
+// whose object names are hashLen bytes, as it goes: sized is told how many
+// entries it holds, then add each path (which it must copy to keep). why
+// says, when it cannot, what form the index is in: another version, an
+// extension git requires readers to understand (a split index's "link", a
+// sparse index's "sdir"), or damage.
+func readIndex(r io.Reader, size int64, hashLen int, sized func(n int), add func(path []byte)) (why string) {
+	const notIndex = "not an index git wrote"
+	br := bufio.NewReaderSize(r, 256<<10)
+	var head [12]byte
+	if size < int64(12+hashLen) {
+		return notIndex
 	}
-	version := binary.BigEndian.Uint32(b[4:8])
-	n := binary.BigEndian.Uint32(b[8:12])
+	if _, err := io.ReadFull(br, head[:]); err != nil || string(head[:4]) != "DIRC" {
+		return notIndex
+	}
+	version := binary.BigEndian.Uint32(head[4:8])
+	n := binary.BigEndian.Uint32(head[8:12])
 	if version < 2 || version > 4 {
 		return fmt.Sprintf("of version %d", version)
 	}
-	end := len(b) - hashLen // the trailing checksum
-	off := 12
-	var prev []byte // a version 4 name is written against the one before
+	sized(int(n))
+	end := size - int64(hashLen) // the trailing checksum
+	off := int64(12)
+	var prev, long []byte // a version 4 name is written against the one before
 	// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), the object
 	// name, then 16 bits of flags.
 	fixed := 40 + hashLen
+	buf := make([]byte, fixed+2)
+	// nameAt reads a NUL-ended name that must end before end.
+	nameAt := func() ([]byte, bool) {
+		b, err := br.ReadSlice(0)
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], b...)
+			for err == bufio.ErrBufferFull && off+int64(len(long)) <= end {
+				b, err = br.ReadSlice(0)
+				long = append(long, b...)
+			}
+			b = long
+		}
+		if err != nil || off+int64(len(b)) > end {
+			return nil, false
+		}
+		off += int64(len(b))
+		return b[:len(b)-1], true
+	}
 	for i := uint32(0); i < n; i++ {
-		if off+fixed+2 > end {
+		if off+int64(fixed+2) > end {
 			return "damaged (it ends inside an entry)"
 		}
-		flags := binary.BigEndian.Uint16(b[off+fixed : off+fixed+2])
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return "damaged (it ends inside an entry)"
+		}
+		flags := binary.BigEndian.Uint16(buf[fixed:])
 		hdr := fixed + 2
 		if flags&0x4000 != 0 && version >= 3 { // extended flags
 			hdr += 2
+			if _, err := br.Discard(2); err != nil || off+int64(hdr) > end {
+				return "damaged (it ends inside an entry)"
+			}
 		}
-		if off+hdr > end {
-			return "damaged (it ends inside an entry)"
-		}
-		p := off + hdr
+		off += int64(hdr)
 		var name []byte
 		if version == 4 {
 			// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
-			drop, m := readIndexVarint(b[p:end])
-			if m <= 0 || int(drop) > len(prev) {
+			drop, m := readIndexVarint(br)
+			if m <= 0 || int(drop) > len(prev) || off+int64(m) > end {
 				return "damaged (a bad path prefix)"
 			}
-			p += m
-			e := bytes.IndexByte(b[p:end], 0)
-			if e < 0 {
+			off += int64(m)
+			suffix, ok := nameAt()
+			if !ok {
 				return "damaged (a path without its end)"
 			}
-			name = append(prev[:len(prev)-int(drop)], b[p:p+e]...)
-			off = p + e + 1
-		} else {
-			e := bytes.IndexByte(b[p:end], 0)
-			if e < 0 {
-				return "damaged (a path without its end)"
-			}
-			name = b[p : p+e]
-			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-			off += (hdr + e + 8) &^ 7
-		}
-		if version == 4 {
+			name = append(prev[:len(prev)-int(drop)], suffix...)
 			prev = name
+		} else {
+			var ok bool
+			if name, ok = nameAt(); !ok {
+				return "damaged (a path without its end)"
+			}
+			add(name) // (before the reader moves on: name is its buffer)
+			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+			pad := (hdr+len(name)+8)&^7 - (hdr + len(name) + 1)
+			if _, err := br.Discard(pad); err != nil {
+				return "damaged (it ends inside an entry)"
+			}
+			off += int64(pad)
+			continue
 		}
 		add(name)
 	}
@@ -546,8 +578,11 @@ func readIndex(b []byte, hashLen int, add func(path []byte)) (why string) {
 	// signature starts with a lowercase letter must be understood to read
 	// the index right; the others are caches.
 	for off+8 <= end {
-		sig := string(b[off : off+4])
-		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
+		if _, err := io.ReadFull(br, head[:8]); err != nil {
+			return "damaged (an extension past its end)"
+		}
+		sig := string(head[:4])
+		size := int64(binary.BigEndian.Uint32(head[4:8]))
 		if sig[0] >= 'a' && sig[0] <= 'z' {
 			switch sig {
 			case "link":
@@ -560,26 +595,30 @@ func readIndex(b []byte, hashLen int, add func(path []byte)) (why string) {
 		if off+8+size > end {
 			return "damaged (an extension past its end)"
 		}
+		if _, err := br.Discard(int(size)); err != nil {
+			return "damaged (an extension past its end)"
+		}
 		off += 8 + size
 	}
 	return ""
 }
 
-func readIndexVarint(b []byte) (uint64, int) {
-	if len(b) == 0 {
+func readIndexVarint(br *bufio.Reader) (uint64, int) {
+	c, err := br.ReadByte()
+	if err != nil {
 		return 0, 0
 	}
-	var val uint64
+	val := uint64(c & 127)
 	i := 0
-	c := b[i]
-	val = uint64(c & 127)
 	for c&128 != 0 {
 		i++
-		if i >= len(b) || i > 9 {
+		if i > 9 {
+			return 0, 0
+		}
+		if c, err = br.ReadByte(); err != nil {
 			return 0, 0
 		}
 		val++
-		c = b[i]
 		val = (val << 7) + uint64(c&127)
 	}
 	return val, i + 1

@@ -1,11 +1,15 @@
 package snap
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestTrackedFilesInEveryIndexFormat: a tracked file that an ignore pattern
@@ -101,5 +105,54 @@ func TestPathListKeepsWhatGitTracksUnderThePrefix(t *testing.T) {
 		if i := l.search("c"); i != 1 || l.search("c/d") != 1 || l.search("zz") != 2 {
 			t.Errorf("search: %d", i)
 		}
+	}
+}
+
+// TestIndexReadAsItGoes reads real git indexes (versions 2, 3 with
+// extended flags, and 4) as they stream past, with paths longer than the
+// reader's buffer: every path git lists, in its order; and every index cut
+// short is told damaged, never read as a shorter list.
+func TestIndexReadAsItGoes(t *testing.T) {
+	gitEnv(t)
+	for _, version := range []string{"2", "3", "4"} {
+		t.Run("version "+version, func(t *testing.T) {
+			dir := t.TempDir()
+			git(t, dir, "init", "-q")
+			git(t, dir, "config", "index.version", version)
+			long := strings.Repeat("d", 200) + "/" + strings.Repeat("e", 200) + "/" + strings.Repeat("f", 200)
+			files := map[string]string{"a.go": "a", "b/c.go": "c", "b/d/e.go": "e", long + "/x": "x", long + "/y": "y"}
+			for i := 0; i < 300; i++ {
+				files[fmt.Sprintf("many/%03d/file.txt", i)] = "m"
+			}
+			writeTree(t, dir, files)
+			git(t, dir, "add", ".")
+			if version == "3" {
+				git(t, dir, "update-index", "--skip-worktree", "a.go") // an extended flag
+			}
+			want := strings.Fields(git(t, dir, "ls-files"))
+			b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := func(b []byte) ([]string, string) {
+				var got []string
+				why := readIndex(iotest.OneByteReader(bytes.NewReader(b)), int64(len(b)), 20, func(int) {}, func(p []byte) { got = append(got, string(p)) })
+				return got, why
+			}
+			if got, why := read(b); why != "" || !slices.Equal(got, want) {
+				for i := range min(len(got), len(want)) {
+					if got[i] != want[i] {
+						t.Fatalf("read path %d as %.80q, git lists %.80q (%s)", i, got[i], want[i], why)
+					}
+				}
+				t.Fatalf("read %d paths (%s), git lists %d", len(got), why, len(want))
+			}
+			for cut := 0; cut < len(b)-20; cut += 1 + cut/50 {
+				// (the checksum at the end is not read: an index cut there still reads)
+				if got, why := read(b[:cut]); why == "" && len(got) < len(want) {
+					t.Fatalf("index cut at %d of %d read as %d paths, no damage told", cut, len(b), len(got))
+				}
+			}
+		})
 	}
 }
