@@ -52,27 +52,47 @@ func (e *LimitError) Error() string {
 
 // check refuses entries past l, the way a restore would.
 func (l Limits) check(entries []Entry) error {
-	if len(entries) > l.MaxEntries {
-		return &LimitError{Limit: "max_entries", Max: int64(l.MaxEntries), What: fmt.Sprintf("%d entries", len(entries))}
-	}
-	var total int64
+	c := limitCount{l: l}
 	for i := range entries {
-		e := &entries[i]
-		if n := len(e.Path); n > l.MaxPath {
-			return &LimitError{Path: e.Path, Limit: "max_path", Max: int64(l.MaxPath), What: fmt.Sprintf("a path of %d bytes", n)}
-		}
-		if n := len(e.Link); n > l.MaxPath {
-			return &LimitError{Path: e.Path, Limit: "max_path", Max: int64(l.MaxPath), What: fmt.Sprintf("a symlink target of %d bytes", n)}
-		}
-		if d := depth(e.Path); d > l.MaxDepth {
-			return &LimitError{Path: e.Path, Limit: "max_depth", Max: int64(l.MaxDepth), What: fmt.Sprintf("%d path elements", d)}
-		}
-		if e.Kind == KindFile {
-			total += e.Size
+		if err := c.add(&entries[i]); err != nil {
+			return err
 		}
 	}
-	if total > l.MaxBytes {
-		return &LimitError{Limit: "max_bytes", Max: l.MaxBytes, What: fmt.Sprintf("%d bytes of file content", total)}
+	return c.done()
+}
+
+// limitCount is Limits.check taking the entries one at a time: add checks
+// an entry's own limits, done the tree's totals.
+type limitCount struct {
+	l       Limits
+	entries int
+	bytes   int64 // of file content
+}
+
+func (c *limitCount) add(e *Entry) error {
+	l := c.l
+	if n := len(e.Path); n > l.MaxPath {
+		return &LimitError{Path: e.Path, Limit: "max_path", Max: int64(l.MaxPath), What: fmt.Sprintf("a path of %d bytes", n)}
+	}
+	if n := len(e.Link); n > l.MaxPath {
+		return &LimitError{Path: e.Path, Limit: "max_path", Max: int64(l.MaxPath), What: fmt.Sprintf("a symlink target of %d bytes", n)}
+	}
+	if d := depth(e.Path); d > l.MaxDepth {
+		return &LimitError{Path: e.Path, Limit: "max_depth", Max: int64(l.MaxDepth), What: fmt.Sprintf("%d path elements", d)}
+	}
+	c.entries++
+	if e.Kind == KindFile {
+		c.bytes += e.Size
+	}
+	return nil
+}
+
+func (c *limitCount) done() error {
+	if c.entries > c.l.MaxEntries {
+		return &LimitError{Limit: "max_entries", Max: int64(c.l.MaxEntries), What: fmt.Sprintf("%d entries", c.entries)}
+	}
+	if c.bytes > c.l.MaxBytes {
+		return &LimitError{Limit: "max_bytes", Max: c.l.MaxBytes, What: fmt.Sprintf("%d bytes of file content", c.bytes)}
 	}
 	return nil
 }

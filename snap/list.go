@@ -252,6 +252,9 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 	if old == cur {
 		return nil, nil
 	}
+	if err := cur.sparseOver(old); err != nil {
+		return nil, err
+	}
 	var out []Change
 	var added, deleted []*Entry
 	err := mergeWith(old, cur.Entries, func(o, e *Entry) error {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"math"
@@ -55,6 +56,9 @@ type Manifest struct {
 	stream  *entryStream     // for OpenManifest's: where Entries are read from on each pass
 	srcs    *sources         // for OpenManifest's: sources, once found
 	recall  *recall          // for OpenManifest's: what the last inherit from it learned
+	// sparse: Entries hold only what differs from the parent (CreateOver's
+	// layer), read through the parent's recall.
+	sparse bool
 }
 
 // Files lists the files the snapshot is read from: the manifest files of
@@ -298,19 +302,26 @@ func (m *Manifest) racy(e *Entry) bool {
 func newManifest(entries []Entry, scanStarted int64) *Manifest {
 	m := &Manifest{Entries: entries}
 	m.Header = ManifestHeader{Type: "manifest", Version: ManifestVersion, ScanStarted: scanStarted}
+	var t treeHasher
 	for i := range entries {
-		switch entries[i].Kind {
-		case KindFile:
-			m.Header.Files++
-			m.Header.Bytes += entries[i].Size
-		case KindDir:
-			m.Header.Dirs++
-		case KindSymlink:
-			m.Header.Symlinks++
-		}
+		m.Header.count(&entries[i])
+		t.add(&entries[i])
 	}
-	m.Header.TreeHash = TreeHash(entries)
+	m.Header.TreeHash = t.sum()
 	return m
+}
+
+// count adds e to the header's counts.
+func (h *ManifestHeader) count(e *Entry) {
+	switch e.Kind {
+	case KindFile:
+		h.Files++
+		h.Bytes += e.Size
+	case KindDir:
+		h.Dirs++
+	case KindSymlink:
+		h.Symlinks++
+	}
 }
 
 // treeHashBuffers are what TreeHash hashes entries' lines through.
@@ -321,28 +332,48 @@ var treeHashBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 20<<10); 
 // inodes and where content is stored do not count: two trees with the same
 // content have the same hash.
 func TreeHash(entries []Entry) string {
-	h := sha256.New()
-	bp := treeHashBuffers.Get().(*[]byte) // (lines hashed 16 KiB at a time: a write per line cost more than the hashing)
-	defer treeHashBuffers.Put(bp)
-	b := (*bp)[:0]
+	var t treeHasher
 	for i := range entries {
-		e := &entries[i]
-		if len(b) > 16<<10 {
-			h.Write(b)
-			b = b[:0]
-		}
-		b = append(b, kindLetter(e.Kind), 0)
-		b = strconv.AppendUint(b, uint64(e.Mode), 8)
-		b = append(b, 0)
-		b = append(b, e.Hash...)
-		b = append(b, e.Link...)
-		b = append(b, 0)
-		b = append(b, e.Path...)
-		b = append(b, '\n')
+		t.add(&entries[i])
 	}
-	h.Write(b)
-	*bp = b[:0]
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return t.sum()
+}
+
+// A treeHasher is TreeHash taking the entries one at a time, in walk order.
+// Its zero value is ready; sum ends it.
+type treeHasher struct {
+	h  hash.Hash
+	bp *[]byte // (lines hashed 16 KiB at a time: a write per line cost more than the hashing)
+}
+
+func (t *treeHasher) add(e *Entry) {
+	if t.h == nil {
+		t.h, t.bp = sha256.New(), treeHashBuffers.Get().(*[]byte)
+	}
+	b := *t.bp
+	if len(b) > 16<<10 {
+		t.h.Write(b)
+		b = b[:0]
+	}
+	b = append(b, kindLetter(e.Kind), 0)
+	b = strconv.AppendUint(b, uint64(e.Mode), 8)
+	b = append(b, 0)
+	b = append(b, e.Hash...)
+	b = append(b, e.Link...)
+	b = append(b, 0)
+	b = append(b, e.Path...)
+	*t.bp = append(b, '\n')
+}
+
+func (t *treeHasher) sum() string {
+	if t.h == nil {
+		t.h = sha256.New()
+	} else {
+		t.h.Write(*t.bp)
+		*t.bp = (*t.bp)[:0]
+		treeHashBuffers.Put(t.bp)
+	}
+	return "sha256:" + hex.EncodeToString(t.h.Sum(nil))
 }
 
 func kindLetter(k Kind) byte {
@@ -383,6 +414,9 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	}
 	if m.stream != nil { // (its Entries are not held: it would be written empty)
 		return errors.New("manifest: one opened with OpenManifest is not written again; link its file")
+	}
+	if err := m.sparseOver(parent); err != nil {
+		return err
 	}
 	hdr := m.Header
 	hdr.Archives = nil
@@ -491,6 +525,16 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	}
 	bw.Write(lines.Bytes())
 	return bw.Flush()
+}
+
+// sparseOver reports, for a sparse manifest, whether it is read over
+// parent: the one its entries were kept against, not since compared with
+// another list.
+func (m *Manifest) sparseOver(parent *Manifest) error {
+	if m.sparse && (parent == nil || !parent.recall.of(m.Entries)) {
+		return errors.New("manifest: a layer's manifest holding only what changed is read over the parent it was made over, right after")
+	}
+	return nil
 }
 
 // mergeWith is mergeEntries over the entries of parent (which may be read as

@@ -1,6 +1,9 @@
 package snap
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // A recall is what inherit's pass over a parent manifest read as it goes
 // (OpenManifest) learned about the fresh entries it went through: which of
@@ -16,10 +19,11 @@ import "strings"
 // it lists as differing change, and entries are only dropped: the layer's
 // archive writes and updates no others.
 type recall struct {
-	first   *Entry   // &cur[0] of the list it is of: a recall of one list is not used for another
+	first   *Entry   // the array of the list it is of: a recall of one list is not used for another
 	differs []string // paths of the fresh entries that differ, in walk order
 	old     []Entry  // the parent's entries that differ or are gone, in walk order, copied
 	full    bool     // too much differs to be worth holding: passes read the parent again
+	whole   bool     // never full: the list is a save's sparse one (see sparseSave), the only record of what differs
 }
 
 // recallMax bounds the entries a recall holds (about 250 bytes each): past
@@ -40,14 +44,15 @@ func (r *recall) note(p, e *Entry) {
 		o.Path, o.Hash, o.Link = strings.Clone(p.Path), strings.Clone(p.Hash), strings.Clone(p.Link)
 		r.old = append(r.old, o)
 	}
-	if len(r.differs)+len(r.old) > recallMax {
+	if len(r.differs)+len(r.old) > recallMax && !r.whole {
 		r.full, r.differs, r.old = true, nil, nil
 	}
 }
 
-// of reports whether r recalls the list cur.
+// of reports whether r recalls the list cur (a sparse one may be empty,
+// its array not).
 func (r *recall) of(cur []Entry) bool {
-	return r != nil && !r.full && len(cur) > 0 && &cur[0] == r.first
+	return r != nil && !r.full && r.first != nil && unsafe.SliceData(cur) == r.first
 }
 
 // merge is mergeWith over the parent r recalls and cur.

@@ -39,6 +39,19 @@ type Tree struct {
 // content hashes. Symlinks are not followed. Folders are read in parallel;
 // the result is in walk order all the same.
 func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
+	return walk(ctx, root, opts, nil)
+}
+
+// WalkEach is Walk handing each entry to fn in walk order as the walk goes,
+// instead of listing them: the tree is not held, only the folders read
+// ahead of fn. The Tree it returns has no Entries. fn may keep the entry (a
+// copy: its strings are its own); an error from it ends the walk and is
+// returned.
+func WalkEach(ctx context.Context, root string, opts WalkOptions, fn func(e *Entry) error) (*Tree, error) {
+	return walk(ctx, root, opts, fn)
+}
+
+func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry) error) (*Tree, error) {
 	started := time.Now().UnixNano()
 	fi, err := os.Stat(root)
 	if err != nil {
@@ -67,26 +80,37 @@ func Walk(ctx context.Context, root string, opts WalkOptions) (*Tree, error) {
 	tree := &Tree{Started: started}
 	flat := make(chan struct{})
 	hint := min(opts.Entries, maxEntriesHint)
-	if hint > 0 {
+	put := func(e *Entry) { tree.Entries = append(tree.Entries, *e) }
+	if each != nil {
+		put = func(e *Entry) {
+			if err := each(e); err != nil {
+				w.fail(err)
+				each = func(*Entry) error { return nil } // (the walk winds down)
+			}
+		}
+	}
+	if hint > 0 || each != nil {
 		// The folders' lists are put in walk order as they are read, each
 		// let go of once copied: the tree is never held twice, and the
 		// copying is done by the time the walk is.
-		tree.Entries = make([]Entry, 0, hint+hint/16)
+		if each == nil {
+			tree.Entries = make([]Entry, 0, hint+hint/16)
+		}
 		go func() {
 			defer close(flat)
-			top.flatten(tree)
+			top.flatten(tree, put)
 		}()
 	}
 	w.wg.Add(1)
 	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
-	if hint > 0 {
+	if hint > 0 || each != nil {
 		<-flat
 	} else {
 		// A tree of unknown size is put in order once read, its list made
 		// at its size rather than grown by copies.
 		tree.Entries = make([]Entry, 0, top.count())
-		top.flatten(tree)
+		top.flatten(tree, put)
 	}
 	if w.err != nil {
 		return nil, w.err
@@ -148,9 +172,10 @@ func (d *dirResult) count() int {
 	return n
 }
 
-// flatten appends d's entries to t in walk order, each folder's as soon as
-// it is read, letting go of each folder's own list once it is copied.
-func (d *dirResult) flatten(t *Tree) {
+// flatten puts d's entries in walk order, each folder's as soon as it is
+// read, letting go of each folder's own list once it is put; what is
+// skipped goes to t.
+func (d *dirResult) flatten(t *Tree, put func(e *Entry)) {
 	<-d.ready
 	t.Special = append(t.Special, d.special...)
 	t.Unreadable = append(t.Unreadable, d.unreadable...)
@@ -161,14 +186,14 @@ func (d *dirResult) flatten(t *Tree) {
 		}
 		switch {
 		case sub == nil || sub.replaced:
-			t.Entries = append(t.Entries, d.entries[i])
+			put(&d.entries[i])
 		case sub.gone:
 			t.Special = append(t.Special, sub.special...)
 		case sub.denied:
 			t.Unreadable = append(t.Unreadable, d.entries[i].Path)
 		default:
-			t.Entries = append(t.Entries, d.entries[i])
-			sub.flatten(t)
+			put(&d.entries[i])
+			sub.flatten(t, put)
 		}
 		d.subs[i] = nil
 	}

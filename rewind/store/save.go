@@ -81,32 +81,38 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}()
 
 	k := s.newChecker(ctx, false)
-	tree, parent, damage, err := s.walkBesideParent(ctx, newest, k)
+	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
+	var fullBecause string
+	res, parent, err := s.layerOver(ctx, newest, opts, layerFile, k)
 	if err != nil {
 		return nil, err
 	}
-	base := parent
-	var fullBecause string
-	switch {
-	case damage != nil:
-		parent, base = nil, nil
-		fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
-	case opts.Full:
-		base = nil // --full: nothing of the newest checkpoint is linked or layered on
-	}
-	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	var res *snap.Result
-	err = snap.ErrNotAdoptable
-	if opts.adopt != nil && parent == nil && damage == nil {
-		res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
-	}
-	if errors.Is(err, snap.ErrNotAdoptable) {
-		res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-			Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+	if res == nil {
+		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
+		if err != nil {
+			return nil, err
+		}
+		parent = p
+		base := parent
+		switch {
+		case damage != nil:
+			parent, base = nil, nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
+		case opts.Full:
+			base = nil // --full: nothing of the newest checkpoint is linked or layered on
+		}
+		err = snap.ErrNotAdoptable
+		if opts.adopt != nil && parent == nil && damage == nil {
+			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
+		}
+		if errors.Is(err, snap.ErrNotAdoptable) {
+			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
+				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
+			})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
 	}
 	if res.Archive != "" {
 		defer func() {
@@ -122,7 +128,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		Version: Version, ID: id, CreatedAt: now.UTC(), Description: opts.Description, Trigger: opts.Trigger, Pinned: opts.Pin,
 		Snapshot: snapshotRecord(res, fullBecause),
 	}
-	if res.Unchanged && base != nil {
+	if res.Unchanged && parent != nil && !opts.Full {
 		md.Snapshot.ReusedFrom = newest.ID
 		if newest.Snapshot.ReusedFrom != "" {
 			md.Snapshot.ReusedFrom = newest.Snapshot.ReusedFrom
@@ -159,6 +165,41 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	c := &Checkpoint{Metadata: md, Dir: final}
 	s.indexSaved(c, newest)
 	return c, nil
+}
+
+// layerOver takes the snapshot of a save that lays a layer over the newest
+// checkpoint, comparing the tree with it as the walk goes (snap.CreateOver:
+// the tree is not held), while the newest checkpoint's chain is checked.
+// It returns a nil Result where such a save does not apply (no checkpoint,
+// --full, an import) or the chain is damaged: the caller then walks the
+// tree beside the parent, as a full save does.
+func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *checker) (*snap.Result, *snap.Manifest, error) {
+	if newest == nil || opts.Full || opts.adopt != nil {
+		return nil, nil, nil
+	}
+	walk, err := s.walkOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	parent, damage := s.parentOf(newest)
+	if damage != nil {
+		return nil, nil, nil
+	}
+	checked := make(chan error, 1)
+	go func() { checked <- k.checkSnapshot(parent, laid{}) }() // read only where the verified file does not vouch
+	res, err := snap.CreateOver(ctx, s.Project, walk, snap.CreateOptions{
+		Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
+	})
+	if damage := <-checked; damage != nil {
+		if err == nil && res.Archive != "" {
+			os.Remove(layerFile)
+		}
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+	}
+	return res, parent, nil
 }
 
 // walkBesideParent walks the project while the newest checkpoint's manifest

@@ -1,0 +1,429 @@
+package snap
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+)
+
+// CreateOver is Create for a layer over a parent opened with OpenManifest
+// (opts.Layer and opts.Parent), in memory that does not grow with the tree:
+// the walk is compared with the parent as it goes (WalkEach), and of the
+// tree only what differs is kept, with the folders above it. The Result's
+// Manifest then holds only those entries (see sparseSave): it is written
+// with Encode over opts.Parent and compared with DiffManifests against it,
+// as a layer's always is, and nothing else. Where no layer can be laid (no
+// parent read that way, a chain too deep or too large) it is Walk and
+// CreateFromTree.
+func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateOptions) (*Result, error) {
+	parent := opts.Parent
+	if !opts.Layer || parent == nil || parent.stream == nil || parent.File == "" || parent.Header.Archive == "" || !layerFits(parent, opts.MaxDepth) {
+		tree, err := Walk(ctx, root, walk)
+		if err != nil {
+			return nil, err
+		}
+		return CreateFromTree(ctx, root, tree, opts)
+	}
+	limits := opts.Limits.Or(DefaultLimits)
+	s := &sparseSave{ctx: ctx, root: root, parent: parent, keep: parent.keeper(), limits: limitCount{l: limits},
+		entries: make([]Entry, 0, 64), r: &recall{whole: true}}
+	tree, err := s.walk(walk)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.limits.done(); err != nil {
+		return nil, err
+	}
+	var recorded *Limits
+	if limits != DefaultLimits {
+		recorded = &limits
+	}
+	unchanged, exact := s.same, s.same && !s.hashed
+	if !slices.Equal(sortedUnion(tree.Unreadable, nil), parent.Header.Unreadable) || !sameRules(parent.Header.Rules, tree.Rules) {
+		unchanged, exact = false, false // what could not be read, or the rules, changed
+	}
+	if exact && opts.Reuse && limitsOf(parent) == limits {
+		res := resultFor(parent, tree, true, "")
+		res.Reused, res.Layer = true, parent.Header.Parent != ""
+		return res, nil
+	}
+	if opts.Out == "" {
+		return nil, ErrNoArchive
+	}
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	s.r.first = unsafe.SliceData(s.entries)
+	parent.recall = s.r
+	// What the walk saw of a file the archive writes is what it finds there
+	// now, unless the file changed in between: then the figures are taken
+	// again from the tree the layer describes.
+	before := make([]Entry, len(s.entries))
+	copy(before, s.entries)
+	kept, lost, compressed, err := writeArchive(ctx, root, out, s.entries, parent, opts.Level, limitsUnchecked)
+	if err != nil {
+		return nil, err
+	}
+	hdr := s.hdr
+	if s.stale || len(kept) != len(before) || !sameFigures(kept, before) {
+		if hdr, err = s.figures(kept); err != nil {
+			return nil, err
+		}
+		c := limitCount{l: limits, entries: hdr.Files + hdr.Dirs + hdr.Symlinks, bytes: hdr.Bytes}
+		if err := c.done(); err != nil {
+			return nil, err
+		}
+	}
+	m := &Manifest{Entries: kept, Header: hdr, sparse: true}
+	m.Header.Type, m.Header.Version, m.Header.ScanStarted = "manifest", ManifestVersion, tree.Started
+	m.sizes = map[string]int64{out: compressed}
+	for a, size := range parent.sizes {
+		m.sizes[a] = size
+	}
+	m.Header.Limits = recorded
+	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
+	m.Header.Rules = &tree.Rules
+	m.Header.CompressedBytes = compressed
+	m.Header.Archive = out
+	p := parent.Header
+	m.Header.Parent, m.Header.Depth = parent.File, p.Depth+1
+	m.Header.BaseCompressed = p.BaseCompressed
+	if p.Depth == 0 {
+		m.Header.BaseCompressed = p.CompressedBytes
+	}
+	m.Header.ChainCompressed = p.ChainCompressed + compressed
+	res := resultFor(m, tree, unchanged, out)
+	res.Layer = true
+	return res, nil
+}
+
+// layerFits reports whether a layer may go over parent: its chain is not
+// at maxDepth (0: DefaultMaxDepth), nor its layers together larger than
+// its full snapshot.
+func layerFits(parent *Manifest, maxDepth int) bool {
+	if maxDepth == 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	p := parent.Header
+	return p.Depth+1 <= maxDepth && (p.Depth == 0 || p.ChainCompressed <= p.BaseCompressed)
+}
+
+// limitsUnchecked are limits nothing reaches: CreateOver checks the tree's
+// own, which the sparse list it archives does not show.
+var limitsUnchecked = Limits{MaxEntries: int(^uint(0) >> 1), MaxBytes: int64(^uint64(0) >> 1), MaxPath: int(^uint(0) >> 1), MaxDepth: int(^uint(0) >> 1)}
+
+// sameFigures reports whether the archive left every entry as the walk saw
+// it in what a tree hash and a header's counts read.
+func sameFigures(a, b []Entry) bool {
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Path != y.Path || x.Kind != y.Kind || x.Mode != y.Mode || x.Size != y.Size || x.Hash != y.Hash || x.Link != y.Link {
+			return false
+		}
+	}
+	return true
+}
+
+// A sparseSave is CreateOver's pass: the walk merged with the parent in
+// walk order, each fresh entry settled as inherit settles it, then let go
+// unless it differs from the parent's. What it keeps (entries) is, in walk
+// order, every fresh entry that differs and the folders above each path
+// that differs or is gone, with a recall (r) of the parent's side: the
+// passes of a layer over the parent (its plan, its delta's lines, the count
+// of changes) merge the two as they would the whole tree and the parent.
+type sparseSave struct {
+	ctx    context.Context
+	root   string
+	parent *Manifest
+	keep   func(string) string
+
+	entries []Entry
+	r       *recall
+	folders []folderAbove // the folders above the last path met, outermost first
+	limits  limitCount
+	hdr     ManifestHeader // the counts and tree hash of the tree walked
+	th      treeHasher
+	stale   bool  // a file's hash is not known: the tree hash is taken again after the archive
+	resized int64 // bytes of new and resized files hashed (changedHashBudget)
+	same    bool  // nothing differs so far
+	hashed  bool  // a file was hashed: the parent's metadata is not current exactly
+	n       int
+}
+
+type folderAbove struct {
+	e    Entry
+	kept bool // already among entries
+}
+
+// changedHashBudget bounds the bytes of new and resized files a save hashes
+// as it walks, so the tree hash is known without reading the tree again;
+// past it the archive hashes them, and the tree hash is taken after.
+var changedHashBudget int64 = 64 << 20
+
+func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
+	s.same = true
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	chunks, free := make(chan []Entry, 4), make(chan []Entry, 6)
+	var tree *Tree
+	walked := make(chan error, 1)
+	go func() {
+		defer close(chunks)
+		buf := make([]Entry, 0, walkChunk)
+		send := func() error {
+			select {
+			case chunks <- buf:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case buf = <-free:
+			default:
+				buf = make([]Entry, 0, walkChunk)
+			}
+			return nil
+		}
+		t, err := WalkEach(ctx, s.root, opts, func(e *Entry) error {
+			if buf = append(buf, *e); len(buf) == cap(buf) {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(buf) > 0 {
+			err = send()
+		}
+		tree = t
+		walked <- err
+	}()
+	c := chunkCursor{ch: chunks, free: free}
+	err := s.merge(&c)
+	if err != nil {
+		cancel()
+	}
+	for range chunks { // (the walk winds down)
+	}
+	if werr := <-walked; werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.hdr.TreeHash = s.th.sum()
+	return tree, nil
+}
+
+// walkChunk is how many entries the walk hands the merge at once.
+const walkChunk = 1024
+
+// chunkCursor reads the walk's entries from its chunks, one at a time.
+type chunkCursor struct {
+	ch   chan []Entry
+	free chan []Entry
+	cur  []Entry
+	i    int
+}
+
+// peek returns the next entry, nil at the end; it is valid until the peek
+// after next.
+func (c *chunkCursor) peek() *Entry {
+	for c.i >= len(c.cur) {
+		if c.cur != nil {
+			select {
+			case c.free <- c.cur[:0]:
+			default:
+			}
+		}
+		next, ok := <-c.ch
+		if !ok {
+			c.cur, c.i = nil, 0
+			return nil
+		}
+		c.cur, c.i = next, 0
+	}
+	return &c.cur[c.i]
+}
+
+func (c *chunkCursor) next() { c.i++ }
+
+// merge goes through the parent and the walk together, as mergeWith does.
+func (s *sparseSave) merge(c *chunkCursor) error {
+	err := s.parent.each(func(o *Entry) error {
+		e := c.peek()
+		for ; e != nil && comparePaths(e.Path, o.Path) < 0; e = c.peek() {
+			c.next()
+			if err := s.one(nil, e); err != nil {
+				return err
+			}
+		}
+		if e != nil && e.Path == o.Path {
+			c.next()
+			return s.one(o, e)
+		}
+		return s.one(o, nil)
+	})
+	if err != nil {
+		return err
+	}
+	for e := c.peek(); e != nil; e = c.peek() {
+		c.next()
+		if err := s.one(nil, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// one settles the pair the merge met: the parent's entry p and the fresh e
+// (either nil when absent).
+func (s *sparseSave) one(p, e *Entry) error {
+	if s.n++; s.n&1023 == 0 {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if e != nil {
+		if err := s.settle(p, e); err != nil {
+			return err
+		}
+		if err := s.limits.add(e); err != nil {
+			return err
+		}
+		s.hdr.count(e)
+		s.th.add(e)
+		if e.Kind == KindFile && e.Hash == "" {
+			s.stale = true
+		}
+	} else {
+		s.same = false
+	}
+	at := p
+	if e != nil {
+		at = e
+	}
+	s.above(at.Path)
+	differs := p == nil || e == nil || !e.same(p)
+	if differs {
+		for i := range s.folders {
+			if f := &s.folders[i]; !f.kept {
+				f.kept = true
+				s.entries = append(s.entries, f.e)
+			}
+		}
+		if e != nil {
+			k := *e
+			k.Hash = strings.Clone(e.Hash)
+			s.entries = append(s.entries, k)
+		}
+		s.r.note(p, e)
+	}
+	if e != nil && e.Kind == KindDir {
+		s.folders = append(s.folders, folderAbove{e: *e, kept: differs})
+	}
+	return nil
+}
+
+// above pops the folders that do not hold path.
+func (s *sparseSave) above(path string) {
+	for n := len(s.folders); n > 0; n-- {
+		f := s.folders[n-1].e.Path
+		if len(path) > len(f) && path[len(f)] == '/' && strings.HasPrefix(path, f) {
+			return
+		}
+		s.folders = s.folders[:n-1]
+	}
+}
+
+// settle is inherit's rule for one fresh entry (a layer's: every file of
+// the parent's size is hashed); a file new or resized is hashed too, within
+// changedHashBudget. e's strings may be the parent's, as read as the pass
+// goes: one copies what it keeps.
+func (s *sparseSave) settle(p, e *Entry) error {
+	if p == nil {
+		s.same = false
+	}
+	if e.Kind != KindFile {
+		if p == nil || !e.sameContent(p) {
+			s.same = false
+		}
+		return nil
+	}
+	if p != nil && p.Kind == KindFile && e.sameStat(p) && !s.parent.racy(p) {
+		e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
+		return nil
+	}
+	resized := p == nil || p.Kind != KindFile || p.Size != e.Size
+	if resized {
+		s.same = false
+		if s.resized+e.Size > changedHashBudget {
+			return nil
+		}
+		s.resized += e.Size
+	}
+	s.hashed = true
+	h, err := hashFile(s.ctx, filepath.Join(s.root, filepath.FromSlash(e.Path)))
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		if changed(err) || unreadableErr(err) {
+			s.same = false // the archive looks at it again, and records what it finds
+			return nil
+		}
+		return err
+	}
+	e.Hash = h
+	if !resized && h == p.Hash {
+		e.Src, e.COff, e.Skip = p.Src, p.COff, p.Skip
+		if e.Mode != p.Mode {
+			s.same = false
+		}
+		return nil
+	}
+	s.same = false
+	return nil
+}
+
+// figures takes the counts and tree hash of the tree the layer describes,
+// the parent with kept laid over it, when the archive found a file other
+// than the walk did (or the walk did not hash one).
+func (s *sparseSave) figures(kept []Entry) (ManifestHeader, error) {
+	var h ManifestHeader
+	var th treeHasher
+	add := func(e *Entry) {
+		h.count(e)
+		th.add(e)
+	}
+	touched := map[string]bool{} // paths whose parent entry is not the tree's
+	for _, p := range s.r.differs {
+		touched[p] = true
+	}
+	for i := range s.r.old {
+		touched[s.r.old[i].Path] = true
+	}
+	j := 0
+	err := s.parent.each(func(o *Entry) error {
+		for ; j < len(kept) && comparePaths(kept[j].Path, o.Path) < 0; j++ {
+			add(&kept[j])
+		}
+		if j < len(kept) && kept[j].Path == o.Path {
+			add(&kept[j])
+			j++
+			return nil
+		}
+		if !touched[o.Path] {
+			add(o)
+		}
+		return nil
+	})
+	if err != nil {
+		return h, err
+	}
+	for ; j < len(kept); j++ {
+		add(&kept[j])
+	}
+	h.TreeHash = th.sum()
+	return h, nil
+}

@@ -1,0 +1,169 @@
+package snap
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestCreateOverIsCreate saves one tree, through random edits, touches and
+// unchanged rounds, as two layer chains: one by Create over the parent
+// opened, holding the tree, one by CreateOver, holding what differs. Each
+// layer must be the same in every figure, manifest line, change and archive
+// member, and every CreateOver layer must restore its tree. It runs with
+// the whole hashing budget, and with none (the tree hash then taken again
+// after the archive), and with chunks that split every manifest line.
+func TestCreateOverIsCreate(t *testing.T) {
+	defer func(b int64, c int) { changedHashBudget, streamChunk = b, c }(changedHashBudget, streamChunk)
+	for _, budget := range []int64{64 << 20, 0} {
+		for _, chunk := range []int{1 << 20, 61} {
+			t.Run(fmt.Sprintf("budget=%d,chunk=%d", budget, chunk), func(t *testing.T) {
+				changedHashBudget, streamChunk = budget, chunk
+				createOverIsCreate(t)
+			})
+		}
+	}
+}
+
+func createOverIsCreate(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(5))
+	dir := t.TempDir()
+	whole, over := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	save := func(snaps string, i int, sparse bool) (*Result, []Change) {
+		out := filepath.Join(snaps, fmt.Sprint(i))
+		os.MkdirAll(out, 0o755)
+		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Reuse: true}
+		if i > 0 {
+			p, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i-1), "manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Parent = p
+		}
+		create := Create
+		if sparse {
+			create = func(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
+				return CreateOver(ctx, root, WalkOptions{}, opts)
+			}
+		}
+		res, err := create(context.Background(), dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Reused {
+			b, _ := os.ReadFile(res.Manifest.File)
+			os.WriteFile(filepath.Join(out, "manifest"), b, 0o644)
+			return res, nil
+		}
+		if sparse != res.Manifest.sparse && i > 0 {
+			t.Fatalf("layer %d: sparse %v", i, res.Manifest.sparse)
+		}
+		var changes []Change
+		if i > 0 {
+			if changes, err = DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := WriteManifestFile(filepath.Join(out, "manifest"), res.Manifest, opts.Parent); err != nil {
+			t.Fatal(err)
+		}
+		return res, changes
+	}
+	members := func(snaps string, i int) string {
+		b, err := exec.Command("tar", "tzf", filepath.Join(snaps, fmt.Sprint(i), "snapshot.tar.gz")).CombinedOutput()
+		if err != nil && !os.IsNotExist(err) {
+			return err.Error()
+		}
+		return string(b)
+	}
+	figures := func(r *Result) Result {
+		c := *r
+		c.Manifest, c.Archive = nil, ""
+		c.CompressedBytes = 0 // (a whiteout's header holds the time it was written)
+		return c
+	}
+	v := NewVerifier()
+	for i := 0; i < 10; i++ {
+		switch {
+		case i == 0:
+		case i%3 == 0: // unchanged: reused
+		case i%3 == 1:
+			mutate(t, rng, dir)
+			touchSome(t, rng, dir)
+		default:
+			touchSome(t, rng, dir) // new times, same content: hashed again, an empty layer
+		}
+		rw, cw := save(whole, i, false)
+		ro, co := save(over, i, true)
+		if a, b := figures(rw), figures(ro); !reflect.DeepEqual(a, b) {
+			t.Fatalf("layer %d: CreateOver's result\n%+v\nCreate's\n%+v", i, b, a)
+		}
+		if !reflect.DeepEqual(cw, co) {
+			t.Fatalf("layer %d: CreateOver's changes\n%v\nCreate's\n%v", i, co, cw)
+		}
+		a, _ := os.ReadFile(filepath.Join(whole, fmt.Sprint(i), "manifest"))
+		b, _ := os.ReadFile(filepath.Join(over, fmt.Sprint(i), "manifest"))
+		_, la, _ := strings.Cut(string(a), "\n")
+		_, lb, _ := strings.Cut(string(b), "\n")
+		if la != lb {
+			t.Fatalf("layer %d: CreateOver's lines\n%s\nCreate's\n%s", i, lb, la)
+		}
+		if ma, mb := members(whole, i), members(over, i); ma != mb {
+			t.Fatalf("layer %d: CreateOver's archive holds\n%s\nCreate's\n%s", i, mb, ma)
+		}
+		want, _ := splitIgnored(state(t, dir))
+		m, err := OpenManifest(filepath.Join(over, fmt.Sprint(i), "manifest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Check(context.Background(), m); err != nil {
+			t.Fatalf("verify %d: %v", i, err)
+		}
+		to := t.TempDir()
+		if _, err := Restore(context.Background(), to, "", RestoreOptions{Manifest: m}); err != nil {
+			t.Fatalf("restore %d: %v", i, err)
+		}
+		got, _ := splitIgnored(state(t, to))
+		if d := diffStates(want, got); d != "" {
+			t.Fatalf("restore of layer %d differs:\n%s", i, d)
+		}
+	}
+}
+
+// TestSparseManifestOverAnotherParent refuses to write or compare a sparse
+// manifest over any list but the one it was kept against.
+func TestSparseManifestOverAnotherParent(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(2))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 40)
+	layerSave(t, dir, snaps, 0, 0)
+	p, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate(t, rng, dir)
+	res, err := CreateOver(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(snaps, "1.tar.gz"), Parent: p, Layer: true})
+	if err != nil || !res.Manifest.sparse {
+		t.Fatalf("CreateOver: %v (sparse %v)", err, res != nil && res.Manifest.sparse)
+	}
+	other, _ := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+	if err := WriteManifestFile(filepath.Join(snaps, "1.manifest"), res.Manifest, other); err == nil {
+		t.Fatal("a sparse manifest was written over a parent it was not kept against")
+	}
+	if _, err := DiffManifests(other, res.Manifest, Folding{}); err == nil {
+		t.Fatal("a sparse manifest was compared with a parent it was not kept against")
+	}
+	p.recall = nil
+	if _, err := DiffManifests(p, res.Manifest, Folding{}); err == nil {
+		t.Fatal("a sparse manifest was compared once its parent's recall was gone")
+	}
+}
