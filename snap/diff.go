@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,33 +16,27 @@ import (
 // path the snapshot spells otherwise than the tree is one path: renamed
 // when only the case of its name differs, and never deleted and added.
 func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOptions) ([]Change, error) {
-	if opts.Entries == 0 {
-		opts.Entries = m.Header.entries()
-	}
-	tree, err := Walk(ctx, root, opts)
-	if err != nil {
-		return nil, err
-	}
 	fold := ProbeFolding(root)
 	same := sameSpelt(func(name string) (os.FileInfo, error) { return os.Lstat(filepath.Join(root, name)) })
-	return diffTree(ctx, root, tree, m, fold, same)
+	return diffTree(ctx, root, opts, m, fold, same)
 }
 
-// diffTree compares the tree walked at root with the snapshot m. On a file
-// system that folds names, fold and same (see spellings) pair the paths
-// that the merge of the two lists leaves on one side only.
-func diffTree(ctx context.Context, root string, tree *Tree, m *Manifest, fold Folding, same func(treePath, snapPath string) bool) ([]Change, error) {
+// diffTree compares the tree at root, walked with opts as it is compared
+// (the tree is not held), with the snapshot m. On a file system that folds
+// names, fold and same (see spellings) pair the paths that the merge of the
+// two lists leaves on one side only.
+func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, fold Folding, same func(treePath, snapPath string) bool) ([]Change, error) {
 	var out []Change
 	add := func(op Op, e *Entry) {
 		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 	}
 	state := stateExcludes(root)
-	for _, u := range append(tree.Unreadable, m.Header.Unreadable...) {
+	for _, u := range m.Header.Unreadable {
 		state[u] = true // what could not be read, then or now, is not compared
 	}
 	var added, deleted []*Entry // left on one side by the merge
 	n := 0
-	err := mergeWith(m, tree.Entries, func(o, e *Entry) error {
+	tree, err := walkMerged(ctx, root, opts, m, func(o, e *Entry) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -50,7 +45,8 @@ func diffTree(ctx context.Context, root string, tree *Tree, m *Manifest, fold Fo
 		switch {
 		case o == nil:
 			if !underAny(e.Path, state) {
-				added = append(added, e)
+				a := *e // (the walk's entries are let go as the merge goes)
+				added = append(added, &a)
 			}
 		case e == nil:
 			if !underAny(o.Path, state) { // left out of the walk, and never compared
@@ -71,6 +67,15 @@ func diffTree(ctx context.Context, root string, tree *Tree, m *Manifest, fold Fo
 	})
 	if err != nil {
 		return nil, err
+	}
+	if len(tree.Unreadable) > 0 {
+		// What the walk could not read now is known once it is done: it
+		// was left out of the walk, and is not compared either.
+		now := map[string]bool{}
+		for _, u := range tree.Unreadable {
+			now[u] = true
+		}
+		deleted = slices.DeleteFunc(deleted, func(o *Entry) bool { return underAny(o.Path, now) })
 	}
 	if len(added) == 0 && len(deleted) == 0 {
 		return out, nil

@@ -165,7 +165,21 @@ var changedHashBudget int64 = 64 << 20
 
 func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 	s.same = true
-	ctx, cancel := context.WithCancel(s.ctx)
+	tree, err := walkMerged(s.ctx, s.root, opts, s.parent, s.one)
+	if err != nil {
+		return nil, err
+	}
+	s.hdr.TreeHash = s.th.sum()
+	return tree, nil
+}
+
+// walkMerged walks root as WalkEach does and goes through m's entries with
+// the walk's in walk order, as mergeWith does: fn is called with the entry
+// of each path in m (old) and in the tree (cur), nil where absent. The
+// tree is not held: fn must copy what it keeps of either. The Tree it
+// returns has no Entries.
+func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest, fn func(old, cur *Entry) error) (*Tree, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks, free := make(chan []Entry, 4), make(chan []Entry, 6)
 	var tree *Tree
@@ -186,7 +200,7 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 			}
 			return nil
 		}
-		t, err := WalkEach(ctx, s.root, opts, func(e *Entry) error {
+		t, err := WalkEach(ctx, root, opts, func(e *Entry) error {
 			if buf = append(buf, *e); len(buf) == cap(buf) {
 				return send()
 			}
@@ -199,7 +213,7 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 		walked <- err
 	}()
 	c := chunkCursor{ch: chunks, free: free}
-	err := s.merge(&c)
+	err := mergeCursor(m, &c, fn)
 	if err != nil {
 		cancel()
 	}
@@ -211,7 +225,6 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.hdr.TreeHash = s.th.sum()
 	return tree, nil
 }
 
@@ -248,28 +261,28 @@ func (c *chunkCursor) peek() *Entry {
 
 func (c *chunkCursor) next() { c.i++ }
 
-// merge goes through the parent and the walk together, as mergeWith does.
-func (s *sparseSave) merge(c *chunkCursor) error {
-	err := s.parent.each(func(o *Entry) error {
+// mergeCursor is mergeWith over m and the entries c reads.
+func mergeCursor(m *Manifest, c *chunkCursor, fn func(old, cur *Entry) error) error {
+	err := m.each(func(o *Entry) error {
 		e := c.peek()
 		for ; e != nil && comparePaths(e.Path, o.Path) < 0; e = c.peek() {
 			c.next()
-			if err := s.one(nil, e); err != nil {
+			if err := fn(nil, e); err != nil {
 				return err
 			}
 		}
 		if e != nil && e.Path == o.Path {
 			c.next()
-			return s.one(o, e)
+			return fn(o, e)
 		}
-		return s.one(o, nil)
+		return fn(o, nil)
 	})
 	if err != nil {
 		return err
 	}
 	for e := c.peek(); e != nil; e = c.peek() {
 		c.next()
-		if err := s.one(nil, e); err != nil {
+		if err := fn(nil, e); err != nil {
 			return err
 		}
 	}
