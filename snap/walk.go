@@ -76,6 +76,10 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	w.rules.Ignore = opts.Ignore
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
+	if each != nil {
+		w.window = walkWindow
+		w.ahead = sync.NewCond(&w.aheadMu)
+	}
 	top := newDirResult()
 	tree := &Tree{Started: started}
 	flat := make(chan struct{})
@@ -98,7 +102,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 		}
 		go func() {
 			defer close(flat)
-			top.flatten(tree, put)
+			top.flatten(tree, put, w)
 		}()
 	}
 	w.wg.Add(1)
@@ -110,7 +114,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 		// A tree of unknown size is put in order once read, its list made
 		// at its size rather than grown by copies.
 		tree.Entries = make([]Entry, 0, top.count())
-		top.flatten(tree, put)
+		top.flatten(tree, put, w)
 	}
 	if w.err != nil {
 		return nil, w.err
@@ -139,6 +143,75 @@ type walker struct {
 	wg    sync.WaitGroup
 	mu    sync.Mutex
 	err   error
+
+	// For WalkEach: a folder is not read while more than window entries
+	// read wait to be put, unless it is the one flatten waits for (awaited).
+	// Every folder before that one in walk order is read, so the walk
+	// always goes on: it only stops running ahead.
+	window  int
+	aheadMu sync.Mutex
+	ahead   *sync.Cond // signalled when pending falls or awaited changes
+	pending int
+	awaited *dirResult
+}
+
+// walkWindow is how many entries WalkEach reads ahead of its fn at most
+// (give or take a folder's): what a walk holds does not grow with the tree.
+// About 40 MB of entries at most; smaller windows stall the readers (a
+// save of 1M files: 2^16 1.9 -> 2.4 s, 2^17 2.3 s, 2^18 1.9 s), as the
+// folders they wait on block the folders queued behind them.
+var walkWindow = 1 << 18 // (a variable for tests)
+
+// admit waits until the folder res may be read (see window).
+func (w *walker) admit(res *dirResult) {
+	if w.window == 0 {
+		return
+	}
+	w.aheadMu.Lock()
+	for w.pending > w.window && w.awaited != res && !w.failed() {
+		w.ahead.Wait()
+	}
+	w.aheadMu.Unlock()
+}
+
+// read counts n entries read, to be put.
+func (w *walker) read(n int) {
+	if w.window == 0 {
+		return
+	}
+	w.aheadMu.Lock()
+	w.pending += n
+	if walkReadAhead != nil {
+		walkReadAhead(w.pending)
+	}
+	w.aheadMu.Unlock()
+}
+
+// walkReadAhead, when set (by tests), is told the entries read ahead each
+// time a folder is read.
+var walkReadAhead func(pending int)
+
+// await says flatten waits for d; put that n entries were put.
+func (w *walker) await(d *dirResult) {
+	if w.window == 0 {
+		return
+	}
+	w.aheadMu.Lock()
+	w.awaited = d
+	w.ahead.Broadcast()
+	w.aheadMu.Unlock()
+}
+
+func (w *walker) put(n int) {
+	if w.window == 0 {
+		return
+	}
+	w.aheadMu.Lock()
+	w.pending -= n
+	if w.pending <= w.window {
+		w.ahead.Broadcast()
+	}
+	w.aheadMu.Unlock()
 }
 
 // dirResult is one folder's entries in name order; subs[i] holds the
@@ -175,13 +248,15 @@ func (d *dirResult) count() int {
 // flatten puts d's entries in walk order, each folder's as soon as it is
 // read, letting go of each folder's own list once it is put; what is
 // skipped goes to t.
-func (d *dirResult) flatten(t *Tree, put func(e *Entry)) {
+func (d *dirResult) flatten(t *Tree, put func(e *Entry), w *walker) {
+	w.await(d)
 	<-d.ready
 	t.Special = append(t.Special, d.special...)
 	t.Unreadable = append(t.Unreadable, d.unreadable...)
 	for i := range d.entries {
 		sub := d.subs[i]
 		if sub != nil {
+			w.await(sub)
 			<-sub.ready
 		}
 		switch {
@@ -193,10 +268,11 @@ func (d *dirResult) flatten(t *Tree, put func(e *Entry)) {
 			t.Unreadable = append(t.Unreadable, d.entries[i].Path)
 		default:
 			put(&d.entries[i])
-			sub.flatten(t, put)
+			sub.flatten(t, put, w)
 		}
 		d.subs[i] = nil
 	}
+	w.put(len(d.entries))
 	d.entries, d.subs = nil, nil
 }
 
@@ -206,6 +282,11 @@ func (w *walker) fail(err error) {
 		w.err = err
 	}
 	w.mu.Unlock()
+	if w.window != 0 {
+		w.aheadMu.Lock()
+		w.ahead.Broadcast() // (a folder waiting to be read is not)
+		w.aheadMu.Unlock()
+	}
 }
 
 func (w *walker) failed() bool {
@@ -233,6 +314,10 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	}
 	if err := w.ctx.Err(); err != nil {
 		w.fail(err)
+		return
+	}
+	w.admit(res)
+	if w.failed() {
 		return
 	}
 	abs := w.abs(rel)
@@ -346,6 +431,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	for _, i := range sub {
 		res.subs[i] = newDirResult()
 	}
+	w.read(len(res.entries))
 	ready = true
 	close(res.ready)
 	for _, i := range sub {

@@ -4,13 +4,17 @@ package snap
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestWalkInOrderAsItGoes: a walk told the tree's size (WalkOptions.Entries)
@@ -40,6 +44,69 @@ func TestWalkInOrderAsItGoes(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("told %d entries, the walk found another tree (%d entries, not %d)", n, len(got.Entries), len(want.Entries))
 		}
+	}
+}
+
+// TestWalkEachHoldsAWindow hands a slow fn a tree of many folders with a
+// window of a few entries: fn gets what Walk lists, in its order, and the
+// walk never reads more than the window and a folder ahead of it; an error
+// from fn ends the walk, with folders waiting to be read, and is returned.
+func TestWalkEachHoldsAWindow(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	largest := 0
+	for i := 0; i < 40; i++ {
+		for j := 0; j < 3; j++ {
+			d := filepath.Join(dir, fmt.Sprintf("d%02d", i), fmt.Sprintf("e%d", j))
+			os.MkdirAll(d, 0o755)
+			for k := 0; k < 1+(i*7+j)%9; k++ {
+				os.WriteFile(filepath.Join(d, fmt.Sprint(k)), []byte("x"), 0o644)
+			}
+			largest = max(largest, 1+(i*7+j)%9)
+		}
+	}
+	want, err := Walk(context.Background(), dir, WalkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(w int) { walkWindow, walkReadAhead = w, nil }(walkWindow)
+	walkWindow = 5
+	var mu sync.Mutex
+	most := 0
+	walkReadAhead = func(n int) {
+		mu.Lock()
+		most = max(most, n)
+		mu.Unlock()
+	}
+	var got []Entry
+	tree, err := WalkEach(context.Background(), dir, WalkOptions{}, func(e *Entry) error {
+		if len(got)%17 == 0 {
+			time.Sleep(time.Millisecond) // (the readers run ahead, up to the window)
+		}
+		got = append(got, *e)
+		return nil
+	})
+	if err != nil || tree.Entries != nil {
+		t.Fatalf("WalkEach: %v (entries listed: %d)", err, len(tree.Entries))
+	}
+	if !reflect.DeepEqual(got, want.Entries) {
+		t.Fatalf("WalkEach handed %d entries, Walk lists %d, or in another order", len(got), len(want.Entries))
+	}
+	// (the folders let in at once when the window frees, each of a reader)
+	if limit := walkWindow + 40 + (walkWorkers+1)*largest; most > limit || most == 0 || most > len(want.Entries)/4 {
+		t.Fatalf("read %d entries ahead at most, the window lets %d", most, limit)
+	}
+	t.Logf("read %d entries ahead at most (window %d, tree %d)", most, walkWindow, len(want.Entries))
+	stop := errors.New("enough")
+	n := 0
+	_, err = WalkEach(context.Background(), dir, WalkOptions{}, func(e *Entry) error {
+		if n++; n == 30 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		t.Fatalf("fn's error ended the walk with %v", err)
 	}
 }
 
