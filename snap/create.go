@@ -205,76 +205,30 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 
 // inherit compares fresh entries with the parent manifest and reports
 // whether the tree is unchanged, and whether it is so exactly: unchanged
-// without hashing a file, so the parent's metadata is still current. Files
-// whose metadata proves them untouched (and was not racy at the parent's
-// scan) take the parent's hash and content location; with hashAll, every
-// other file of the same size is hashed, and takes the parent's location
-// too when its content is the same. Without hashAll it stops hashing at the
-// first change found: a full snapshot reads every file anyway. With
-// hashAll (a layer's), it leaves on a parent read as it goes a recall of
-// what differs, which the layer's passes after it read instead.
+// without hashing a file, so the parent's metadata is still current. Each
+// entry is settled as settler.settle says, with hashAll (a layer's). With
+// hashAll, it leaves on a parent read as it goes a recall of what differs,
+// which the layer's passes after it read instead.
 func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
-	same, hashed := true, false
-	keep := parent.keeper()
+	st := settler{ctx: ctx, root: root, parent: parent, keep: parent.keeper(), hashAll: hashAll, same: true}
 	n := 0
 	parent.recall = nil
 	var r *recall
 	if hashAll && parent.stream != nil && len(entries) > 0 {
 		r = &recall{first: &entries[0]}
 	}
-	one := func(p, e *Entry) error {
+	err = mergeWith(parent, entries, func(p, e *Entry) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if e == nil || p == nil {
-			same = false // one side only: a path added or removed
-			if e == nil || e.Kind != KindFile {
-				return nil
-			}
-		}
-		if e.Kind != KindFile {
-			if !e.sameContent(p) {
-				same = false
-			}
-			return nil
-		}
-		if p != nil && p.Kind == KindFile && e.sameStat(p) && !parent.racy(p) {
-			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
-			return nil
-		}
-		if p == nil || p.Kind != KindFile || p.Size != e.Size {
-			same = false
-			return nil
-		}
-		if !same && !hashAll {
-			return nil
-		}
-		hashed = true
-		h, err := hashFile(ctx, filepath.Join(root, filepath.FromSlash(e.Path)))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if changed(err) || unreadableErr(err) {
-				same = false // the archive looks at it again, and records what it finds
-				return nil
-			}
-			return err
-		}
-		if h == p.Hash {
-			e.Hash, e.Src, e.COff, e.Skip = keep(p.Hash), p.Src, p.COff, p.Skip
-			if e.Mode != p.Mode {
-				same = false
-			}
+		var err error
+		if e == nil {
+			st.same = false // a path removed
 		} else {
-			same = false
+			err = st.settle(p, e)
 		}
-		return ctx.Err()
-	}
-	err = mergeWith(parent, entries, func(p, e *Entry) error {
-		err := one(p, e)
 		if r != nil {
 			r.note(p, e)
 		}
@@ -284,8 +238,85 @@ func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest
 		return false, false, err
 	}
 	parent.recall = r
-	return same, same && !hashed, nil
+	return st.same, st.same && !st.hashed, nil
 }
+
+// A settler settles fresh entries against their parent's, one at a time,
+// and keeps whether the tree is the same so far (same) and whether a file
+// had to be hashed to tell (hashed).
+type settler struct {
+	ctx    context.Context
+	root   string
+	parent *Manifest
+	keep   func(string) string // what a parent's string kept in an entry goes through (see keeper)
+	// hashAll hashes every file of its parent's size, not only until the
+	// first change is found (a full snapshot reads every file anyway);
+	// resized, when not nil, hashes new and resized files too, while the
+	// bytes it counts stay within changedHashBudget.
+	hashAll bool
+	resized *int64
+
+	same, hashed bool
+}
+
+// settle settles the fresh entry e, whose parent's entry is p (nil when
+// new). A file whose metadata proves it untouched (and was not racy at the
+// parent's scan) takes the parent's hash and content location; one of the
+// same size is hashed, and takes the parent's location too when its
+// content is the same. A file that cannot be read now is left for the
+// archive, which records what it finds.
+func (s *settler) settle(p, e *Entry) error {
+	if p == nil {
+		s.same = false
+	}
+	if e.Kind != KindFile {
+		if p == nil || !e.sameContent(p) {
+			s.same = false
+		}
+		return nil
+	}
+	if p != nil && p.Kind == KindFile && e.sameStat(p) && !s.parent.racy(p) {
+		e.Hash, e.Src, e.COff, e.Skip = s.keep(p.Hash), p.Src, p.COff, p.Skip
+		return nil
+	}
+	resized := p == nil || p.Kind != KindFile || p.Size != e.Size
+	switch {
+	case resized:
+		s.same = false
+		if s.resized == nil || *s.resized+e.Size > changedHashBudget {
+			return nil
+		}
+		*s.resized += e.Size
+	case !s.same && !s.hashAll:
+		return nil
+	}
+	s.hashed = true
+	h, err := hashFile(s.ctx, filepath.Join(s.root, filepath.FromSlash(e.Path)))
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return s.ctx.Err()
+		}
+		if changed(err) || unreadableErr(err) {
+			s.same = false // the archive looks at it again, and records what it finds
+			return nil
+		}
+		return err
+	}
+	e.Hash = h
+	if !resized && h == p.Hash {
+		e.Hash, e.Src, e.COff, e.Skip = s.keep(p.Hash), p.Src, p.COff, p.Skip
+		if e.Mode != p.Mode {
+			s.same = false
+		}
+		return nil
+	}
+	s.same = false
+	return nil
+}
+
+// changedHashBudget bounds the bytes of new and resized files a settler
+// with resized set hashes (a variable for tests).
+var changedHashBudget int64 = 64 << 20
 
 // sameRules reports whether recorded rules are r, as a manifest holds them.
 func sameRules(recorded *Rules, r Rules) bool {

@@ -27,8 +27,9 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 		return CreateFromTree(ctx, root, tree, opts)
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s := &sparseSave{ctx: ctx, root: root, parent: parent, keep: parent.keeper(), limits: limitCount{l: limits},
-		entries: make([]Entry, 0, 64), r: &recall{whole: true}}
+	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
+		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
+	s.settler.resized = &s.resizedBytes
 	tree, err := s.walk(walk)
 	if err != nil {
 		return nil, err
@@ -135,22 +136,17 @@ func sameFigures(a, b []Entry) bool {
 // passes of a layer over the parent (its plan, its delta's lines, the count
 // of changes) merge the two as they would the whole tree and the parent.
 type sparseSave struct {
-	ctx    context.Context
-	root   string
-	parent *Manifest
-	keep   func(string) string
+	settler // (keeping nothing of the parent's: one copies what it keeps)
 
-	entries []Entry
-	r       *recall
-	folders []folderAbove // the folders above the last path met, outermost first
-	limits  limitCount
-	hdr     ManifestHeader // the counts and tree hash of the tree walked
-	th      treeHasher
-	stale   bool  // a file's hash is not known: the tree hash is taken again after the archive
-	resized int64 // bytes of new and resized files hashed (changedHashBudget)
-	same    bool  // nothing differs so far
-	hashed  bool  // a file was hashed: the parent's metadata is not current exactly
-	n       int
+	entries      []Entry
+	r            *recall
+	folders      []folderAbove // the folders above the last path met, outermost first
+	limits       limitCount
+	hdr          ManifestHeader // the counts and tree hash of the tree walked
+	th           treeHasher
+	stale        bool  // a file's hash is not known: the tree hash is taken again after the archive
+	resizedBytes int64 // of new and resized files hashed as the walk went
+	n            int
 }
 
 type folderAbove struct {
@@ -158,13 +154,7 @@ type folderAbove struct {
 	kept bool // already among entries
 }
 
-// changedHashBudget bounds the bytes of new and resized files a save hashes
-// as it walks, so the tree hash is known without reading the tree again;
-// past it the archive hashes them, and the tree hash is taken after.
-var changedHashBudget int64 = 64 << 20
-
 func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
-	s.same = true
 	tree, err := walkMerged(s.ctx, s.root, opts, s.parent, s.one)
 	if err != nil {
 		return nil, err
@@ -347,56 +337,6 @@ func (s *sparseSave) above(path string) {
 		}
 		s.folders = s.folders[:n-1]
 	}
-}
-
-// settle is inherit's rule for one fresh entry (a layer's: every file of
-// the parent's size is hashed); a file new or resized is hashed too, within
-// changedHashBudget. e's strings may be the parent's, as read as the pass
-// goes: one copies what it keeps.
-func (s *sparseSave) settle(p, e *Entry) error {
-	if p == nil {
-		s.same = false
-	}
-	if e.Kind != KindFile {
-		if p == nil || !e.sameContent(p) {
-			s.same = false
-		}
-		return nil
-	}
-	if p != nil && p.Kind == KindFile && e.sameStat(p) && !s.parent.racy(p) {
-		e.Hash, e.Src, e.COff, e.Skip = p.Hash, p.Src, p.COff, p.Skip
-		return nil
-	}
-	resized := p == nil || p.Kind != KindFile || p.Size != e.Size
-	if resized {
-		s.same = false
-		if s.resized+e.Size > changedHashBudget {
-			return nil
-		}
-		s.resized += e.Size
-	}
-	s.hashed = true
-	h, err := hashFile(s.ctx, filepath.Join(s.root, filepath.FromSlash(e.Path)))
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return s.ctx.Err()
-		}
-		if changed(err) || unreadableErr(err) {
-			s.same = false // the archive looks at it again, and records what it finds
-			return nil
-		}
-		return err
-	}
-	e.Hash = h
-	if !resized && h == p.Hash {
-		e.Src, e.COff, e.Skip = p.Src, p.COff, p.Skip
-		if e.Mode != p.Mode {
-			s.same = false
-		}
-		return nil
-	}
-	s.same = false
-	return nil
 }
 
 // figures takes the counts and tree hash of the tree the layer describes,
