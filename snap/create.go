@@ -113,17 +113,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 			return nil, err
 		}
 	}
-	layer := opts.Layer && opts.Parent != nil && opts.Parent.File != "" && opts.Parent.Header.Archive != ""
-	if layer {
-		maxDepth := opts.MaxDepth
-		if maxDepth == 0 {
-			maxDepth = DefaultMaxDepth
-		}
-		p := opts.Parent.Header
-		if p.Depth+1 > maxDepth || (p.Depth > 0 && p.ChainCompressed > p.BaseCompressed) {
-			layer = false
-		}
-	}
+	layer := opts.Layer && opts.Parent != nil && opts.Parent.File != "" && opts.Parent.Header.Archive != "" && layerFits(opts.Parent, opts.MaxDepth)
 	unchanged := false
 	if opts.Parent != nil {
 		var exact bool
