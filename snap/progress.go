@@ -15,8 +15,9 @@ type Progress struct {
 
 type progressKey struct{}
 
-// WithProgress returns a context under which Create, CreateFromTree and
-// Restore count their work in p (as net/http/httptrace carries its hooks).
+// WithProgress returns a context under which Create, CreateFromTree,
+// CreateOver and Restore count their work in p (as net/http/httptrace
+// carries its hooks).
 func WithProgress(ctx context.Context, p *Progress) context.Context {
 	return context.WithValue(ctx, progressKey{}, p)
 }
