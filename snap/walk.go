@@ -76,7 +76,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	w.rules.Ignore = opts.Ignore
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
-	if each != nil {
+	if each != nil { // (WalkEach's)
 		w.window = walkWindow
 		w.ahead = sync.NewCond(&w.aheadMu)
 	}
@@ -84,20 +84,25 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	tree := &Tree{Started: started}
 	flat := make(chan struct{})
 	hint := min(opts.Entries, maxEntriesHint)
+	streaming := each != nil
 	put := func(e *Entry) { tree.Entries = append(tree.Entries, *e) }
-	if each != nil {
+	if streaming {
+		stopped := false // (by fn's error: the walk winds down)
 		put = func(e *Entry) {
+			if stopped {
+				return
+			}
 			if err := each(e); err != nil {
 				w.fail(err)
-				each = func(*Entry) error { return nil } // (the walk winds down)
+				stopped = true
 			}
 		}
 	}
-	if hint > 0 || each != nil {
+	if hint > 0 || streaming {
 		// The folders' lists are put in walk order as they are read, each
 		// let go of once copied: the tree is never held twice, and the
 		// copying is done by the time the walk is.
-		if each == nil {
+		if !streaming {
 			tree.Entries = make([]Entry, 0, hint+hint/16)
 		}
 		go func() {
@@ -108,7 +113,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	w.wg.Add(1)
 	w.dir(top, nil, "", st, &gc, false)
 	w.wg.Wait()
-	if hint > 0 || each != nil {
+	if hint > 0 || streaming {
 		<-flat
 	} else {
 		// A tree of unknown size is put in order once read, its list made
