@@ -60,7 +60,13 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		opts.Parent = m
 	}
-	res, err := snap.Create(ctx, c.root, opts)
+	// A layer over the parent is compared as the tree is walked, not held
+	// (CreateOver); anything else walks the tree whole first, as Create.
+	var walk snap.WalkOptions
+	if opts.Parent != nil {
+		walk.Entries = opts.Parent.Header.Files + opts.Parent.Header.Dirs + opts.Parent.Header.Symlinks
+	}
+	res, err := snap.CreateOver(ctx, c.root, walk, opts)
 	if err != nil {
 		return err
 	}
