@@ -151,31 +151,36 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 		return nil, err
 	}
 	m := newManifest(entries, scanStarted)
+	m.wrote(out, compressed, tree, lost, recorded, parent)
+	res := resultFor(m, tree, unchanged, out)
+	res.Layer = layer
+	return res, nil
+}
+
+// wrote fills in the header of m, the manifest of the archive out of
+// compressed bytes just written for tree (lost: the files it could not
+// read), a layer over parent or, with parent nil, a full snapshot.
+func (m *Manifest) wrote(out string, compressed int64, tree *Tree, lost []string, recorded *Limits, parent *Manifest) {
 	m.sizes = map[string]int64{out: compressed}
-	if layer {
-		for a, size := range opts.Parent.sizes {
-			m.sizes[a] = size
-		}
-	}
 	m.Header.Limits = recorded
 	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
 	m.Header.Rules = &tree.Rules
 	m.Header.CompressedBytes = compressed
 	m.Header.Archive = out
-	if layer {
-		p := opts.Parent.Header
-		m.Header.Parent, m.Header.Depth = opts.Parent.File, p.Depth+1
-		m.Header.BaseCompressed = p.BaseCompressed
-		if p.Depth == 0 {
-			m.Header.BaseCompressed = p.CompressedBytes
-		}
-		m.Header.ChainCompressed = p.ChainCompressed + compressed
-	} else {
+	if parent == nil {
 		m.Header.BaseCompressed = compressed
+		return
 	}
-	res := resultFor(m, tree, unchanged, out)
-	res.Layer = layer
-	return res, nil
+	for a, size := range parent.sizes {
+		m.sizes[a] = size
+	}
+	p := parent.Header
+	m.Header.Parent, m.Header.Depth = parent.File, p.Depth+1
+	m.Header.BaseCompressed = p.BaseCompressed
+	if p.Depth == 0 {
+		m.Header.BaseCompressed = p.CompressedBytes
+	}
+	m.Header.ChainCompressed = p.ChainCompressed + compressed
 }
 
 func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result {

@@ -80,22 +80,7 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	}
 	m := &Manifest{Entries: kept, Header: hdr, sparse: true}
 	m.Header.Type, m.Header.Version, m.Header.ScanStarted = "manifest", ManifestVersion, tree.Started
-	m.sizes = map[string]int64{out: compressed}
-	for a, size := range parent.sizes {
-		m.sizes[a] = size
-	}
-	m.Header.Limits = recorded
-	m.Header.Unreadable = sortedUnion(tree.Unreadable, lost)
-	m.Header.Rules = &tree.Rules
-	m.Header.CompressedBytes = compressed
-	m.Header.Archive = out
-	p := parent.Header
-	m.Header.Parent, m.Header.Depth = parent.File, p.Depth+1
-	m.Header.BaseCompressed = p.BaseCompressed
-	if p.Depth == 0 {
-		m.Header.BaseCompressed = p.CompressedBytes
-	}
-	m.Header.ChainCompressed = p.ChainCompressed + compressed
+	m.wrote(out, compressed, tree, lost, recorded, parent)
 	res := resultFor(m, tree, unchanged, out)
 	res.Layer = true
 	return res, nil
