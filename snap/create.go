@@ -412,34 +412,105 @@ func archiveKind(extra []byte) string {
 
 // writeArchive writes entries as a tar.gz at out (atomically) and returns
 // them (in entries' own array) with content hashes, locations and metadata
-// as read, dropping files
-// that vanished since the walk, and the files it could not read (lost),
-// which it leaves out too. With parent (a layer), files that already
-// carry a location (inherited) are not written, nor are unchanged folders
-// and symlinks; whiteouts record what the parent has and the tree lost.
-// Small files are read and hashed ahead by workers while the main loop feeds
-// the compressor, which compresses members on their own goroutines.
+// as read, dropping files that vanished since the walk, and the files it
+// could not read (lost), which it leaves out too. With parent (a layer),
+// files that already carry a location (inherited) are not written, nor are
+// unchanged folders and symlinks; whiteouts record what the parent has and
+// the tree lost. Small files are read and hashed ahead by workers while the
+// main loop feeds the compressor, which compresses members on their own
+// goroutines.
 func writeArchive(ctx context.Context, root, out string, entries []Entry, parent *Manifest, level int, limits Limits) (kept []Entry, lost []string, compressed int64, err error) {
+	a, err := newArchiveWriter(out, level, parent != nil)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer a.abort()
+	var plan []tarItem
+	if parent != nil {
+		if plan, err = layerPlan(entries, parent); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if kept, err = a.add(ctx, root, entries, plan, parent == nil); err != nil {
+		return nil, nil, 0, err
+	}
+	if err := a.close(); err != nil {
+		return nil, nil, 0, err
+	}
+	for i := range kept {
+		if e := &kept[i]; e.Kind == KindFile && e.Src == out {
+			e.COff = a.start(e.COff)
+		}
+	}
+	// Files may have grown since the walk: what the archive holds must
+	// still be within the limits a restore enforces.
+	if err := limits.check(kept); err != nil {
+		return nil, nil, 0, err
+	}
+	if err := a.f.Commit(); err != nil {
+		return nil, nil, 0, err
+	}
+	return kept, a.lost, a.cw.n, nil
+}
+
+// An archiveWriter writes a snapshot's tar.gz at out, a batch of entries
+// at a time (add), in walk order. Until it is closed, the COff of a file
+// written here is the number of its gzip member, not yet its offset
+// (start turns one into the other).
+type archiveWriter struct {
+	out  string
+	f    *durable.File
+	cw   *countingWriter
+	mw   *memberWriter
+	tw   *tar.Writer
+	buf  []byte
+	lost []string // files it could not read
+
+	uid, gid int
+}
+
+func newArchiveWriter(out string, level int, layer bool) (*archiveWriter, error) {
 	if level == 0 {
 		level = gzip.BestSpeed
 	}
 	f, err := durable.Create(out, 0o644)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, err
 	}
-	defer f.Abort()
-	cw := &countingWriter{w: newWritebackWriter(f.File)}
-	mw := newMemberWriter(cw, level, archiveMark(parent != nil))
+	a := &archiveWriter{out: out, f: f, cw: &countingWriter{w: newWritebackWriter(f.File)}, buf: make([]byte, 256*1024), uid: os.Getuid(), gid: os.Getgid()}
+	a.mw = newMemberWriter(a.cw, level, archiveMark(layer))
+	a.tw = tar.NewWriter(a.mw)
+	return a, nil
+}
+
+// abort removes what was written, unless it was committed.
+func (a *archiveWriter) abort() { a.f.Abort() }
+
+// close ends the archive (not yet committed).
+func (a *archiveWriter) close() error {
+	if err := a.tw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", a.out, err)
+	}
+	if err := a.mw.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", a.out, err)
+	}
+	return nil
+}
+
+// start is the offset of gzip member n, once the archive is closed.
+func (a *archiveWriter) start(n int64) int64 { return a.mw.Start(int(n)) }
+
+// add writes entries (all of them, or what plan lists) and returns them,
+// in entries' own array, as the archive found them: the files it could not
+// read or that vanished are dropped (the first are added to lost).
+func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, plan []tarItem, all bool) (kept []Entry, err error) {
+	out, tw, mw := a.out, a.tw, a.mw
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A full snapshot writes every entry: its plan is not spelt out.
-	var plan []tarItem
 	items := len(entries)
 	item := func(n int) tarItem { return tarItem{entry: n, write: true} }
-	if parent != nil {
-		if plan, err = layerPlan(entries, parent); err != nil {
-			return nil, nil, 0, err
-		}
+	if !all {
 		items, item = len(plan), func(n int) tarItem { return plan[n] }
 	}
 	// Each file written here is read once: the prefetcher takes the small
@@ -458,25 +529,20 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		return w < len(written) && int(written[w]) == i
 	})
 	progress := progressFrom(ctx)
-	tw := tar.NewWriter(mw)
-	uid, gid := os.Getuid(), os.Getgid()
-	buf := make([]byte, 256*1024)
 	// The entries are updated in place (what the archive found, where the
-	// content is); those the archive lost are dropped at the end. Until the
-	// archive is closed, the COff of a file written here is the number of
-	// its gzip member, not yet its offset.
+	// content is); those the archive lost are dropped at the end.
 	drop := make([]bool, len(entries))
 	for n := range items {
 		it := item(n)
 		if n&255 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, 0, err
+				return nil, err
 			}
 		}
 		if it.whiteout != "" {
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: uid, Gid: gid}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: a.uid, Gid: a.gid}
 			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, fmt.Errorf("write %s: %w", out, err)
 			}
 			continue
 		}
@@ -484,16 +550,16 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 		e := &entries[i]
 		if it.header {
 			// A folder written only so the layer extracts on its own.
-			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
+			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: a.uid, Gid: a.gid}
 			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, fmt.Errorf("write %s: %w", out, err)
 			}
 			continue
 		}
 		if !it.write {
 			continue
 		}
-		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: uid, Gid: gid}
+		hdr := &tar.Header{Name: e.Path, Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: a.uid, Gid: a.gid}
 		switch e.Kind {
 		case KindDir:
 			hdr.Typeflag = tar.TypeDir
@@ -503,19 +569,19 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			hdr.Linkname = e.Link
 		case KindFile:
 			if err := tw.Flush(); err != nil { // pad the previous entry, so the offset is this header's
-				return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
+				return nil, fmt.Errorf("write %s: %w", out, err)
 			}
 			member, skip := mw.Offset()
-			loss, err := pre.write(ctx, i, tw, hdr, e, buf)
+			loss, err := pre.write(ctx, i, tw, hdr, e, a.buf)
 			if err != nil {
-				return nil, nil, 0, err
+				return nil, err
 			}
 			switch loss {
 			case fileRead:
 				e.Src, e.COff, e.Skip = out, int64(member), skip
 				progress.add(e.Size)
 			case fileUnreadable:
-				lost = append(lost, e.Path)
+				a.lost = append(a.lost, e.Path)
 				drop[i] = true
 			default:
 				drop[i] = true
@@ -523,18 +589,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			continue
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := mw.Close(); err != nil {
-		return nil, nil, 0, fmt.Errorf("write %s: %w", out, err)
-	}
-	for _, i := range written {
-		if e := &entries[i]; !drop[i] && e.Src == out {
-			e.COff = mw.Start(int(e.COff))
+			return nil, fmt.Errorf("write %s: %w", out, err)
 		}
 	}
 	kept = entries
@@ -546,15 +601,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 			}
 		}
 	}
-	// Files may have grown since the walk: what the archive holds must
-	// still be within the limits a restore enforces.
-	if err := limits.check(kept); err != nil {
-		return nil, nil, 0, err
-	}
-	if err := f.Commit(); err != nil {
-		return nil, nil, 0, err
-	}
-	return kept, lost, cw.n, nil
+	return kept, nil
 }
 
 // tarItem is one thing a layer's tar holds: an entry, only the header of
