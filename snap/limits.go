@@ -62,7 +62,7 @@ func (l Limits) check(entries []Entry) error {
 }
 
 // limitCount is Limits.check taking the entries one at a time: add checks
-// an entry's own limits, done the tree's totals.
+// an entry's own limits and the totals so far, done the tree's totals.
 type limitCount struct {
 	l       Limits
 	entries int
@@ -83,6 +83,9 @@ func (c *limitCount) add(e *Entry) error {
 	c.entries++
 	if e.Kind == KindFile {
 		c.bytes += e.Size
+	}
+	if c.entries > l.MaxEntries || c.bytes > l.MaxBytes {
+		return c.done() // (as soon as it is past: a walk stops there)
 	}
 	return nil
 }

@@ -458,39 +458,7 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 			out.Write(b)
 			return
 		}
-		b = append(b, kindLetter(e.Kind), '\t')
-		b = strconv.AppendUint(b, uint64(e.Mode), 8)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, e.Size, 10)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, e.MTime, 10)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, e.CTime, 10)
-		b = append(b, '\t')
-		b = strconv.AppendUint(b, e.Ino, 10)
-		b = append(b, '\t')
-		switch e.Kind {
-		case KindFile:
-			b = append(b, e.Hash...)
-			b = append(b, '\t')
-			if e.Src == "" || e.Src == m.Header.Archive {
-				b = append(b, '-')
-			} else {
-				b = appendField(b, relTo(dir, e.Src))
-			}
-		case KindSymlink:
-			b = appendField(b, e.Link)
-			b = append(b, "\t-"...)
-		default:
-			b = append(b, "-\t-"...)
-		}
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, e.COff, 10)
-		b = append(b, '\t')
-		b = strconv.AppendInt(b, e.Skip, 10)
-		b = append(b, '\t')
-		b = appendField(b, e.Path)
-		b = append(b, '\n')
+		b = appendEntryLine(b, e, m.Header.Archive, dir)
 		out.Write(b)
 	}
 	if m.Header.Parent == "" {
@@ -525,6 +493,44 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	}
 	bw.Write(lines.Bytes())
 	return bw.Flush()
+}
+
+// appendEntryLine appends e's line of a manifest in the folder dir whose
+// own archive is archive.
+func appendEntryLine(b []byte, e *Entry, archive, dir string) []byte {
+	b = append(b, kindLetter(e.Kind), '\t')
+	b = strconv.AppendUint(b, uint64(e.Mode), 8)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.Size, 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.MTime, 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.CTime, 10)
+	b = append(b, '\t')
+	b = strconv.AppendUint(b, e.Ino, 10)
+	b = append(b, '\t')
+	switch e.Kind {
+	case KindFile:
+		b = append(b, e.Hash...)
+		b = append(b, '\t')
+		if e.Src == "" || e.Src == archive {
+			b = append(b, '-')
+		} else {
+			b = appendField(b, relTo(dir, e.Src))
+		}
+	case KindSymlink:
+		b = appendField(b, e.Link)
+		b = append(b, "\t-"...)
+	default:
+		b = append(b, "-\t-"...)
+	}
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.COff, 10)
+	b = append(b, '\t')
+	b = strconv.AppendInt(b, e.Skip, 10)
+	b = append(b, '\t')
+	b = appendField(b, e.Path)
+	return append(b, '\n')
 }
 
 // sparseOver reports, for a sparse manifest, whether it is read over

@@ -23,6 +23,11 @@ type WalkOptions struct {
 	// last snapshot's): the list is made that large at once, and filled in
 	// walk order as the walk goes rather than once it is done.
 	Entries int
+
+	// window, when set, is WalkEach's window instead of walkWindow: a
+	// smaller one for an fn much slower than the walk, which the readers
+	// never wait on anyway.
+	window int
 }
 
 // Tree is the result of a walk: the entries in scope, in walk order, and
@@ -78,6 +83,9 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	w.sem = make(chan struct{}, walkWorkers)
 	if each != nil { // (WalkEach's)
 		w.window = walkWindow
+		if opts.window > 0 {
+			w.window = opts.window
+		}
 		w.ahead = sync.NewCond(&w.aheadMu)
 	}
 	top := newDirResult()

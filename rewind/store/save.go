@@ -87,6 +87,18 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
+	if res == nil && newest == nil && opts.adopt == nil {
+		// The first checkpoint: its archive and manifest are written as the
+		// tree is walked, not held.
+		walk, err := s.walkOptions()
+		if err != nil {
+			return nil, err
+		}
+		res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
+	}
 	if res == nil {
 		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
 		if err != nil {
@@ -137,7 +149,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err := stageSnapshot(stage, res, parent); err != nil {
 		return nil, err
 	}
-	if md.Changes, err = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project)); err != nil {
+	if parent == nil {
+		md.Changes = Changes{Added: res.Files + res.Symlinks} // (folders do not count)
+	} else if md.Changes, err = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project)); err != nil {
 		return nil, err
 	}
 	if newest != nil {
@@ -259,6 +273,9 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 		}
 		return nil
 	}
+	if res.Manifest.File == filepath.Join(stage, ManifestFile) {
+		return nil // written as the tree was walked (snap.CreateFull)
+	}
 	var layerParent *snap.Manifest
 	if res.Layer {
 		layerParent = parent
@@ -360,9 +377,6 @@ func (s *Store) cleanStaging() {
 // file whose name changed only in case counts as modified.
 func countChanges(old, cur *snap.Manifest, fold snap.Folding) (Changes, error) {
 	var c Changes
-	if old == nil {
-		old = &snap.Manifest{}
-	}
 	changes, err := snap.DiffManifests(old, cur, fold)
 	if err != nil {
 		return c, err

@@ -1058,3 +1058,47 @@ func TestCopilotForkFolderMovesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSaveWrittenAsItWalks: the first checkpoint's archive and
+// manifest are written as the tree is walked (snap.CreateFull): its
+// manifest reads back as the tree, counts every file and symlink as added
+// (as a diff against nothing does), validates, and restores the tree.
+func TestFirstSaveWrittenAsItWalks(t *testing.T) {
+	s := project(t)
+	for i := range 30 {
+		write(t, s.Project, fmt.Sprintf("d%d/f%02d.go", i%4, i), strings.Repeat("x", i*50))
+	}
+	os.Symlink("main.go", filepath.Join(s.Project, "link"))
+	c := save(t, s, SaveOptions{})
+	m, err := snap.ReadManifest(c.ManifestPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.TreeHash != c.Snapshot.TreeHash || len(m.Entries) != c.Snapshot.Files+c.Snapshot.Dirs+c.Snapshot.Symlinks {
+		t.Fatalf("manifest holds %d entries (%s), metadata says %+v", len(m.Entries), m.Header.TreeHash, c.Snapshot)
+	}
+	changes, err := snap.DiffManifests(&snap.Manifest{}, m, snap.Folding{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := 0
+	for _, ch := range changes {
+		if ch.Kind != "dir" {
+			added++
+		}
+	}
+	if c.Changes.Added != added || added != 32 || c.Changes.Modified+c.Changes.Deleted != 0 {
+		t.Fatalf("changes %+v, a diff against nothing adds %d", c.Changes, added)
+	}
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+	before := read(t, filepath.Join(s.Project, "d1/f05.go"))
+	os.RemoveAll(filepath.Join(s.Project, "d1"))
+	if _, err := snap.Restore(ctx, s.Project, "", snap.RestoreOptions{Manifest: m}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "d1/f05.go")); got != before {
+		t.Fatalf("restored d1/f05.go holds %q, want %q", got, before)
+	}
+}

@@ -60,6 +60,15 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		opts.Parent = m
 	}
+	if opts.Parent == nil {
+		// A full snapshot is archived, and its manifest written, as the tree
+		// is walked: not held.
+		res, err := snap.CreateFull(ctx, c.root, snap.WalkOptions{}, opts, c.manifest)
+		if err != nil {
+			return err
+		}
+		return e.out.Encode(res)
+	}
 	// A layer over the parent is compared as the tree is walked, not held
 	// (CreateOver); anything else walks the tree whole first, as Create.
 	var walk snap.WalkOptions
