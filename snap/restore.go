@@ -211,11 +211,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	n := 1024
-	if m != nil {
-		n = m.size()
-	}
-	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: make(map[string]Kind, n), state: stateExcludes(root),
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root),
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index}
 	p.paths.forget()
 	var inputs []string
@@ -236,12 +232,29 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if p.fold.Folds() {
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
 	}
+	walk := opts.Walk
+	if m != nil && opts.Paths == nil && p.index == nil && p.spell == nil && sparseRestores {
+		// The tree is compared with the manifest as it is walked, and the
+		// plan made over what differs (see sparsePlan).
+		sp, err := p.sparse(ctx, walk, m, limits)
+		if err != nil {
+			return nil, err
+		}
+		if sp != nil {
+			if err := p.compare(ctx, sp.tree, nil, m, limits, opts, stage, sp); err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
+	}
+	if m != nil {
+		p.snapshot = make(map[string]Kind, m.size()) // (every path of it, here)
+	}
 	type walked struct {
 		t   *Tree
 		err error
 	}
 	wc := make(chan walked, 1)
-	walk := opts.Walk
 	if walk.Entries == 0 && m != nil {
 		// The tree is most often the snapshot's, give or take a change: its
 		// list is made at that size and filled as the walk goes, never the
@@ -270,7 +283,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if w.err != nil {
 		return nil, w.err
 	}
-	if err := p.compare(ctx, w.t, as, m, limits, opts, stage); err != nil {
+	if err := p.compare(ctx, w.t, as, m, limits, opts, stage, nil); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -278,7 +291,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 
 // compare plans the restore of the snapshot (the archive as, or the
 // manifest m) over the tree t that was walked at the root.
-func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, m *Manifest, limits Limits, opts RestoreOptions, stage bool) (err error) {
+func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, m *Manifest, limits Limits, opts RestoreOptions, stage bool, sp *sparsePlan) (err error) {
 	p.current = t.Entries
 	p.cur = treeIndex{entries: p.current}
 	if p.spell != nil {
@@ -315,7 +328,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	}
 	rules := newSnapshotRules(p.root, opts.Walk, recorded)
 	if m != nil {
-		err = p.fromManifest(ctx, m, limits, stage, rules)
+		err = p.fromManifest(ctx, m, limits, stage, rules, sp)
 	} else {
 		err = p.fromArchive(ctx, as, stage, rules)
 	}
@@ -346,6 +359,9 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 		default:
 			p.deletes = append(p.deletes, *c)
 		}
+	}
+	if sp != nil {
+		p.unchanged += sp.dropped
 	}
 	if un := p.paths.Unmatched(); len(un) > 0 {
 		return &UnmatchedError{Items: un}
@@ -745,7 +761,7 @@ const fetchAllAt = 64
 // the same size is hashed; only the others are fetched from the archive
 // holding them. The manifest's entries pass the same checks as an
 // archive's.
-func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules) error {
+func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules, sp *sparsePlan) error {
 	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
 	if chk.fold.Folds() {
 		chk.folded = map[string]string{}
@@ -759,7 +775,7 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 	// entry's path and link are copied, for the plan keeps them (its maps
 	// are keyed by path), and its hash only where the plan keeps the entry
 	// (see own).
-	streamed := m.stream != nil
+	streamed := m.stream != nil && sp == nil
 	var read Entry
 	i := 0
 	step := func(e *Entry) error {
@@ -774,7 +790,9 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			read.Path, read.Link = strings.Clone(e.Path), strings.Clone(e.Link)
 			e = &read
 		}
-		if err := chk.checkEntry(e); err != nil {
+		if sp != nil {
+			// (checked as the sparse pass went, every entry of it)
+		} else if err := chk.checkEntry(e); err != nil {
 			return err
 		}
 		if underAny(e.Path, p.state) {
@@ -849,7 +867,18 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			p.rulesOnly[k] = &c
 		}
 	}
-	err := m.each(func(e *Entry) error {
+	each := m.each
+	if sp != nil {
+		each = func(fn func(e *Entry) error) error {
+			for i := range sp.snap {
+				if err := fn(&sp.snap[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	err := each(func(e *Entry) error {
 		ops, rulesOnly := len(p.ops), len(p.rulesOnly)
 		err := step(e)
 		if streamed {

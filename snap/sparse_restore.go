@@ -1,0 +1,152 @@
+package snap
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+)
+
+// sparseRestores makes a restore from a manifest compare the tree with it
+// as the tree is walked (a variable for tests, which compare the plans).
+var sparseRestores = true
+
+// A sparsePlan is what a restore from a manifest plans over, when the
+// tree is compared with the manifest as it is walked (walkMerged) rather
+// than listed whole: the pairs of entries the same in both (each counted
+// unchanged) are left out, and what is kept of either side — every entry
+// that differs or is alone on its side, the ignore files (whose rules the
+// plan reads), the snapshot's own files, and the folders above all those —
+// is what the plan would have looked at anyway. The plan's checks and
+// lookups (the folders above a path, what stands in its way) find there
+// what they would find in the whole tree and manifest.
+type sparsePlan struct {
+	tree    *Tree   // the walk's, with only the tree's entries kept
+	snap    []Entry // the manifest's entries kept, their own copies
+	dropped int     // pairs left out
+}
+
+// errImpliedFolder is a manifest that leaves a folder it holds entries in
+// unlisted (none Rewind writes does): its plan needs every path of it.
+var errImpliedFolder = errors.New("a folder implied, not listed")
+
+type sparseFolder struct {
+	e    Entry
+	kept bool
+	pair bool // left out as one of a pair the same on both sides
+}
+
+// sparse walks the tree beside m, checking every manifest entry as the
+// plan would, and returns what the plan is made over; nil when m implies a
+// folder it does not list (the caller plans over the whole tree then).
+func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest, limits Limits) (*sparsePlan, error) {
+	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
+	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)
+	for _, u := range m.Header.Unreadable {
+		p.leave(u)
+	}
+	sp := &sparsePlan{}
+	var tree []Entry
+	var snapUp, treeUp []sparseFolder // the folders above the last path met, each side
+	pop := func(up []sparseFolder, at string) []sparseFolder {
+		for len(up) > 0 {
+			d := up[len(up)-1].e.Path
+			if len(at) > len(d) && at[len(d)] == '/' && strings.HasPrefix(at, d) {
+				break
+			}
+			up = up[:len(up)-1]
+		}
+		return up
+	}
+	t, err := walkMerged(ctx, p.root, walk, m, func(o, c *Entry) error {
+		var own *Entry
+		at := ""
+		if o != nil {
+			e := *o // (read as the pass goes: what is kept is copied)
+			e.Path, e.Link, e.Hash = strings.Clone(o.Path), strings.Clone(o.Link), strings.Clone(o.Hash)
+			if err := chk.checkEntry(&e); err != nil {
+				return err
+			}
+			own, at = &e, e.Path
+		} else {
+			at = c.Path
+		}
+		snapUp, treeUp = pop(snapUp, at), pop(treeUp, at)
+		if own != nil {
+			if d := path.Dir(own.Path); d != "." && (len(snapUp) == 0 || snapUp[len(snapUp)-1].e.Path != d) {
+				return errImpliedFolder
+			}
+		}
+		if p.sameInBoth(m, own, c) {
+			sp.dropped++
+			if own.Kind == KindDir {
+				snapUp = append(snapUp, sparseFolder{e: *own, pair: true})
+				treeUp = append(treeUp, sparseFolder{e: *c})
+			}
+			return nil
+		}
+		for i := range snapUp {
+			if f := &snapUp[i]; !f.kept {
+				f.kept = true
+				sp.snap = append(sp.snap, f.e)
+				if f.pair {
+					sp.dropped-- // (planned after all)
+				}
+			}
+		}
+		for i := range treeUp {
+			if f := &treeUp[i]; !f.kept {
+				f.kept = true
+				tree = append(tree, f.e)
+			}
+		}
+		if own != nil {
+			sp.snap = append(sp.snap, *own)
+			if own.Kind == KindDir {
+				snapUp = append(snapUp, sparseFolder{e: *own, kept: true})
+			}
+		}
+		if c != nil {
+			tree = append(tree, *c)
+			if c.Kind == KindDir {
+				treeUp = append(treeUp, sparseFolder{e: *c, kept: true})
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errImpliedFolder) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Entries = tree
+	sp.tree = t
+	return sp, nil
+}
+
+// sameInBoth reports whether the snapshot's entry o and the tree's c are
+// a pair the plan would count unchanged and nothing else: the same kind,
+// mode and content (a file by metadata the manifest vouches for, as the
+// plan takes it), neither an ignore file, one of the snapshot's own files,
+// nor left alone.
+func (p *restorePlan) sameInBoth(m *Manifest, o, c *Entry) bool {
+	if o == nil || c == nil || o.Kind != c.Kind || o.Path != c.Path {
+		return false
+	}
+	if base := path.Base(o.Path); base == ".gitignore" || base == ".rewindignore" {
+		return false
+	}
+	if p.isInput(o.Path) || p.isAlone(o.Path) || underAny(o.Path, p.state) {
+		return false
+	}
+	switch o.Kind {
+	case KindDir:
+		return o.Mode == c.Mode
+	case KindSymlink:
+		return o.Link == c.Link
+	case KindFile:
+		return c.sameStat(o) && !m.racy(o)
+	}
+	return false
+}
