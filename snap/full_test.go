@@ -74,7 +74,7 @@ func TestCreateFullIsCreate(t *testing.T) {
 				if d := diffStates(wantState, gotState); d != "" {
 					t.Fatalf("restore of CreateFull's snapshot differs:\n%s", d)
 				}
-				if names := leftIn(t, out); !reflect.DeepEqual(names, []string{"a.m", "a.tar.gz", "b.m", "b.tar.gz"}) {
+				if names := ls(t, out); !reflect.DeepEqual(names, []string{"a.m", "a.tar.gz", "b.m", "b.tar.gz"}) {
 					t.Fatalf("the folder holds %q", names)
 				}
 			})
@@ -96,22 +96,8 @@ func TestCreateFullPastALimit(t *testing.T) {
 		if !errors.As(err, &le) {
 			t.Fatalf("limits %+v: %v, want a LimitError", l, err)
 		}
-		if names := leftIn(t, out); len(names) != 0 {
+		if names := ls(t, out); len(names) != 0 {
 			t.Fatalf("limits %+v: left %q", l, names)
 		}
 	}
-}
-
-// leftIn lists the names in dir.
-func leftIn(t *testing.T, dir string) []string {
-	t.Helper()
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, de := range des {
-		names = append(names, de.Name())
-	}
-	return names
 }
