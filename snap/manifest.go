@@ -1134,27 +1134,34 @@ func ManifestArchives(name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := readFileString(abs)
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", name, err)
+	// A full manifest is read as it goes, a chunk at a time (a tree's worth
+	// of lines: 160 MB at 1M files); a layer's, a delta, whole.
+	m, _, stm, readErr, err := loadManifestFile(abs, true)
+	if readErr != nil {
+		err = readErr
 	}
-	m, _, err := parseManifest(b, filepath.Dir(abs))
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", name, err)
 	}
 	seen := map[string]bool{}
 	var out []string
-	add := func(p string) {
-		if p != "" && !seen[p] {
+	add := func(e *Entry) error {
+		if p := e.Src; e.Kind == KindFile && p != "" && !seen[p] {
+			p = strings.Clone(p) // (the stream's own, but kept past the pass)
 			seen[p] = true
 			out = append(out, p)
 		}
+		return nil
 	}
-	add(m.Header.Archive)
-	for i := range m.Entries {
-		if m.Entries[i].Kind == KindFile {
-			add(m.Entries[i].Src)
+	add(&Entry{Kind: KindFile, Src: m.Header.Archive})
+	if stm != nil {
+		if err := stm.each(add); err != nil {
+			return nil, err
 		}
+		return out, nil
+	}
+	for i := range m.Entries {
+		add(&m.Entries[i])
 	}
 	return out, nil
 }

@@ -246,3 +246,40 @@ func TestReadFilesFromAnOpenedManifest(t *testing.T) {
 		t.Fatalf("opened: %d files, read whole: %d of %d wanted; or their contents differ", len(got), len(whole), len(want))
 	}
 }
+
+// TestManifestArchivesAsItReads lists the archives of a full manifest and of
+// layers over it, read as they go with lines straddling chunks: what each
+// file itself names, as the manifest read whole says.
+func TestManifestArchivesAsItReads(t *testing.T) {
+	gitEnv(t)
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = 61
+	rng := rand.New(rand.NewSource(8))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 60)
+	for i := range 3 {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+		name := filepath.Join(snaps, fmt.Sprint(i), "manifest")
+		got, err := ManifestArchives(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(name)
+		m, _, err := parseManifest(string(b), filepath.Dir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{m.Header.Archive}
+		for _, e := range m.Entries {
+			if e.Kind == KindFile && !slices.Contains(want, e.Src) {
+				want = append(want, e.Src)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("snapshot %d: archives %q, the manifest read whole names %q", i, got, want)
+		}
+	}
+}
