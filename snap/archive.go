@@ -62,8 +62,9 @@ type archiveScanner struct {
 	// than against maps of every path: last is the entry before, and above
 	// the listed entries above it (each entry is pushed; the next pops
 	// those it is not inside).
-	ordered bool
-	last    string
+	ordered    bool
+	disordered bool // an entry was out of walk order (refused)
+	last       string
 	above   []listed
 }
 
@@ -300,6 +301,7 @@ func (s *archiveScanner) recordInOrder(raw string, e *Entry) error {
 	case c == 0:
 		return s.refuse(raw, "duplicate entry")
 	case c > 0:
+		s.disordered = true
 		return s.refuse(raw, "out of walk order (after %s)", s.last)
 	}
 	for len(s.above) > 0 && !strings.HasPrefix(e.Path, s.above[len(s.above)-1].path+"/") {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -53,13 +55,33 @@ func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reade
 // the tar structure, the checks a restore makes), and its files hashed;
 // then every file entry of the manifest must be in the archive it names, at
 // the place it names (the member and how far into it, where a restore
-// seeks), with the recorded hash. It caches what it read, so checking many
-// layers of one chain costs each archive once.
+// seeks), with the recorded hash.
+//
+// What it reads of an archive of up to indexLimit files it keeps (where
+// each file is and its hash), so checking many layers of one chain costs
+// each archive once; a budget of verifierHeld files bounds what it keeps,
+// the oldest dropped first. A larger archive (a big tree's full snapshot)
+// is not held: it is read beside a pass over the manifest, both in walk
+// order, once per snapshot checked whole.
 type Verifier struct {
 	index map[string]archiveIndex // archive -> where each file is and what
 	errs  map[string]error
+	order []string // the archives index holds, oldest first
+	held  int      // the files index holds
 	ahead map[string]*readAhead // archives ReadAhead reads (until Check takes them)
 }
+
+// indexLimit is the most files of one archive a Verifier keeps the index
+// of; verifierHeld the most over all archives (variables for the tests).
+// An indexed file costs about 120 bytes.
+var (
+	indexLimit   = 1 << 15
+	verifierHeld = 1 << 17
+)
+
+// errTooMany is indexArchive's answer for an archive of more than
+// indexLimit files: it is checked as a pass over its manifest goes.
+var errTooMany = errors.New("too many files to index")
 
 type placed struct {
 	coff, skip int64
@@ -103,6 +125,7 @@ func NewVerifier() *Verifier {
 	return &Verifier{index: map[string]archiveIndex{}, errs: map[string]error{}}
 }
 
+// read returns archive's index (errTooMany for one not to hold).
 func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (archiveIndex, error) {
 	if idx, ok := v.index[archive]; ok {
 		return idx, v.errs[archive]
@@ -110,21 +133,36 @@ func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (arc
 	if a := v.ahead[archive]; a != nil {
 		delete(v.ahead, archive)
 		if a.claim() { // not started yet: read it here
-			a.idx, a.err = indexArchive(ctx, archive, limits)
+			a.idx, a.err = indexArchive(ctx, archive, limits, indexLimit)
 		} else {
 			<-a.done
 		}
-		v.index[archive], v.errs[archive] = a.idx, a.err
+		v.keep(archive, a.idx, a.err)
 		return a.idx, a.err
 	}
-	idx, err := indexArchive(ctx, archive, limits)
-	v.index[archive], v.errs[archive] = idx, err
+	idx, err := indexArchive(ctx, archive, limits, indexLimit)
+	v.keep(archive, idx, err)
 	return idx, err
 }
 
+// keep remembers what reading archive found, within the budget.
+func (v *Verifier) keep(archive string, idx archiveIndex, err error) {
+	v.index[archive], v.errs[archive] = idx, err
+	v.order = append(v.order, archive)
+	v.held += len(idx)
+	for v.held > verifierHeld && len(v.order) > 1 {
+		old := v.order[0]
+		v.order = v.order[1:]
+		v.held -= len(v.index[old])
+		delete(v.index, old)
+		delete(v.errs, old)
+	}
+}
+
 // indexArchive reads archive whole and returns where each file is and its
-// hash.
-func indexArchive(ctx context.Context, archive string, limits Limits) (archiveIndex, error) {
+// hash; errTooMany, having read no further, when it holds more than most
+// files (most < 0: no bound).
+func indexArchive(ctx context.Context, archive string, limits Limits, most int) (archiveIndex, error) {
 	var idx archiveIndex
 	as, err := openArchiveMembers(archive, limits, Folding{}, false)
 	if err == nil {
@@ -143,6 +181,9 @@ func indexArchive(ctx context.Context, archive string, limits Limits) (archiveIn
 			}
 			if content == nil {
 				continue
+			}
+			if most >= 0 && len(idx) >= most {
+				return nil, errTooMany
 			}
 			h.Reset()
 			if _, cerr := io.CopyBuffer(h, ctxReader{ctx, content}, *buf); cerr != nil {
@@ -170,16 +211,10 @@ func indexArchive(ctx context.Context, archive string, limits Limits) (archiveIn
 }
 
 // Check verifies m: its tree hash, and every file's content in the archive
-// that holds it, at the place the manifest records.
+// that holds it, at the place the manifest records. A manifest opened with
+// OpenManifest is read in passes, not held.
 func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
-	if m.stream != nil { // every entry at once: read it whole
-		whole, err := ReadManifest(m.File)
-		if err != nil {
-			return err
-		}
-		m = whole
-	}
-	return v.check(ctx, m, m.Entries)
+	return v.check(ctx, m, m.each)
 }
 
 // CheckOwn is Check for a manifest laid over one v has found right, given
@@ -187,36 +222,189 @@ func (v *Verifier) Check(ctx context.Context, m *Manifest) error {
 // entry, and the content of the files own lists — every other file entry
 // is one that manifest has, checked by v against the same archives.
 func (v *Verifier) CheckOwn(ctx context.Context, m *Manifest, own []Entry) error {
-	return v.check(ctx, m, own)
+	return v.check(ctx, m, func(fn func(e *Entry) error) error {
+		for i := range own {
+			if err := fn(&own[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
-// check checks m's tree hash and the content of the files among entries.
-func (v *Verifier) check(ctx context.Context, m *Manifest, entries []Entry) error {
-	if got := TreeHash(m.Entries); got != m.Header.TreeHash {
+// check checks m's tree hash and the content of the files among the
+// entries each goes through (a pass; it may be called more than once).
+func (v *Verifier) check(ctx context.Context, m *Manifest, each func(fn func(e *Entry) error) error) error {
+	var th treeHasher
+	if err := m.each(func(e *Entry) error { th.add(e); return nil }); err != nil {
+		return err
+	}
+	if got := th.sum(); got != m.Header.TreeHash {
 		return fmt.Errorf("manifest tree hash %s does not match its entries (%s)", m.Header.TreeHash, got)
 	}
 	limits := limitsOf(m)
-	for i := range entries {
-		e := &entries[i]
+	big := map[string]*inOrder{} // archives too big to index: read beside a pass of their own
+	err := each(func(e *Entry) error {
 		if e.Kind != KindFile {
-			continue
+			return nil
+		}
+		if o := big[e.Src]; o != nil {
+			o.add(e)
+			return nil
 		}
 		idx, err := v.read(ctx, e.Src, limits)
+		if err == errTooMany {
+			o := &inOrder{}
+			big[strings.Clone(e.Src)] = o
+			o.add(e)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		p, ok := idx.find(e.Path)
-		switch {
-		case !ok:
-			return fmt.Errorf("%s: not in %s, where its manifest says its content is", e.Path, e.Src)
-		case !p.hashIs(e.Hash):
-			return fmt.Errorf("%s: content in %s differs from its manifest's hash", e.Path, e.Src)
-		case (e.COff != 0 || e.Skip != 0) && (p.coff != e.COff || p.skip != e.Skip): // 0+0: a manifest from before places were recorded, or the first member's start
-			return fmt.Errorf("%s: in %s at member %d+%d, where its manifest says %d+%d", e.Path, e.Src, p.coff, p.skip, e.COff, e.Skip)
+		return idx.check(e)
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range slices.Sorted(maps.Keys(big)) {
+		if err := checkBig(ctx, a, big[a].ordered, limits, each); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// checkBig checks the file entries each goes through that are in archive,
+// one too big to index: read beside a pass when they name their places in
+// the archive's order, else (a manifest from before places were recorded,
+// an archive not in walk order) indexed whole, however large.
+func checkBig(ctx context.Context, archive string, ordered bool, limits Limits, each func(fn func(e *Entry) error) error) error {
+	if ordered {
+		if err := checkInOrder(ctx, archive, limits, each); err != errDisordered {
+			return err
+		}
+	}
+	idx, err := indexArchive(ctx, archive, limits, -1)
+	if err != nil {
+		return err
+	}
+	return each(func(e *Entry) error {
+		if e.Kind != KindFile || e.Src != archive {
+			return nil
+		}
+		return idx.check(e)
+	})
+}
+
+// check checks file entry e against the archive x indexes.
+func (x archiveIndex) check(e *Entry) error {
+	p, ok := x.find(e.Path)
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: not in %s, where its manifest says its content is", e.Path, e.Src)
+	case !p.hashIs(e.Hash):
+		return fmt.Errorf("%s: content in %s differs from its manifest's hash", e.Path, e.Src)
+	case (e.COff != 0 || e.Skip != 0) && (p.coff != e.COff || p.skip != e.Skip): // 0+0: a manifest from before places were recorded, or the first member's start
+		return fmt.Errorf("%s: in %s at member %d+%d, where its manifest says %d+%d", e.Path, e.Src, p.coff, p.skip, e.COff, e.Skip)
+	}
+	return nil
+}
+
+// inOrder follows the places a manifest names in one archive: ordered while
+// each is past the one before (the first may be 0+0, the archive's start).
+type inOrder struct {
+	n          int
+	coff, skip int64
+	ordered    bool
+}
+
+func (o *inOrder) add(e *Entry) {
+	switch {
+	case o.n == 0:
+		o.ordered = true
+	case e.COff < o.coff || e.COff == o.coff && e.Skip <= o.skip:
+		o.ordered = false
+	}
+	o.n++
+	o.coff, o.skip = e.COff, e.Skip
+}
+
+// checkInOrder reads archive whole beside a pass over the manifest's file
+// entries in it, which name their places in the order the archive holds
+// them: each must be the file at its place, with its hash. Nothing is
+// held but the file at hand.
+func checkInOrder(ctx context.Context, archive string, limits Limits, each func(fn func(e *Entry) error) error) error {
+	as, err := openArchiveMembers(archive, limits, Folding{}, true)
+	if err != nil {
+		return err
+	}
+	defer as.Close()
+	as.ordered = true // (a Rewind archive is in walk order: no map of every path)
+	h := sha256.New()
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	var cur *Entry
+	var content io.Reader
+	advance := func() error {
+		if content != nil {
+			if _, err := io.CopyBuffer(io.Discard, ctxReader{ctx, content}, *buf); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return archiveReadErr(cur, err)
+			}
+		}
+		var err error
+		if cur, content, err = as.next(); err == io.EOF {
+			cur, content = nil, nil
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	if err := advance(); err != nil {
+		return err
+	}
+	err = each(func(e *Entry) error {
+		if e.Kind != KindFile || e.Src != archive {
+			return nil
+		}
+		for cur != nil && (cur.COff < e.COff || cur.COff == e.COff && cur.Skip < e.Skip) {
+			if err := advance(); err != nil {
+				return err
+			}
+		}
+		if cur == nil || cur.Kind != KindFile || cur.COff != e.COff || cur.Skip != e.Skip || cur.Path != e.Path {
+			return fmt.Errorf("%s: not in %s at member %d+%d, where its manifest says its content is", e.Path, e.Src, e.COff, e.Skip)
+		}
+		h.Reset()
+		if _, err := io.CopyBuffer(h, ctxReader{ctx, content}, *buf); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return archiveReadErr(cur, err)
+		}
+		content = nil
+		var sum [sha256.Size]byte
+		p := placed{hash: [sha256.Size]byte(h.Sum(sum[:0]))}
+		if !p.hashIs(e.Hash) {
+			return fmt.Errorf("%s: content in %s differs from its manifest's hash", e.Path, e.Src)
+		}
+		return advance()
+	})
+	for err == nil && cur != nil { // the rest, for its checksums and structure
+		err = advance()
+	}
+	if err != nil && as.disordered {
+		return errDisordered
+	}
+	return err
+}
+
+// errDisordered is checkInOrder's answer for an archive not in walk order
+// (not written by Rewind): it is indexed instead.
+var errDisordered = errors.New("archive not in walk order")
 
 // ReadFiles calls fn with the content of each file of the snapshot m
 // describes that want names (at most limit bytes each; larger files get

@@ -664,7 +664,8 @@ const maxManifestChain = 4096
 
 // ReadManifest reads a manifest file and, for a layer, its parents.
 func ReadManifest(name string) (*Manifest, error) {
-	return readChain(name, false)
+	m, _, err := readChain(name, false)
+	return m, err
 }
 
 // OpenManifest is ReadManifest for a caller that goes through the entries
@@ -673,10 +674,17 @@ func ReadManifest(name string) (*Manifest, error) {
 // the manifest costs the deltas laid over it, not the tree. Its Entries
 // are nil; the functions of this package that take a parent read it.
 func OpenManifest(name string) (*Manifest, error) {
-	return readChain(name, true)
+	m, _, err := readChain(name, true)
+	return m, err
 }
 
-func readChain(name string, stream bool) (*Manifest, error) {
+// Opened reports whether m was opened as OpenManifest opens it: its
+// entries are read on each pass, not held.
+func (m *Manifest) Opened() bool { return m.stream != nil }
+
+// readChain reads the manifest name and its chain; own is its own lines
+// when it is a delta (see ReadManifestDelta).
+func readChain(name string, stream bool) (m *Manifest, own []Entry, err error) {
 	// Read the chain newest first: the newest manifest's header, and for
 	// every path the newest delta line that mentions it.
 	type link struct {
@@ -689,21 +697,21 @@ func readChain(name string, stream bool) (*Manifest, error) {
 	for file := name; file != ""; {
 		abs, err := filepath.Abs(file)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if seen[abs] || len(chain) > maxManifestChain {
-			return nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
+			return nil, nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
 		}
 		seen[abs] = true
 		m, gone, stm, readErr, err := loadManifestFile(abs, stream)
 		if readErr != nil {
 			if len(chain) > 0 {
-				return nil, &ManifestError{Path: name, Parent: file, Err: readErr}
+				return nil, nil, &ManifestError{Path: name, Parent: file, Err: readErr}
 			}
-			return nil, &ManifestError{Path: name, Err: readErr}
+			return nil, nil, &ManifestError{Path: name, Err: readErr}
 		}
 		if err != nil {
-			return nil, &ManifestError{Path: abs, Err: err}
+			return nil, nil, &ManifestError{Path: abs, Err: err}
 		}
 		if stm != nil {
 			base = stm
@@ -730,8 +738,9 @@ func readChain(name string, stream bool) (*Manifest, error) {
 		top.stream = base
 	}
 	if len(chain) == 1 {
-		return top, nil
+		return top, nil, nil
 	}
+	own = top.Entries
 	// Overlay the deltas (newest wins) on the full manifest at the chain's
 	// end in one merge: the cost is the tree plus the deltas, not the tree
 	// times the depth.
@@ -759,7 +768,7 @@ func readChain(name string, stream bool) (*Manifest, error) {
 		}
 		sort.Slice(base.over, func(i, j int) bool { return comparePaths(base.over[i].Path, base.over[j].Path) < 0 })
 		top.Entries = nil // (the newest delta's own)
-		return top, nil
+		return top, own, nil
 	}
 	baseEntries := chain[len(chain)-1].m.Entries
 	inBase := make(map[string]bool, len(over))
@@ -774,7 +783,7 @@ func readChain(name string, stream bool) (*Manifest, error) {
 		}
 	}
 	top.Entries = overlay(baseEntries, over, removed, added)
-	return top, nil
+	return top, own, nil
 }
 
 // overlay lays the deltas over (newest entry of each path), removed and
@@ -829,6 +838,14 @@ func ReadManifestOver(name string, known func(file string) *Manifest) (*Manifest
 // tells it from that one, what a caller that has checked that one checks
 // of this one (Verifier.CheckOwn, CheckOwnArchivesStat, OwnFiles).
 func ReadManifestDelta(name string, known func(file string) *Manifest) (m *Manifest, own []Entry, err error) {
+	return ReadManifestDeltaWithin(name, -1, known)
+}
+
+// ReadManifestDeltaWithin is ReadManifestDelta for a caller bounding what
+// it holds: a snapshot of more than most entries (most < 0: no bound) is
+// opened as OpenManifest opens it, its entries read on each pass, not held
+// (see Opened), and own is its own lines whenever it is a delta.
+func ReadManifestDeltaWithin(name string, most int, known func(file string) *Manifest) (m *Manifest, own []Entry, err error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, nil, err
@@ -841,6 +858,9 @@ func ReadManifestDelta(name string, known func(file string) *Manifest) (m *Manif
 	if err != nil {
 		return nil, nil, &ManifestError{Path: abs, Err: err}
 	}
+	if most >= 0 && m.Header.entries() > most {
+		return readChain(abs, true)
+	}
 	var parent *Manifest
 	if m.Header.Parent != "" {
 		parent = known(m.Header.Parent)
@@ -849,7 +869,7 @@ func ReadManifestDelta(name string, known func(file string) *Manifest) (m *Manif
 		parent.File = m.Header.Parent
 	}
 	if parent == nil || parent.File != m.Header.Parent || len(parent.chain) >= maxManifestChain || slices.Contains(parent.chain, abs) {
-		m, err := ReadManifest(abs)
+		m, _, err := readChain(abs, false)
 		return m, nil, err
 	}
 	m.File = abs

@@ -54,7 +54,7 @@ func (v *Verifier) ReadAhead(ctx context.Context, archives []string, limits Limi
 					return
 				}
 				if j := jobs[i]; j.claim() {
-					j.idx, j.err = indexArchive(ctx, names[i], limits)
+					j.idx, j.err = indexArchive(ctx, names[i], limits, indexLimit)
 					close(j.done)
 				}
 			}
@@ -68,8 +68,8 @@ func (v *Verifier) ReadAhead(ctx context.Context, archives []string, limits Limi
 				continue // Check took it, or no one started it: Check reads it when it needs it
 			}
 			delete(v.ahead, names[i])
-			if j.err == nil { // (one cut short by stop is read again if needed)
-				v.index[names[i]], v.errs[names[i]] = j.idx, nil
+			if j.err == nil || j.err == errTooMany { // (one cut short by stop is read again if needed)
+				v.keep(names[i], j.idx, j.err)
 			}
 		}
 	}

@@ -133,13 +133,16 @@ type stampOf struct {
 }
 
 // checkerMemory is how many of the newest manifests and transcript sums a
-// deep check keeps; checkerEntries bounds the entries of the manifests it
-// keeps beyond the newest. A checkpoint is nearly always laid over the one
-// before it, so a project of 230,000 files keeps one manifest (28 MB), not
-// 16.
+// deep check keeps; checkerHeld bounds the entries of the manifests it
+// keeps beyond the newest (an entry held costs about 300 bytes). A
+// checkpoint is nearly always laid over the one before it. A snapshot of
+// more than checkerEntries entries is not held at all: it is read in
+// passes, each checkpoint's chain read again (a tree of 230,000 files held
+// whole was 70 MB, two of them for a layer laid over the other).
 const (
 	checkerMemory  = 16
-	checkerEntries = 1 << 18
+	checkerHeld    = 1 << 17
+	checkerEntries = 1 << 16
 )
 
 // loadedMemory is how many of the newest checkpoints' metadata a deep
@@ -205,26 +208,27 @@ func (k *checker) same(f string, rec verifiedFile) bool {
 	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
 }
 
-// laid is a manifest read laid over one read before: that one, and the
-// manifest's own lines (see snap.ReadManifestDelta).
+// laid is a manifest read as a delta over another: that one's file, and
+// the manifest's own lines (see snap.ReadManifestDelta).
 type laid struct {
-	over *snap.Manifest
+	over string
 	own  []snap.Entry
 }
 
 // snapshotOf is Store.snapshotOf, laying the manifest over the one it is a
-// delta over when a deep run has just read that one, which it returns too
-// with the manifest's own lines (over nil when it read the chain).
+// delta over when a deep run has just read that one, and returning with it
+// the file that one was read from and the manifest's own lines (over ""
+// when it read the chain). A snapshot of more than checkerEntries entries
+// is not held but read in passes (snap.Opened), its own lines returned
+// whenever it is a delta.
 func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error) {
 	if !k.deep {
 		m, err := k.s.snapshotOf(c)
 		return m, laid{}, err
 	}
-	var over *snap.Manifest
-	m, own, err := snap.ReadManifestDelta(c.ManifestPath(), func(file string) *snap.Manifest {
+	m, own, err := snap.ReadManifestDeltaWithin(c.ManifestPath(), checkerEntries, func(file string) *snap.Manifest {
 		for _, m := range k.manifests {
 			if m.File == file {
-				over = m
 				return m
 			}
 		}
@@ -234,14 +238,17 @@ func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error
 		return nil, laid{}, err
 	}
 	if own != nil {
-		l = laid{over, own}
+		l = laid{m.Header.Parent, own}
+	}
+	if m.Opened() {
+		return m, l, treeHashOf(c, m)
 	}
 	k.manifests = append(k.manifests, m)
 	entries := 0
 	for _, m := range k.manifests {
 		entries += len(m.Entries)
 	}
-	for len(k.manifests) > checkerMemory || (len(k.manifests) > 1 && entries > checkerEntries) {
+	for len(k.manifests) > checkerMemory || (len(k.manifests) > 1 && entries > checkerHeld) {
 		entries -= len(k.manifests[0].Entries)
 		k.manifests[0].Release() // (no one else holds it: its entries go to a later one)
 		k.manifests = k.manifests[1:]
@@ -366,7 +373,7 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 // and the archives they read — what it keeps from that one is that one's
 // verdict, the same files read the same way.
 func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
-	own := k.deep && l.over != nil && k.passed[l.over.File] && m.OwnLinesRecord(l.own)
+	own := k.deep && l.over != "" && k.passed[l.over] && m.OwnLinesRecord(l.own)
 	var files []string
 	if own {
 		files = m.OwnFiles(l.own)

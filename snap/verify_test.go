@@ -1,0 +1,101 @@
+package snap
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCheckPastTheIndex checks a chain whose archives are too big for the
+// Verifier to index (the limits made tiny): each is read beside a pass over
+// the manifest, and finds what indexing finds — every snapshot right,
+// whole or opened; a file whose hash or place its manifest gets wrong
+// blamed; a manifest from before places were recorded checked by an index
+// after all.
+func TestCheckPastTheIndex(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(23))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	const n = 4
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	defer func(l, h int) { indexLimit, verifierHeld = l, h }(indexLimit, verifierHeld)
+	indexLimit, verifierHeld = 4, 8
+	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
+	base := filepath.Join(snaps, "0", "snapshot.tar.gz")
+	v := NewVerifier()
+	for i := 0; i < n; i++ {
+		for _, read := range []func(string) (*Manifest, error){ReadManifest, OpenManifest} {
+			m, err := read(name(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.Check(context.Background(), m); err != nil {
+				t.Fatalf("snapshot %d (opened %v): %v", i, m.Opened(), err)
+			}
+			if i == 0 && (len(v.index[base]) > 0 || v.errs[base] != errTooMany) {
+				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", indexLimit)
+			}
+		}
+	}
+	if v.held > verifierHeld {
+		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, verifierHeld)
+	}
+
+	// damaged returns the newest manifest with change made to its files
+	// in the full snapshot's archive, its tree hash made to agree.
+	damaged := func(change func(files []*Entry)) *Manifest {
+		m, err := ReadManifest(name(n - 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*Entry
+		for i := range m.Entries {
+			if e := &m.Entries[i]; e.Kind == KindFile && e.Src == base {
+				files = append(files, e)
+			}
+		}
+		if len(files) < 10 {
+			t.Fatalf("%d files of the newest snapshot in the full one's archive: too few", len(files))
+		}
+		change(files)
+		m.Header.TreeHash = TreeHash(m.Entries)
+		return m
+	}
+	for _, c := range []struct {
+		name, want string
+		change     func(files []*Entry)
+	}{
+		{"a wrong hash", "differs from its manifest's hash", func(f []*Entry) { f[5].Hash = f[6].Hash }},
+		{"a place no file starts at", "where its manifest says its content is", func(f []*Entry) { f[5].Skip++ }},
+		{"another file's place", "where its manifest says", func(f []*Entry) { f[5].COff, f[5].Skip = f[7].COff, f[7].Skip }},
+		{"a place past the archive", "where its manifest says its content is", func(f []*Entry) { f[len(f)-1].COff += 1 << 30 }},
+		{"no places (an old manifest)", "", func(f []*Entry) {
+			for _, e := range f {
+				e.COff, e.Skip = 0, 0
+			}
+		}},
+		{"no places and a wrong hash", "differs from its manifest's hash", func(f []*Entry) {
+			for _, e := range f {
+				e.COff, e.Skip = 0, 0
+			}
+			f[3].Hash = f[2].Hash
+		}},
+	} {
+		err := NewVerifier().Check(context.Background(), damaged(c.change))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
