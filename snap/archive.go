@@ -65,7 +65,7 @@ type archiveScanner struct {
 	ordered    bool
 	disordered bool // an entry was out of walk order (refused)
 	last       string
-	above   []listed
+	above      []listed
 }
 
 type listed struct {

@@ -66,8 +66,8 @@ func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reade
 type Verifier struct {
 	index map[string]archiveIndex // archive -> where each file is and what
 	errs  map[string]error
-	order []string // the archives index holds, oldest first
-	held  int      // the files index holds
+	order []string              // the archives index holds, oldest first
+	held  int                   // the files index holds
 	ahead map[string]*readAhead // archives ReadAhead reads (until Check takes them)
 }
 

@@ -192,6 +192,13 @@ sc_more() {
   rm -f "$sc/full.tar.gz" "$sc/full.m"
   sc_rss "full checkpoint (rewind-snap create)" "$name" "$create"
   rm -f "$sc/full.tar.gz" "$sc/full.m"
+  # The store's upkeep: validate reads every checkpoint whole; gc --keep 2 deletes the full
+  # checkpoint the others are layers over, so it rewrites the oldest it keeps in full.
+  local n; n=$(rewind -C "$t" list --json | grep -c '"id"')
+  sc_log "$name: peak RSS of validate ($n checkpoints), gc --keep 2"
+  sc_rss "rewind validate, $n checkpoints" "$name" "rewind -C $t validate"
+  sc_rss "rewind gc --keep 2 of $n checkpoints" "$name" "rewind -C $t gc --keep 2"
+  rewind -C "$t" validate >/dev/null || sc_fail "$name: rewind validate failed after gc --keep 2"
 }
 
 sc_curve t10k
