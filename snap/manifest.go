@@ -405,15 +405,14 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 
 // Encode writes m in the manifest format to w, for a manifest file in the
 // folder dir (paths in it are relative to dir). When m.Header.Parent is set,
-// parent must be that manifest: only the differences are written.
+// parent must be that manifest: only the differences are written. Either
+// may be one opened with OpenManifest: it is read in passes (two for a full
+// manifest: the archives its header records, then its lines), not held.
 // WriteManifestFile is the usual way; Encode serves a caller that makes the
 // file durable its own way.
 func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	if m.Header.Parent != "" && parent == nil {
 		return errors.New("manifest: a layer's manifest needs its parent to be written")
-	}
-	if m.stream != nil { // (its Entries are not held: it would be written empty)
-		return errors.New("manifest: one opened with OpenManifest is not written again; link its file")
 	}
 	if err := m.sparseOver(parent); err != nil {
 		return err
@@ -432,8 +431,8 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 		}
 	}
 	if m.Header.Parent == "" {
-		for i := range m.Entries {
-			record(&m.Entries[i])
+		if err := m.each(func(e *Entry) error { record(e); return nil }); err != nil {
+			return err
 		}
 	}
 	hdr.Archive = relTo(dir, hdr.Archive)
@@ -465,8 +464,8 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 		if err := writeHeader(); err != nil {
 			return err
 		}
-		for i := range m.Entries {
-			put(&m.Entries[i], false)
+		if err := m.each(func(e *Entry) error { put(e, false); return nil }); err != nil {
+			return err
 		}
 		return bw.Flush()
 	}
@@ -475,7 +474,11 @@ func (m *Manifest) Encode(w io.Writer, dir string, parent *Manifest) error {
 	// the lines held until the header is written.
 	var lines bytes.Buffer
 	out = &lines
-	err := mergeWith(parent, m.Entries, func(old, cur *Entry) error {
+	merge := func(fn func(old, cur *Entry) error) error { return mergeWith(parent, m.Entries, fn) }
+	if m.stream != nil {
+		merge = func(fn func(old, cur *Entry) error) error { return mergeManifests(parent, m, fn) }
+	}
+	err := merge(func(old, cur *Entry) error {
 		switch {
 		case cur == nil:
 			put(old, true)

@@ -154,11 +154,38 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 // tree is not held: fn must copy what it keeps of either. The Tree it
 // returns has no Entries.
 func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest, fn func(old, cur *Entry) error) (*Tree, error) {
+	var tree *Tree
+	err := mergeFed(ctx, m, func(ctx context.Context, emit func(e *Entry) error) error {
+		t, err := WalkEach(ctx, root, opts, emit)
+		tree = t
+		return err
+	}, fn)
+	if err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+// mergeManifests is mergeWith for a cur that is a manifest, opened with
+// OpenManifest or not: its entries are read in a pass of their own beside
+// parent's. fn must copy what it keeps of either entry.
+func mergeManifests(parent, cur *Manifest, fn func(old, cur *Entry) error) error {
+	return mergeFed(context.Background(), parent, func(_ context.Context, emit func(e *Entry) error) error {
+		return cur.each(func(e *Entry) error {
+			c := *e // (the pass's strings are its buffer's: cloned to cross)
+			c.Path, c.Hash, c.Link = strings.Clone(e.Path), strings.Clone(e.Hash), strings.Clone(e.Link)
+			return emit(&c)
+		})
+	}, fn)
+}
+
+// mergeFed goes through m's entries and those produce emits (in walk order,
+// each its own to hand on, from a goroutine of its own) as mergeWith does.
+func mergeFed(ctx context.Context, m *Manifest, produce func(ctx context.Context, emit func(e *Entry) error) error, fn func(old, cur *Entry) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks, free := make(chan []Entry, 4), make(chan []Entry, 6)
-	var tree *Tree
-	walked := make(chan error, 1)
+	produced := make(chan error, 1)
 	go func() {
 		defer close(chunks)
 		buf := make([]Entry, 0, walkChunk)
@@ -175,7 +202,7 @@ func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest,
 			}
 			return nil
 		}
-		t, err := WalkEach(ctx, root, opts, func(e *Entry) error {
+		err := produce(ctx, func(e *Entry) error {
 			if buf = append(buf, *e); len(buf) == cap(buf) {
 				return send()
 			}
@@ -184,23 +211,19 @@ func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest,
 		if err == nil && len(buf) > 0 {
 			err = send()
 		}
-		tree = t
-		walked <- err
+		produced <- err
 	}()
 	c := chunkCursor{ch: chunks, free: free}
 	err := mergeCursor(m, &c, fn)
 	if err != nil {
 		cancel()
 	}
-	for range chunks { // (the walk winds down)
+	for range chunks { // (the producer winds down)
 	}
-	if werr := <-walked; werr != nil && err == nil {
-		err = werr
+	if perr := <-produced; perr != nil && err == nil {
+		err = perr
 	}
-	if err != nil {
-		return nil, err
-	}
-	return tree, nil
+	return err
 }
 
 // walkChunk is how many entries the walk hands the merge at once.

@@ -99,3 +99,54 @@ func TestCheckPastTheIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeOpenedIsEncode writes every manifest of a chain again, in full
+// and as a delta over each older one (what gc does to a checkpoint whose
+// parent it deletes), read whole and opened with OpenManifest (read in
+// passes, lines straddling chunks): the bytes are the same.
+func TestEncodeOpenedIsEncode(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(29))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 120)
+	const n = 4
+	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = 61
+	encode := func(read func(string) (*Manifest, error), i, over int) string {
+		m, err := read(name(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parent *Manifest
+		m.Header.Parent = ""
+		if over >= 0 {
+			if parent, err = read(name(over)); err != nil {
+				t.Fatal(err)
+			}
+			m.Header.Parent = parent.File
+		}
+		var b strings.Builder
+		if err := m.Encode(&b, filepath.Dir(name(i)), parent); err != nil {
+			t.Fatalf("encode %d over %d (opened %v): %v", i, over, m.Opened(), err)
+		}
+		return b.String()
+	}
+	for i := 1; i < n; i++ {
+		for over := -1; over < i; over++ {
+			want, got := encode(ReadManifest, i, over), encode(OpenManifest, i, over)
+			if got != want {
+				t.Fatalf("manifest %d over %d, opened:\n%s\nread whole:\n%s", i, over, got, want)
+			}
+			if over >= 0 && strings.Count(want, "\n") >= 120 {
+				t.Fatalf("manifest %d over %d is written in full (%d lines)", i, over, strings.Count(want, "\n"))
+			}
+		}
+	}
+}

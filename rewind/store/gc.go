@@ -392,7 +392,10 @@ func (g *gcGraph) plan(batch map[string]bool) ([]*rebase, map[string]error) {
 	return out, keep
 }
 
-// readFull reads (once) the whole manifest of checkpoint id.
+// readFull opens (once) the whole manifest of checkpoint id, and reads it
+// through: a line that does not read keeps what it builds on. It is opened
+// as a save opens its parent (snap.OpenManifest): keepWhole writes it
+// again in passes, and a tree's worth of entries is not held.
 func (g *gcGraph) readFull(id string) error {
 	if _, ok := g.full[id]; ok {
 		return nil
@@ -403,8 +406,11 @@ func (g *gcGraph) readFull(id string) error {
 	} else if !filepath.IsAbs(id) {
 		return fmt.Errorf("checkpoint %s cannot be read", id)
 	}
-	m, err := snap.ReadManifest(name)
+	m, err := snap.OpenManifest(name)
 	if err != nil {
+		return err
+	}
+	if err := m.ReadThrough(); err != nil {
 		return err
 	}
 	g.full[id] = m
