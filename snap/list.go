@@ -489,6 +489,59 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 	return out, nil
 }
 
+// ChangeCounts counts the files and symlinks a snapshot added, deleted and
+// modified (content, kind, link or mode; a rename of case only, where names
+// fold) over another; folders do not count.
+type ChangeCounts struct {
+	Added, Deleted, Modified int
+}
+
+// CountChanges counts what DiffManifests lists. Where names do not fold it
+// lists nothing: the two manifests (either opened with OpenManifest) are
+// read side by side, so a save of a whole tree counts its changes in memory
+// that does not grow with it.
+func CountChanges(old, cur *Manifest, fold Folding) (ChangeCounts, error) {
+	var c ChangeCounts
+	if fold.Folds() || old == cur || cur.sparse {
+		if cur.stream != nil {
+			whole, err := ReadManifest(cur.File)
+			if err != nil {
+				return c, err
+			}
+			cur = whole
+		}
+		changes, err := DiffManifests(old, cur, fold)
+		for _, ch := range changes {
+			switch {
+			case ch.Kind == KindDir.String():
+			case ch.Op == OpAdded:
+				c.Added++
+			case ch.Op == OpDeleted:
+				c.Deleted++
+			default:
+				c.Modified++
+			}
+		}
+		return c, err
+	}
+	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
+	if cur.stream != nil {
+		merge = func(fn func(o, e *Entry) error) error { return mergeManifests(old, cur, fn) }
+	}
+	err := merge(func(o, e *Entry) error {
+		switch {
+		case o == nil && e.Kind != KindDir:
+			c.Added++
+		case e == nil && o.Kind != KindDir:
+			c.Deleted++
+		case o != nil && e != nil && e.Kind != KindDir && compareSnapshots(e, o) != "": // (as DiffManifests' Kind: the new one's)
+			c.Modified++
+		}
+		return nil
+	})
+	return c, err
+}
+
 // compareSnapshots compares two snapshots' entries for one path: "" when
 // they are the same.
 func compareSnapshots(e, o *Entry) Op {

@@ -87,19 +87,26 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	if res == nil && newest == nil && opts.adopt == nil {
-		// The first checkpoint: its archive and manifest are written as the
-		// tree is walked, not held.
+	if res == nil && opts.adopt == nil {
+		// A full checkpoint (the first, --full, or over a damaged chain):
+		// its archive and manifest are written as the tree is walked, not
+		// held, while the newest checkpoint's chain is read and checked.
+		parentc := s.checkParent(newest, k)
 		walk, err := s.walkOptions()
-		if err != nil {
-			return nil, err
+		if err == nil {
+			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
 		}
-		res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
+		p := <-parentc
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
 		}
+		parent = p.m
+		if p.damage != nil {
+			parent = nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
+		}
 	}
-	if res == nil {
+	if res == nil { // an import: the archive is adopted where it holds the tree
 		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
 		if err != nil {
 			return nil, err
@@ -114,7 +121,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 			base = nil // --full: nothing of the newest checkpoint is linked or layered on
 		}
 		err = snap.ErrNotAdoptable
-		if opts.adopt != nil && parent == nil && damage == nil {
+		if parent == nil && damage == nil {
 			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
 		}
 		if errors.Is(err, snap.ErrNotAdoptable) {
@@ -151,8 +158,16 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}
 	if parent == nil {
 		md.Changes = Changes{Added: res.Files + res.Symlinks} // (folders do not count)
-	} else if md.Changes, err = countChanges(parent, res.Manifest, snap.ProbeFolding(s.Project)); err != nil {
-		return nil, err
+	} else {
+		cur := res.Manifest
+		if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
+			if cur, err = snap.OpenManifest(cur.File); err != nil {
+				return nil, err
+			}
+		}
+		if md.Changes, err = countChanges(parent, cur, snap.ProbeFolding(s.Project)); err != nil {
+			return nil, err
+		}
 	}
 	if newest != nil {
 		md.Changes.Since = newest.ID
@@ -216,29 +231,39 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	return res, parent, nil
 }
 
-// walkBesideParent walks the project while the newest checkpoint's manifest
-// is read and its chain checked: on an unchanged tree the two are most of
-// the time a checkpoint takes. It returns the parent's manifest, or, where
-// the chain is damaged, why (then nothing may be built on it).
+// parentChecked is the newest checkpoint's manifest, opened, or where its
+// chain is damaged, why (then nothing may be built on it).
+type parentChecked struct {
+	m      *snap.Manifest
+	damage error
+}
+
+// checkParent opens the newest checkpoint's manifest and checks its chain
+// in a goroutine (read only where the verified file does not vouch), for a
+// save that walks the tree meanwhile; nil newest: no parent.
+func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked {
+	parentc := make(chan parentChecked, 1)
+	go func() {
+		var p parentChecked
+		if newest != nil {
+			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
+				p.damage = k.checkSnapshot(p.m, laid{})
+			}
+		}
+		parentc <- p
+	}()
+	return parentc
+}
+
+// walkBesideParent walks the project while the newest checkpoint's chain
+// is checked (checkParent). It returns the parent's manifest, or, where
+// the chain is damaged, why.
 func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	type parentOf struct {
-		m      *snap.Manifest
-		damage error
-	}
-	parentc := make(chan parentOf, 1)
-	go func() {
-		var p parentOf
-		if newest != nil {
-			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(p.m, laid{}) // read only where the verified file does not vouch
-			}
-		}
-		parentc <- p
-	}()
+	parentc := s.checkParent(newest, k)
 	if newest != nil {
 		walk.Entries = newest.Snapshot.Files + newest.Snapshot.Dirs + newest.Snapshot.Symlinks
 	}
@@ -372,29 +397,13 @@ func (s *Store) cleanStaging() {
 	}
 }
 
-// countChanges compares two manifests (both in walk order) taken on a file
-// system that compares names as fold says; folders do not count, and a
-// file whose name changed only in case counts as modified.
+// countChanges compares two manifests (both in walk order, either opened
+// with snap.OpenManifest) taken on a file system that compares names as
+// fold says; folders do not count, and a file whose name changed only in
+// case counts as modified.
 func countChanges(old, cur *snap.Manifest, fold snap.Folding) (Changes, error) {
-	var c Changes
-	changes, err := snap.DiffManifests(old, cur, fold)
-	if err != nil {
-		return c, err
-	}
-	for _, ch := range changes {
-		if ch.Kind == "dir" {
-			continue
-		}
-		switch ch.Op {
-		case snap.OpAdded:
-			c.Added++
-		case snap.OpDeleted:
-			c.Deleted++
-		default:
-			c.Modified++
-		}
-	}
-	return c, nil
+	n, err := snap.CountChanges(old, cur, fold)
+	return Changes{Added: n.Added, Deleted: n.Deleted, Modified: n.Modified}, err
 }
 
 // linkOrCopy hard-links src at dst, or copies it where links do not work.

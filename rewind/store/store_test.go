@@ -1102,3 +1102,36 @@ func TestFirstSaveWrittenAsItWalks(t *testing.T) {
 		t.Fatalf("restored d1/f05.go holds %q, want %q", got, before)
 	}
 }
+
+// TestFullSaveOverACheckpoint: a --full save over a checkpoint is written
+// as the tree is walked, as the first is, and counts its changes against
+// that checkpoint (the two manifests read side by side); one over a damaged
+// chain says why it is full and counts every file added.
+func TestFullSaveOverACheckpoint(t *testing.T) {
+	s := project(t)
+	for i := range 20 {
+		write(t, s.Project, fmt.Sprintf("d%d/f%02d.go", i%3, i), strings.Repeat("y", i*40+1))
+	}
+	first := save(t, s, SaveOptions{})
+	write(t, s.Project, "d0/f00.go", "changed")
+	write(t, s.Project, "d9/new.go", "new")
+	os.Remove(filepath.Join(s.Project, "d1/f01.go"))
+	full := save(t, s, SaveOptions{Full: true})
+	want := Changes{Added: 1, Deleted: 1, Modified: 1, Since: first.ID}
+	if full.Changes != want || full.Snapshot.Layer || full.Snapshot.FullBecause != "" {
+		t.Fatalf("--full save: changes %+v (want %+v), layer %v, full because %q", full.Changes, want, full.Snapshot.Layer, full.Snapshot.FullBecause)
+	}
+	m, err := snap.ReadManifest(full.ManifestPath())
+	if err != nil || m.Header.Parent != "" || m.Header.TreeHash != full.Snapshot.TreeHash {
+		t.Fatalf("--full save's manifest: %v (parent %q)", err, m.Header.Parent)
+	}
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+	os.Truncate(filepath.Join(s.layersDir(), full.ID+".tar.gz"), 100)
+	write(t, s.Project, "d0/f00.go", "changed again")
+	over := save(t, s, SaveOptions{})
+	if over.Snapshot.FullBecause == "" || over.Snapshot.Layer || over.Changes.Added != over.Snapshot.Files+over.Snapshot.Symlinks || over.Changes.Since != full.ID {
+		t.Fatalf("save over a damaged chain: full because %q, layer %v, changes %+v", over.Snapshot.FullBecause, over.Snapshot.Layer, over.Changes)
+	}
+}

@@ -150,3 +150,58 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 		}
 	}
 }
+
+// TestCountChangesIsDiffManifests counts the changes between every two
+// snapshots of a chain, the newer read whole or opened: the counts are
+// DiffManifests' list counted (folders not counted; a change of kind
+// counted by the new one's).
+func TestCountChangesIsDiffManifests(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(31))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 100)
+	const n = 5
+	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	read := func(f func(string) (*Manifest, error), i int) *Manifest {
+		m, err := f(name(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			changes, err := DiffManifests(read(ReadManifest, i), read(ReadManifest, j), Folding{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want ChangeCounts
+			for _, c := range changes {
+				switch {
+				case c.Kind == "dir":
+				case c.Op == OpAdded:
+					want.Added++
+				case c.Op == OpDeleted:
+					want.Deleted++
+				default:
+					want.Modified++
+				}
+			}
+			if i != j && want == (ChangeCounts{}) {
+				t.Fatalf("snapshots %d and %d do not differ", i, j)
+			}
+			for _, f := range []func(string) (*Manifest, error){ReadManifest, OpenManifest} {
+				cur := read(f, j)
+				if got, err := CountChanges(read(ReadManifest, i), cur, Folding{}); err != nil || got != want {
+					t.Fatalf("%d to %d (opened %v): %+v, %v; want %+v", i, j, cur.Opened(), got, err, want)
+				}
+			}
+		}
+	}
+}
