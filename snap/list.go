@@ -431,7 +431,8 @@ func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path stri
 	})
 }
 
-// DiffManifests lists the changes from snapshot old to snapshot cur. With
+// DiffManifests lists the changes from snapshot old to snapshot cur, either
+// opened with OpenManifest (then read in a pass, not held). With
 // fold, the way the file system the snapshots were taken on compares names
 // (see ProbeFolding), a path the two spell otherwise is one path (renamed
 // when only the case of its name differs), not one deleted and one added;
@@ -445,10 +446,15 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 	}
 	var out []Change
 	var added, deleted []*Entry
-	err := mergeWith(old, cur.Entries, func(o, e *Entry) error {
+	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
+	if cur.stream != nil { // read beside old, the entries a chunk's own: copied to be kept
+		merge = func(fn func(o, e *Entry) error) error { return mergeManifests(old, cur, fn) }
+	}
+	err := merge(func(o, e *Entry) error {
 		switch {
 		case o == nil:
-			added = append(added, e)
+			a := *e
+			added = append(added, &a)
 		case e == nil:
 			d := *o // (old may be read as the pass goes: see each)
 			d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
@@ -497,19 +503,13 @@ type ChangeCounts struct {
 }
 
 // CountChanges counts what DiffManifests lists. Where names do not fold it
-// lists nothing: the two manifests (either opened with OpenManifest) are
-// read side by side, so a save of a whole tree counts its changes in memory
-// that does not grow with it.
+// lists nothing (DiffManifests holds the changes, to pair the spellings of
+// a name): the two manifests, either opened with OpenManifest, are read
+// side by side, so a save of a whole tree counts its changes in memory that
+// does not grow with it, however many.
 func CountChanges(old, cur *Manifest, fold Folding) (ChangeCounts, error) {
 	var c ChangeCounts
 	if fold.Folds() || old == cur || cur.sparse {
-		if cur.stream != nil {
-			whole, err := ReadManifest(cur.File)
-			if err != nil {
-				return c, err
-			}
-			cur = whole
-		}
 		changes, err := DiffManifests(old, cur, fold)
 		for _, ch := range changes {
 			switch {

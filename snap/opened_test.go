@@ -205,3 +205,38 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffManifestsOpened lists the changes between every two snapshots of
+// a chain with the newer opened with OpenManifest: the list is the one of
+// both read whole.
+func TestDiffManifestsOpened(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(37))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 100)
+	const n = 4
+	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = 61
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			old, _ := ReadManifest(name(i))
+			whole, _ := ReadManifest(name(j))
+			opened, err := OpenManifest(name(j))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err1 := DiffManifests(old, whole, Folding{})
+			got, err2 := DiffManifests(old, opened, Folding{})
+			if err1 != nil || err2 != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%d to %d: opened %v (%v), whole %v (%v)", i, j, got, err2, want, err1)
+			}
+		}
+	}
+}

@@ -210,7 +210,7 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	if err != nil {
 		return nil, nil, err
 	}
-	parent, damage := s.parentOf(newest)
+	parent, damage := s.snapshotOf(newest)
 	if damage != nil {
 		return nil, nil, nil
 	}
@@ -246,7 +246,7 @@ func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked
 	go func() {
 		var p parentChecked
 		if newest != nil {
-			if p.m, p.damage = s.parentOf(newest); p.damage == nil {
+			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
 				p.damage = k.checkSnapshot(p.m, laid{})
 			}
 		}

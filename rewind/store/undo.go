@@ -50,7 +50,7 @@ func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, 
 		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}
 	if to != nil {
-		cur, err := snap.ReadManifest(to.ManifestPath())
+		cur, err := snap.OpenManifest(to.ManifestPath()) // (read beside old: not held)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}

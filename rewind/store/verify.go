@@ -406,20 +406,11 @@ func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
 	return err
 }
 
-// snapshotOf reads c's manifest chain and checks its tree hash against the
-// metadata's.
+// snapshotOf opens c's manifest chain and checks its tree hash against the
+// metadata's. The tree's worth of entries is read on each pass over it, not
+// held (snap.OpenManifest): a check goes through them in walk order, as a
+// save goes through its parent's.
 func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
-	m, err := snap.ReadManifest(c.ManifestPath())
-	if err != nil {
-		return nil, err
-	}
-	return m, treeHashOf(c, m)
-}
-
-// parentOf is snapshotOf for a save's parent, which the save goes through in
-// walk order: the tree's worth of entries is read on each pass, not held
-// (snap.OpenManifest).
-func (s *Store) parentOf(c *Checkpoint) (*snap.Manifest, error) {
 	m, err := snap.OpenManifest(c.ManifestPath())
 	if err != nil {
 		return nil, err
