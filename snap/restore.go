@@ -233,7 +233,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
 	}
 	walk := opts.Walk
-	if m != nil && opts.Paths == nil && p.index == nil && p.spell == nil && sparseRestores {
+	if m != nil && p.index == nil && p.spell == nil && sparseRestores {
 		// The tree is compared with the manifest as it is walked, and the
 		// plan made over what differs (see sparsePlan).
 		sp, err := p.sparse(ctx, walk, m, limits)

@@ -33,7 +33,7 @@ var errImpliedFolder = errors.New("a folder implied, not listed")
 type sparseFolder struct {
 	e    Entry
 	kept bool
-	pair bool // left out as one of a pair the same on both sides
+	pair bool // left out as one of a pair the same on both sides, counted unchanged
 }
 
 // sparse walks the tree beside m, checking every manifest entry as the
@@ -78,9 +78,14 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 			}
 		}
 		if p.sameInBoth(m, own, c) {
-			sp.dropped++
+			// Counted unchanged as the plan counts it: within the paths
+			// restored (and the pathspec told it matched something).
+			counted := p.paths.Match(own.Path, own.Kind == KindDir)
+			if counted {
+				sp.dropped++
+			}
 			if own.Kind == KindDir {
-				snapUp = append(snapUp, sparseFolder{e: *own, pair: true})
+				snapUp = append(snapUp, sparseFolder{e: *own, pair: counted})
 				treeUp = append(treeUp, sparseFolder{e: *c})
 			}
 			return nil

@@ -13,9 +13,9 @@ import (
 
 // TestSparseRestorePlansAsTheWholeTree restores layer chains over random
 // edits (kind, mode and content changes, new and removed folders, ignore
-// files) with the plan made over what
-// differs (sparsePlan) and over the whole tree: a dry run must say the same
-// of every path, and a restore must bring back the same tree.
+// files) with the plan made over what differs (sparsePlan) and over the
+// whole tree: a dry run must say the same of every path, limited to paths
+// or not (refusals included), and a restore must bring back the same tree.
 func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 	gitEnv(t)
 	defer func(v bool, c int) { sparseRestores, streamChunk = v, c }(sparseRestores, streamChunk)
@@ -39,6 +39,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 				layerSave(t, dir, snaps, i, 0)
 				states[i], _ = splitIgnored(state(t, dir))
 			}
+			limited := 0 // restores limited to paths that change something
 			for k := range 6 {
 				i := rng.Intn(n)
 				mutate(t, rng, dir)
@@ -50,15 +51,37 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				plans := make([]*RestoreResult, 2)
-				for j, sparse := range []bool{false, true} {
-					sparseRestores = sparse
-					if plans[j], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true}); err != nil {
-						t.Fatalf("dry run (sparse %v): %v", sparse, err)
+				// Limited to paths (a folder, a glob, one left out), the plans
+				// are the same too, refusals included.
+				pathspecs := [][]string{nil, {fmt.Sprintf("d%d", rng.Intn(6))}, {fmt.Sprintf("d%d/s%d/*", rng.Intn(6), rng.Intn(3)), fmt.Sprintf(":!d%d", rng.Intn(6))}}
+				for _, items := range pathspecs {
+					plans := make([]*RestoreResult, 2)
+					errs := make([]string, 2)
+					for j, sparse := range []bool{false, true} {
+						sparseRestores = sparse
+						opts := RestoreOptions{Manifest: m, DryRun: true}
+						if items != nil {
+							if opts.Paths, err = ParsePathspec(items, ""); err != nil {
+								t.Fatal(err)
+							}
+						}
+						plans[j], err = Restore(context.Background(), dir, "", opts)
+						errs[j] = fmt.Sprint(err)
+					}
+					if !reflect.DeepEqual(plans[0], plans[1]) || errs[0] != errs[1] {
+						t.Fatalf("restore of %d, paths %q: over what differs\n%+v (%s)\nover the whole tree\n%+v (%s)", i, items, plans[1], errs[1], plans[0], errs[0])
+					}
+					if items == nil && errs[0] != "<nil>" {
+						t.Fatalf("dry run of %d: %s", i, errs[0])
+					}
+					if items != nil && errs[0] == "<nil>" && plans[0].Written+plans[0].Deleted > 0 {
+						limited++
 					}
 				}
-				if !reflect.DeepEqual(plans[0], plans[1]) {
-					t.Fatalf("restore of %d: over what differs\n%+v\nover the whole tree\n%+v", i, plans[1], plans[0])
+				plans := make([]*RestoreResult, 1)
+				sparseRestores = false
+				if plans[0], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true}); err != nil {
+					t.Fatal(err)
 				}
 				sparseRestores = k%3 != 2
 				res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
@@ -72,6 +95,9 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 				if d := diffStates(states[i], got); d != "" {
 					t.Fatalf("restore of %d differs:\n%s", i, d)
 				}
+			}
+			if limited == 0 {
+				t.Fatal("no restore limited to paths planned a change")
 			}
 		})
 	}
