@@ -404,6 +404,9 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 		return s.refuse(raw, "more than %d entries", s.limits.MaxEntries)
 	}
 	if s.ordered {
+		if s.kind == "layer" && e.Kind == KindFile && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+			return nil // where the path it removes was, out of walk order; no restore reads it (see whiteoutPrefix)
+		}
 		return s.recordInOrder(raw, e)
 	}
 	if _, dup := s.seen[e.Path]; dup {

@@ -285,6 +285,9 @@ func checkBig(ctx context.Context, archive string, ordered bool, limits Limits, 
 			return err
 		}
 	}
+	if indexedWhole != nil {
+		indexedWhole(archive)
+	}
 	idx, err := indexArchive(ctx, archive, limits, -1)
 	if err != nil {
 		return err
@@ -401,6 +404,10 @@ func checkInOrder(ctx context.Context, archive string, limits Limits, each func(
 	}
 	return err
 }
+
+// indexedWhole, when set (by tests), is told each archive too big to index
+// that checkBig indexes whole after all.
+var indexedWhole func(archive string)
 
 // errDisordered is checkInOrder's answer for an archive not in walk order
 // (not written by Rewind): it is indexed instead.

@@ -31,6 +31,9 @@ func TestCheckPastTheIndex(t *testing.T) {
 	indexLimit, verifierHeld = 4, 8
 	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
 	base := filepath.Join(snaps, "0", "snapshot.tar.gz")
+	var whole []string // archives indexed whole after all
+	indexedWhole = func(a string) { whole = append(whole, a) }
+	defer func() { indexedWhole = nil }()
 	v := NewVerifier()
 	for i := 0; i < n; i++ {
 		for _, read := range []func(string) (*Manifest, error){ReadManifest, OpenManifest} {
@@ -45,6 +48,9 @@ func TestCheckPastTheIndex(t *testing.T) {
 				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", indexLimit)
 			}
 		}
+	}
+	if len(whole) > 0 {
+		t.Fatalf("archives in walk order (whiteouts aside) were indexed whole: %q", whole)
 	}
 	if v.held > verifierHeld {
 		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, verifierHeld)
