@@ -662,6 +662,10 @@ func (e *ManifestError) Error() string {
 
 func (e *ManifestError) Unwrap() error { return e.Err }
 
+// minLine is fewer bytes than any line of a manifest takes (a folder's, of
+// a one-letter name, is 25).
+const minLine = 20
+
 // maxManifestChain bounds how many deltas ReadManifest follows.
 const maxManifestChain = 4096
 
@@ -852,6 +856,13 @@ func ReadManifestDeltaWithin(name string, most int, known func(file string) *Man
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, nil, err
+	}
+	if fi, err := os.Stat(abs); err == nil && most >= 0 && fi.Size() > int64(most)*minLine {
+		// Perhaps a full manifest of more than most entries: not read
+		// whole to learn so from its header.
+		if m, _, _, readErr, err := loadManifestFile(abs, true); readErr == nil && err == nil && m.Header.entries() > most {
+			return readChain(abs, true)
+		}
 	}
 	b, err := readFileString(abs)
 	if err != nil {
