@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -243,6 +244,61 @@ func TestDiffManifestsOpened(t *testing.T) {
 			if err1 != nil || err2 != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%d to %d: opened %v (%v), whole %v (%v)", i, j, got, err2, want, err1)
 			}
+		}
+	}
+}
+
+// TestOverlayOpenedIsOverlay lays entries over every snapshot of a chain
+// (one changed, one new, one taken out) read whole and opened: a pass over
+// either overlay meets the same entries, and Pick finds in it what a pass
+// does.
+func TestOverlayOpenedIsOverlay(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(41))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 80)
+	const n = 3
+	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	defer func(c int) { streamChunk = c }(streamChunk)
+	streamChunk = 61
+	lines := func(m *Manifest) []string {
+		var out []string
+		m.each(func(e *Entry) error { out = append(out, string(appendEntryLine(nil, e, "", "/"))); return nil })
+		return out
+	}
+	for i := 0; i < n; i++ {
+		whole, _ := ReadManifest(name(i))
+		var file *Entry
+		for j := range whole.Entries {
+			if whole.Entries[j].Kind == KindFile {
+				file = &whole.Entries[j]
+			}
+		}
+		changed := *file
+		changed.Hash, changed.Size = strings.Repeat("a", 64), 1
+		set := []Entry{changed, {Path: "zz-new/file", Kind: KindFile, Mode: 0o644, Hash: strings.Repeat("b", 64), Src: file.Src}}
+		remove := []string{whole.Entries[len(whole.Entries)/2].Path}
+		want := lines(whole.Overlay(set, remove))
+		opened, err := OpenManifest(name(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		over := opened.Overlay(set, remove)
+		if got := lines(over); !slices.Equal(got, want) {
+			t.Fatalf("overlay of %d, opened:\n%s\nwhole:\n%s", i, strings.Join(got, ""), strings.Join(want, ""))
+		}
+		if !slices.Contains(want, string(appendEntryLine(nil, &changed, "", "/"))) || slices.Equal(want, lines(whole)) {
+			t.Fatalf("overlay of %d lacks what was laid over it", i)
+		}
+		picked, err := over.Pick(func(p string) bool { return p == changed.Path || p == "zz-new/file" })
+		if err != nil || len(picked) != 2 || picked[0].Hash != changed.Hash {
+			t.Fatalf("pick from the overlay of %d: %+v, %v", i, picked, err)
 		}
 	}
 }

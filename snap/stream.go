@@ -140,3 +140,74 @@ func (s *entryStream) each(fn func(e *Entry) error) error {
 		n = copy(buf, buf[end:n])
 	}
 }
+
+// Pick returns copies of the entries of m whose paths want takes, in walk
+// order, found in one pass: m may be one opened with OpenManifest, whose
+// tree is not held. want must not keep the path it is given.
+func (m *Manifest) Pick(want func(path string) bool) ([]Entry, error) {
+	var out []Entry
+	err := m.each(func(e *Entry) error {
+		if want(e.Path) {
+			c := *e
+			c.Path, c.Hash, c.Link = strings.Clone(e.Path), strings.Clone(e.Hash), strings.Clone(e.Link)
+			out = append(out, c)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Overlay returns the snapshot m with the entries of set in (each in place
+// of m's of its path, if any) and the paths of remove out, for a restore to
+// read: it is not written (its header is m's, its tree hash not the
+// overlay's). When m was opened with OpenManifest, so is the overlay: its
+// entries are read through m's as a pass goes, not held.
+func (m *Manifest) Overlay(set []Entry, remove []string) *Manifest {
+	o := *m
+	o.srcs, o.recall, o.sparse = nil, nil, false
+	gone := make(map[string]bool, len(remove))
+	for _, p := range remove {
+		gone[p] = true
+	}
+	setting := make(map[string]bool, len(set))
+	for i := range set {
+		setting[set[i].Path] = true
+	}
+	if m.stream == nil {
+		o.Entries = make([]Entry, 0, len(m.Entries)+len(set))
+		for _, e := range m.Entries {
+			if !gone[e.Path] && !setting[e.Path] {
+				o.Entries = append(o.Entries, e)
+			}
+		}
+		for _, e := range set {
+			if !gone[e.Path] {
+				o.Entries = append(o.Entries, e)
+			}
+		}
+		SortEntries(o.Entries)
+		return &o
+	}
+	s := *m.stream
+	s.removed = make(map[string]bool, len(m.stream.removed)+len(remove))
+	for p := range m.stream.removed {
+		s.removed[p] = true
+	}
+	for p := range gone {
+		s.removed[p] = true // (a base entry's)
+	}
+	s.over = make([]Entry, 0, len(m.stream.over)+len(set))
+	for _, e := range m.stream.over {
+		if !gone[e.Path] && !setting[e.Path] {
+			s.over = append(s.over, e)
+		}
+	}
+	for _, e := range set {
+		if !gone[e.Path] {
+			s.over = append(s.over, e)
+		}
+	}
+	SortEntries(s.over)
+	o.stream = &s
+	return &o
+}

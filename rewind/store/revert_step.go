@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -245,8 +246,10 @@ func (s *Store) RevertStep(ctx context.Context, cp *Checkpoint, o RevertStepOpti
 	return res, err
 }
 
+// readManifest opens c's manifest: a revert looks at the few paths the
+// step changed, found in a pass, not the tree held.
 func readManifest(c *Checkpoint) (*snap.Manifest, error) {
-	m, err := snap.ReadManifest(c.ManifestPath())
+	m, err := snap.OpenManifest(c.ManifestPath())
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}
@@ -255,6 +258,9 @@ func readManifest(c *Checkpoint) (*snap.Manifest, error) {
 
 // state is a tree's entries by path, and the content of its files.
 type state interface {
+	// prepare readies the state for the paths steps changed, the only
+	// ones entry is asked of.
+	prepare(steps []snap.Change) error
 	entry(p string) *snap.Entry // nil when absent
 	// read returns the content of the files ps name (nil for one larger
 	// than mergeLimit).
@@ -270,18 +276,53 @@ type stateOf struct {
 	steps      []snap.Change
 }
 
-// manifestState is the state a snapshot holds.
+// mstate is the state a snapshot holds: the entries of the paths the step
+// changed, found in one pass over its manifest (prepare), which is not
+// held, and of each of those paths whether the snapshot holds a path below
+// it that the step did not change (which a revert keeps).
 type mstate struct {
 	m      *snap.Manifest
 	byPath map[string]*snap.Entry
+	below  map[string]bool
 }
 
-func manifestState(m *snap.Manifest) *mstate {
-	st := &mstate{m: m, byPath: make(map[string]*snap.Entry, len(m.Entries))}
-	for i := range m.Entries {
-		st.byPath[m.Entries[i].Path] = &m.Entries[i]
+func manifestState(m *snap.Manifest) *mstate { return &mstate{m: m} }
+
+func (st *mstate) prepare(steps []snap.Change) error {
+	if st.byPath != nil {
+		return nil // (ours and base may be one)
 	}
-	return st
+	index := make(map[string]int, len(steps))
+	folders := false
+	for i, c := range steps {
+		index[c.Path] = i
+		folders = folders || c.Kind == "dir"
+	}
+	below := make([]bool, len(steps))
+	picked, err := st.m.Pick(func(p string) bool {
+		if _, ok := index[p]; ok {
+			return true
+		}
+		for d := path.Dir(p); folders && d != "."; d = path.Dir(d) {
+			if i, ok := index[d]; ok {
+				below[i] = true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	st.byPath, st.below = make(map[string]*snap.Entry, len(picked)), map[string]bool{}
+	for i := range picked {
+		st.byPath[picked[i].Path] = &picked[i]
+	}
+	for i, b := range below {
+		if b {
+			st.below[steps[i].Path] = true
+		}
+	}
+	return nil
 }
 
 func (st *mstate) entry(p string) *snap.Entry { return st.byPath[p] }
@@ -306,6 +347,8 @@ type diskState struct {
 	changed   map[string]bool
 	unchanged state
 }
+
+func (st *diskState) prepare(steps []snap.Change) error { return st.unchanged.prepare(steps) }
 
 func (st *diskState) entry(p string) *snap.Entry {
 	if !st.changed[p] {
@@ -422,6 +465,11 @@ func planRevert(before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, m
 		var err error
 		if steps, err = snap.DiffManifests(before, after, snap.Folding{}); err != nil {
 			return p, err
+		}
+	}
+	for _, st := range []state{theirs, now.base, now.ours} {
+		if err := st.prepare(steps); err != nil {
+			return nil, err
 		}
 	}
 	var toMerge []int // indexes in p.Paths of text merges to make
@@ -557,8 +605,11 @@ func (p *revertPlan) keepFolders(ours state) {
 func (p *revertPlan) holdsLater(dir string, ours state) bool {
 	prefix := dir + "/"
 	if m, ok := ours.(*mstate); ok {
-		for _, e := range m.m.Entries {
-			if strings.HasPrefix(e.Path, prefix) && p.stays(e.Path) {
+		if m.below[dir] {
+			return true // a path the step did not change: it stays
+		}
+		for _, rp := range p.Paths {
+			if strings.HasPrefix(rp.Path, prefix) && m.entry(rp.Path) != nil && p.stays(rp.Path) {
 				return true
 			}
 		}
@@ -629,15 +680,10 @@ func conflictReason(t, b, o *snap.Entry) string {
 }
 
 // composeRevert is the snapshot the tree is restored to: ours (the backup's
-// manifest) with the plan's entries in, merged content written to a small
-// snapshot of its own in staging/. done removes it.
+// manifest) with the plan's entries laid over it (snap.Overlay: not held
+// when ours is not), merged content written to a small snapshot of its own
+// in staging/. done removes it.
 func (s *Store) composeRevert(ctx context.Context, ours *snap.Manifest, p *revertPlan) (*snap.Manifest, func(), error) {
-	entries := make([]snap.Entry, 0, len(ours.Entries))
-	for _, e := range ours.Entries {
-		if _, ok := p.result[e.Path]; !ok {
-			entries = append(entries, e)
-		}
-	}
 	merged := map[string]snap.Entry{}
 	done := func() {}
 	if len(p.content) > 0 {
@@ -650,8 +696,11 @@ func (s *Store) composeRevert(ctx context.Context, ours *snap.Manifest, p *rever
 			return nil, done, err
 		}
 	}
+	var set []snap.Entry
+	var remove []string
 	for q, e := range p.result {
 		if e == nil {
+			remove = append(remove, q)
 			continue
 		}
 		n := *e
@@ -659,12 +708,9 @@ func (s *Store) composeRevert(ctx context.Context, ours *snap.Manifest, p *rever
 			m.Path, m.Mode = q, e.Mode
 			n = m
 		}
-		entries = append(entries, n)
+		set = append(set, n)
 	}
-	snap.SortEntries(entries)
-	m := *ours
-	m.Entries = entries
-	return &m, done, nil
+	return ours.Overlay(set, remove), done, nil
 }
 
 // snapshotContent writes content (by path) as a snapshot in dir and
