@@ -851,7 +851,7 @@ func ReadManifestDelta(name string, known func(file string) *Manifest) (m *Manif
 // ReadManifestDeltaWithin is ReadManifestDelta for a caller bounding what
 // it holds: a snapshot of more than most entries (most < 0: no bound) is
 // opened as OpenManifest opens it, its entries read on each pass, not held
-// (see Opened), and own is its own lines whenever it is a delta.
+// (see Opened), and then own is its own lines whenever it is a delta.
 func ReadManifestDeltaWithin(name string, most int, known func(file string) *Manifest) (m *Manifest, own []Entry, err error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {

@@ -17,21 +17,11 @@ import (
 // blamed; a manifest from before places were recorded checked by an index
 // after all.
 func TestCheckPastTheIndex(t *testing.T) {
-	gitEnv(t)
-	rng := rand.New(rand.NewSource(23))
-	dir, snaps := t.TempDir(), t.TempDir()
-	genTree(t, rng, dir, 150)
 	const n = 4
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			mutate(t, rng, dir)
-		}
-		layerSave(t, dir, snaps, i, 0)
-	}
+	name := savedChain(t, 23, 150, n)
 	defer func(l, h int) { indexLimit, verifierHeld = l, h }(indexLimit, verifierHeld)
 	indexLimit, verifierHeld = 4, 8
-	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
-	base := filepath.Join(snaps, "0", "snapshot.tar.gz")
+	base := filepath.Join(filepath.Dir(name(0)), "snapshot.tar.gz")
 	var whole []string // archives indexed whole after all
 	indexedWhole = func(a string) { whole = append(whole, a) }
 	defer func() { indexedWhole = nil }()
@@ -112,18 +102,8 @@ func TestCheckPastTheIndex(t *testing.T) {
 // parent it deletes), read whole and opened with OpenManifest (read in
 // passes, lines straddling chunks): the bytes are the same.
 func TestEncodeOpenedIsEncode(t *testing.T) {
-	gitEnv(t)
-	rng := rand.New(rand.NewSource(29))
-	dir, snaps := t.TempDir(), t.TempDir()
-	genTree(t, rng, dir, 120)
 	const n = 4
-	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			mutate(t, rng, dir)
-		}
-		layerSave(t, dir, snaps, i, 0)
-	}
+	name := savedChain(t, 29, 120, n)
 	defer func(c int) { streamChunk = c }(streamChunk)
 	streamChunk = 61
 	encode := func(read func(string) (*Manifest, error), i, over int) string {
@@ -163,18 +143,8 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 // DiffManifests' list counted (folders not counted; a change of kind
 // counted by the new one's).
 func TestCountChangesIsDiffManifests(t *testing.T) {
-	gitEnv(t)
-	rng := rand.New(rand.NewSource(31))
-	dir, snaps := t.TempDir(), t.TempDir()
-	genTree(t, rng, dir, 100)
 	const n = 5
-	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			mutate(t, rng, dir)
-		}
-		layerSave(t, dir, snaps, i, 0)
-	}
+	name := savedChain(t, 31, 100, n)
 	read := func(f func(string) (*Manifest, error), i int) *Manifest {
 		m, err := f(name(i))
 		if err != nil {
@@ -217,18 +187,8 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 // a chain with the newer opened with OpenManifest: the list is the one of
 // both read whole.
 func TestDiffManifestsOpened(t *testing.T) {
-	gitEnv(t)
-	rng := rand.New(rand.NewSource(37))
-	dir, snaps := t.TempDir(), t.TempDir()
-	genTree(t, rng, dir, 100)
 	const n = 4
-	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			mutate(t, rng, dir)
-		}
-		layerSave(t, dir, snaps, i, 0)
-	}
+	name := savedChain(t, 37, 100, n)
 	defer func(c int) { streamChunk = c }(streamChunk)
 	streamChunk = 61
 	for i := 0; i < n; i++ {
@@ -253,18 +213,8 @@ func TestDiffManifestsOpened(t *testing.T) {
 // either overlay meets the same entries, and Pick finds in it what a pass
 // does.
 func TestOverlayOpenedIsOverlay(t *testing.T) {
-	gitEnv(t)
-	rng := rand.New(rand.NewSource(41))
-	dir, snaps := t.TempDir(), t.TempDir()
-	genTree(t, rng, dir, 80)
 	const n = 3
-	name := func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			mutate(t, rng, dir)
-		}
-		layerSave(t, dir, snaps, i, 0)
-	}
+	name := savedChain(t, 41, 80, n)
 	defer func(c int) { streamChunk = c }(streamChunk)
 	streamChunk = 61
 	lines := func(m *Manifest) []string {
@@ -301,4 +251,22 @@ func TestOverlayOpenedIsOverlay(t *testing.T) {
 			t.Fatalf("pick from the overlay of %d: %+v, %v", i, picked, err)
 		}
 	}
+}
+
+// savedChain saves a chain of n snapshots (the first full, layers over it)
+// of a random tree of files paths under a temporary folder, with random
+// edits between, and returns the name of each one's manifest.
+func savedChain(t *testing.T, seed int64, files, n int) func(i int) string {
+	t.Helper()
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(seed))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, files)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+	}
+	return func(i int) string { return filepath.Join(snaps, fmt.Sprint(i), "manifest") }
 }

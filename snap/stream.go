@@ -169,23 +169,8 @@ func (m *Manifest) Overlay(set []Entry, remove []string) *Manifest {
 	for _, p := range remove {
 		gone[p] = true
 	}
-	setting := make(map[string]bool, len(set))
-	for i := range set {
-		setting[set[i].Path] = true
-	}
 	if m.stream == nil {
-		o.Entries = make([]Entry, 0, len(m.Entries)+len(set))
-		for _, e := range m.Entries {
-			if !gone[e.Path] && !setting[e.Path] {
-				o.Entries = append(o.Entries, e)
-			}
-		}
-		for _, e := range set {
-			if !gone[e.Path] {
-				o.Entries = append(o.Entries, e)
-			}
-		}
-		SortEntries(o.Entries)
+		o.Entries = overlaid(m.Entries, set, gone)
 		return &o
 	}
 	s := *m.stream
@@ -196,18 +181,29 @@ func (m *Manifest) Overlay(set []Entry, remove []string) *Manifest {
 	for p := range gone {
 		s.removed[p] = true // (a base entry's)
 	}
-	s.over = make([]Entry, 0, len(m.stream.over)+len(set))
-	for _, e := range m.stream.over {
+	s.over = overlaid(m.stream.over, set, gone)
+	o.stream = &s
+	return &o
+}
+
+// overlaid is entries with those of set in (each in place of the one of
+// its path) and the paths gone names out, in walk order.
+func overlaid(entries, set []Entry, gone map[string]bool) []Entry {
+	setting := make(map[string]bool, len(set))
+	for i := range set {
+		setting[set[i].Path] = true
+	}
+	out := make([]Entry, 0, len(entries)+len(set))
+	for _, e := range entries {
 		if !gone[e.Path] && !setting[e.Path] {
-			s.over = append(s.over, e)
+			out = append(out, e)
 		}
 	}
 	for _, e := range set {
 		if !gone[e.Path] {
-			s.over = append(s.over, e)
+			out = append(out, e)
 		}
 	}
-	SortEntries(s.over)
-	o.stream = &s
-	return &o
+	SortEntries(out)
+	return out
 }
