@@ -43,19 +43,26 @@ func (p *Patterns) Match(path string, isDir bool) bool {
 // WriteFull writes the tree m describes (a full snapshot or a layer chain,
 // read from disk) onto w as one full snapshot archive, in the format Create
 // writes: a tar.gz of independent gzip members, marked full, that restores on
-// its own. Entries keep returns false for are left out (nil keeps all). A
-// full snapshot's archive with every entry kept is copied as it is; the
-// stretches of it a layer chain (or a selection) keeps unchanged are copied
-// as their gzip members (see writeSpliced). Any other file's content is read
-// from the archive its manifest names, checked against its hash: an archive
-// read in the manifest's order is inflated once, front to back; a file found
-// out of order is fetched from its own member.
+// its own. Entries keep returns false for are left out (nil keeps all);
+// keep must copy what it keeps of an entry: m may be one opened with
+// OpenManifest, read in passes, not held. A full snapshot's archive with
+// every entry kept is copied as it is; the stretches of it a layer chain
+// (or a selection) keeps unchanged are copied as their gzip members (see
+// writeSpliced). Any other file's content is read from the archive its
+// manifest names, checked against its hash: an archive read in the
+// manifest's order is inflated once, front to back; a file found out of
+// order is fetched from its own member.
 func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry) bool) (files int, err error) {
-	kept := make([]bool, len(m.Entries)) // keep is asked once per entry
+	kept := make([]bool, 0, m.size()) // keep is asked once per entry
 	all := true
-	for i := range m.Entries {
-		kept[i] = keep == nil || keep(&m.Entries[i])
-		all = all && kept[i]
+	err = m.each(func(e *Entry) error {
+		k := keep == nil || keep(e)
+		kept = append(kept, k)
+		all = all && k
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	if all {
 		if n, ok, err := copyWhole(ctx, w, m); ok || err != nil {
@@ -69,23 +76,28 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 	tw := tar.NewWriter(mw)
 	ew := newEntryWriter(tw, limitsOf(m))
 	defer ew.close()
-	for i := range m.Entries {
+	i := 0
+	err = m.each(func(e *Entry) error {
 		if i&255 == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return err
 			}
 		}
-		e := &m.Entries[i]
-		if !kept[i] {
-			continue
+		i++
+		if i > len(kept) || !kept[i-1] {
+			return nil
 		}
 		wrote, err := ew.write(e, false)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if wrote && e.Kind == KindFile {
 			files++
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	if err := tw.Close(); err != nil {
 		return 0, err
@@ -104,18 +116,19 @@ func copyWhole(ctx context.Context, w io.Writer, m *Manifest) (files int, ok boo
 	if !filepath.IsAbs(archive) && m.File != "" {
 		archive = filepath.Join(filepath.Dir(m.File), archive)
 	}
-	for i := range m.Entries {
-		if e := &m.Entries[i]; e.Kind == KindFile && e.Src != archive {
-			return 0, false, nil
+	own := true
+	err = m.each(func(e *Entry) error {
+		if e.Kind == KindFile {
+			files++
+			own = own && e.Src == archive
 		}
+		return nil
+	})
+	if err != nil || !own {
+		return 0, false, nil // (one that does not read: the whole write names the damage)
 	}
 	if kind, err := markOf(archive); err != nil || kind != "full" {
 		return 0, false, nil
-	}
-	for i := range m.Entries {
-		if m.Entries[i].Kind == KindFile {
-			files++
-		}
 	}
 	f, err := os.Open(archive)
 	if err != nil {
@@ -212,6 +225,10 @@ func contentOf(e *Entry, seq map[string]*seqArchive, fetch *fetcher, limits Limi
 		if err != nil {
 			return nil, err
 		}
+		// Checked in walk order, as Rewind writes archives, not against a
+		// map of every path: one that is not stops being read through, and
+		// its files are fetched from their members (so is any damage).
+		as.ordered = true
 		s = &seqArchive{as: as}
 		seq[e.Src] = s
 	}

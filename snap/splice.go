@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -26,16 +27,12 @@ import (
 // ok is false when m is neither such a full snapshot nor a layer chain over
 // one; the caller then writes the tree whole.
 func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool) (files int, ok bool, err error) {
-	if m.Entries == nil || m.stream != nil {
-		return 0, false, nil
-	}
 	bm := m // a full snapshot, some of its entries left out
 	if len(m.chain) > 1 {
 		var err error
-		if bm, err = ReadManifest(m.chain[len(m.chain)-1]); err != nil {
+		if bm, err = OpenManifest(m.chain[len(m.chain)-1]); err != nil {
 			return 0, false, nil // the whole write names the damage
 		}
-		defer bm.Release()
 	}
 	archive := bm.Header.Archive
 	if bm.Header.Depth != 0 || bm.Header.Parent != "" || archive == "" {
@@ -46,20 +43,20 @@ func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool) (f
 	}
 	// The base's files in stream order, each one's place past the last.
 	var last streamPos
-	first := true
-	for i := range bm.Entries {
-		e := &bm.Entries[i]
-		if e.Kind != KindFile {
-			continue
-		}
-		if e.Src != archive {
-			return 0, false, nil
+	first, inOrder := true, true
+	err = bm.each(func(e *Entry) error {
+		if e.Kind != KindFile || !inOrder {
+			return nil
 		}
 		p := streamPos{e.COff, e.Skip}
-		if !first && !last.before(p) {
-			return 0, false, nil
+		if e.Src != archive || !first && !last.before(p) {
+			inOrder = false
 		}
 		last, first = p, false
+		return nil
+	})
+	if err != nil || !inOrder {
+		return 0, false, nil // (a base that does not read: the whole write names the damage)
 	}
 	src, err := os.Open(archive)
 	if err != nil {
@@ -118,58 +115,14 @@ type splicer struct {
 	hasMember  bool
 }
 
+// run writes the tree: the base's stretches — stretch 0 what comes before
+// its first file, stretch k (k ≥ 1) its k-th file and the folders and
+// symlinks after it up to the next file — each copied as it is when
+// everything in it is kept and nothing comes between its entries, the rest
+// written entry by entry. The base and the tree are merged as both are
+// read (either may be opened with OpenManifest), a stretch at a time: what
+// is held is the stretch at hand and what comes between, not the tree.
 func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
-	// The base's stretches: stretch 0 holds what comes before its first
-	// file, stretch k (k ≥ 1) its k-th file and the folders and symlinks
-	// after it up to the next file.
-	idx := map[*Entry]int{}
-	for i := range m.Entries {
-		idx[&m.Entries[i]] = i
-	}
-	var ops []spliceOp
-	var starts []streamPos // of each stretch
-	starts = append(starts, streamPos{})
-	seg := 0
-	mergeEntries(bm.Entries, m.Entries, func(old, cur *Entry) {
-		if old != nil && old.Kind == KindFile {
-			seg++
-			starts = append(starts, streamPos{old.COff, old.Skip})
-		}
-		keep := cur != nil && kept[idx[cur]]
-		switch {
-		case old != nil && keep && sameInArchive(old, cur):
-			ops = append(ops, spliceOp{base: old, cur: cur, seg: seg, copy: true})
-		case old != nil:
-			ops = append(ops, spliceOp{base: old, seg: seg})
-			if keep {
-				ops = append(ops, spliceOp{cur: cur, seg: -1})
-			}
-		case keep:
-			ops = append(ops, spliceOp{cur: cur, seg: -1})
-		}
-	})
-	// A stretch is copied when everything in it is kept, and nothing comes
-	// between its entries.
-	whole := make([]bool, len(starts))
-	for i := range whole {
-		whole[i] = true
-	}
-	firstOp := make([]int, len(starts))
-	for i := range firstOp {
-		firstOp[i] = -1
-	}
-	for i, op := range ops {
-		if op.seg >= 0 {
-			if firstOp[op.seg] < 0 {
-				firstOp[op.seg] = i
-			} else if ops[i-1].seg != op.seg {
-				whole[op.seg] = false
-			}
-			if !op.copy {
-				whole[op.seg] = false
-			}
-		}
-	}
 	// The stream to copy next: [from, to); open when pending.
 	// toEnd: to the end of the last entry, the stretch last starting at
 	// lastAt, which is inflated (its end is not recorded).
@@ -195,50 +148,107 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 	}
 	ew := newEntryWriter(sp.tw, limitsOf(m))
 	defer ew.close()
-	for i, op := range ops {
-		if i&255 == 0 {
-			if err := sp.ctx.Err(); err != nil {
-				return 0, err
+	// The stretch gathered (seg, from start), the ops of it and those
+	// between; whole while it may be copied.
+	var ops []spliceOp
+	seg, start := 0, streamPos{}
+	whole, began, prev := true, false, -1
+	// settle writes the ops gathered, the stretch ending at next (end: at
+	// the end of the stream).
+	settle := func(next streamPos, end bool) error {
+		copied := false
+		for _, op := range ops {
+			if op.copy && op.cur.Kind == KindFile {
+				files++
 			}
-		}
-		if op.copy && op.cur.Kind == KindFile {
-			files++
-		}
-		if op.seg >= 0 && whole[op.seg] {
-			if firstOp[op.seg] != i {
-				continue // the stretch is copied with its first entry
-			}
-			s, end := starts[op.seg], op.seg+1 == len(starts)
-			var e streamPos
-			if !end {
-				e = starts[op.seg+1]
-			}
-			if pending && !toEnd && to == s {
-				to, toEnd, lastAt = e, end, s
+			if op.seg >= 0 && whole {
+				if copied {
+					continue // the stretch is copied with its first entry
+				}
+				copied = true
+				if pending && !toEnd && to == start {
+					to, toEnd, lastAt = next, end, start
+					continue
+				}
+				if err := flush(); err != nil {
+					return err
+				}
+				from, to, toEnd, lastAt, pending = start, next, end, start, true
 				continue
 			}
-			if err := flush(); err != nil {
-				return 0, err
+			if op.cur == nil {
+				continue // left out
 			}
-			from, to, toEnd, lastAt, pending = s, e, end, s, true
-			continue
+			if err := flush(); err != nil {
+				return err
+			}
+			e := op.cur
+			// A file of the base's is read from its member: the base is not
+			// read through.
+			wrote, err := ew.write(e, e.Src == sp.name)
+			if err != nil {
+				return err
+			}
+			if wrote && e.Kind == KindFile && !op.copy {
+				files++
+			}
 		}
-		if op.cur == nil {
-			continue // left out
+		ops = ops[:0]
+		return nil
+	}
+	add := func(op spliceOp) {
+		if op.seg >= 0 {
+			if began && prev != op.seg || !op.copy {
+				whole = false
+			}
+			began = true
 		}
-		if err := flush(); err != nil {
-			return 0, err
+		prev = op.seg
+		ops = append(ops, op)
+	}
+	i, n := 0, 0 // the tree's entries met; ops since the last check of ctx
+	err = mergeManifests(bm, m, func(old, cur *Entry) error {
+		if n++; n&255 == 0 {
+			if err := sp.ctx.Err(); err != nil {
+				return err
+			}
 		}
-		e := op.cur
-		// A file of the base's is read from its member: the base is not
-		// read through.
-		wrote, err := ew.write(e, e.Src == sp.name)
-		if err != nil {
-			return 0, err
+		keep := false
+		if cur != nil {
+			keep = i < len(kept) && kept[i]
+			i++
 		}
-		if wrote && e.Kind == KindFile && !op.copy {
-			files++
+		if old != nil {
+			o := *old // (read as the pass goes: the stretch keeps its own)
+			o.Path, o.Hash, o.Link = strings.Clone(old.Path), strings.Clone(old.Hash), strings.Clone(old.Link)
+			old = &o
+			if old.Kind == KindFile {
+				next := streamPos{old.COff, old.Skip}
+				if err := settle(next, false); err != nil {
+					return err
+				}
+				seg, start = seg+1, next
+				whole, began = true, false
+			}
 		}
+		switch {
+		case old != nil && keep && sameInArchive(old, cur):
+			add(spliceOp{base: old, cur: cur, seg: seg, copy: true})
+		case old != nil:
+			add(spliceOp{base: old, seg: seg})
+			if keep {
+				add(spliceOp{cur: cur, seg: -1})
+			}
+		case keep:
+			add(spliceOp{cur: cur, seg: -1})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := settle(streamPos{}, true); err != nil {
+		return 0, err
 	}
 	if err := flush(); err != nil {
 		return 0, err

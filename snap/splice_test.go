@@ -1,9 +1,13 @@
 package snap
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -72,6 +76,20 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("%s: writeSpliced: ok %v, %v", name, ok, err)
 			}
+			// Opened with OpenManifest (read in passes, lines straddling
+			// chunks), the manifest gives the same bytes.
+			opened, err := OpenManifest(m.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunk := streamChunk
+			streamChunk = 61
+			var again bytes.Buffer
+			_, ok, err = writeSpliced(context.Background(), &again, opened, kept)
+			streamChunk = chunk
+			if err != nil || !ok || !bytes.Equal(again.Bytes(), buf.Bytes()) {
+				t.Fatalf("%s: writeSpliced of the opened manifest: ok %v, %v, %d bytes (read whole: %d)", name, ok, err, again.Len(), buf.Len())
+			}
 			nfiles := 0
 			for p, s := range want {
 				if strings.HasPrefix(s, "file ") && p != "" {
@@ -107,5 +125,69 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 				t.Fatalf("%s: restore of the export differs from the snapshot:\n%s", name, d)
 			}
 		}
+	}
+}
+
+// TestExportReadsAnArchiveOutOfWalkOrder: an export reads each archive it
+// takes files from in walk order, without a map of every path; an archive
+// that is not in that order (not one Rewind wrote) is not refused but read
+// no further, its files fetched from their own members, each checked
+// against its hash.
+func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "a.tar.gz")
+	var buf bytes.Buffer
+	mw := newMemberWriter(&buf, 1, archiveMark(false))
+	tw := tar.NewWriter(mw)
+	files := []struct{ path, data string }{{"b", "bee\n"}, {"a", "ay\n"}, {"c", "sea\n"}}
+	for _, f := range files {
+		tw.WriteHeader(&tar.Header{Name: f.path, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(f.data))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var entries []Entry // with their places, as a manifest records them
+	as, err := openArchiveMembers(name, DefaultLimits, Folding{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, content, err := as.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(content)
+		sum := sha256.Sum256(b)
+		e.Hash, e.Src = hex.EncodeToString(sum[:]), name
+		entries = append(entries, *e)
+	}
+	as.Close()
+	seq, fetch := map[string]*seqArchive{}, newFetcher()
+	defer fetch.close()
+	for i := range entries {
+		e := &entries[i]
+		r, err := contentOf(e, seq, fetch, DefaultLimits)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Path, err)
+		}
+		b, err := io.ReadAll(r)
+		if err != nil || string(b) != files[i].data {
+			t.Fatalf("%s: %q, %v; want %q", e.Path, b, err, files[i].data)
+		}
+	}
+	for _, s := range seq {
+		if !s.done {
+			t.Fatal("an archive out of walk order was read through")
+		}
+		s.close()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"rewind.dev/fork"
@@ -62,11 +63,10 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 	if err := k.check(cp, partAll); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
-	m, err := snap.ReadManifest(cp.ManifestPath())
+	m, err := snap.OpenManifest(cp.ManifestPath()) // (written out as it is read: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
-	defer m.Release()
 	cfg, err := s.Config()
 	if err != nil {
 		return nil, err
@@ -78,11 +78,11 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 			return true
 		}
 		if o.Redact {
-			res.Redacted = append(res.Redacted, e.Path)
+			res.Redacted = append(res.Redacted, strings.Clone(e.Path)) // (the pass's: see snap.WriteFull)
 			return false
 		}
 		if e.Kind != snap.KindDir {
-			res.Secrets = append(res.Secrets, e.Path)
+			res.Secrets = append(res.Secrets, strings.Clone(e.Path))
 		}
 		return true
 	}
