@@ -29,23 +29,48 @@ func List(archive string, fn func(e *Entry) error) error {
 
 // eachEntry reads an archive whole, with the checks a restore makes, and
 // calls fn for every entry in archive order; content is nil but for files,
-// and readable only until fn returns.
+// and readable only until fn returns. The archive is checked in walk order,
+// as Rewind writes archives, without a map of every path; one that is not
+// in that order is read again with the map, past the entries handed on.
 func eachEntry(archive string, limits Limits, fn func(e *Entry, content io.Reader) error) error {
-	as, err := openArchive(archive, limits, Folding{})
-	if err != nil {
+	n := 0
+	disordered, err := scanEntries(archive, limits, true, func(e *Entry, content io.Reader) error {
+		n++
+		return fn(e, content)
+	})
+	if !disordered {
 		return err
 	}
+	i := 0
+	_, err = scanEntries(archive, limits, false, func(e *Entry, content io.Reader) error {
+		if i++; i <= n {
+			return nil // (handed on by the first read)
+		}
+		return fn(e, content)
+	})
+	return err
+}
+
+// scanEntries is eachEntry's read, checked in walk order or against a map
+// of every path; disordered reports an archive the first refused as out
+// of walk order.
+func scanEntries(archive string, limits Limits, ordered bool, fn func(e *Entry, content io.Reader) error) (disordered bool, err error) {
+	as, err := openArchive(archive, limits, Folding{})
+	if err != nil {
+		return false, err
+	}
 	defer as.Close()
+	as.ordered = ordered
 	for {
 		e, content, err := as.next()
 		if err == io.EOF {
-			return nil
+			return false, nil
 		}
 		if err != nil {
-			return err
+			return as.disordered, err
 		}
 		if err := fn(e, content); err != nil {
-			return err
+			return false, err
 		}
 	}
 }

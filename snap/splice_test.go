@@ -134,24 +134,8 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 // no further, its files fetched from their own members, each checked
 // against its hash.
 func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "a.tar.gz")
-	var buf bytes.Buffer
-	mw := newMemberWriter(&buf, 1, archiveMark(false))
-	tw := tar.NewWriter(mw)
 	files := []struct{ path, data string }{{"b", "bee\n"}, {"a", "ay\n"}, {"c", "sea\n"}}
-	for _, f := range files {
-		tw.WriteHeader(&tar.Header{Name: f.path, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(f.data))
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := mw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	name := archiveOf(t, "b", "bee\n", "a", "ay\n", "c", "sea\n")
 	var entries []Entry // with their places, as a manifest records them
 	as, err := openArchiveMembers(name, DefaultLimits, Folding{}, false)
 	if err != nil {
@@ -190,4 +174,50 @@ func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
 		}
 		s.close()
 	}
+}
+
+// TestListOutOfWalkOrder lists an archive in walk order and one that is
+// not (read again with a map of every path, past what was listed): each
+// entry once, in archive order; a duplicate is refused either way.
+func TestListOutOfWalkOrder(t *testing.T) {
+	for _, c := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{"a", "1", "b", "2", "c", "3"}, "a b c"},
+		{[]string{"b", "1", "a", "2", "c", "3", "d/e", "4"}, "b a c d/e"},
+		{[]string{"b", "1", "a", "2", "b", "3"}, "duplicate entry"},
+		{[]string{"a", "1", "a", "2"}, "duplicate entry"},
+	} {
+		var got []string
+		err := List(archiveOf(t, c.files...), func(e *Entry) error { got = append(got, e.Path); return nil })
+		if s := strings.Join(got, " "); err == nil && s != c.want || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: listed %q, %v; want %q", c.files, s, err, c.want)
+		}
+	}
+}
+
+// archiveOf writes a full snapshot's archive (marked as Rewind marks one)
+// of the files given as path, content, ... in that order, and returns its
+// name.
+func archiveOf(t *testing.T, files ...string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "a.tar.gz")
+	var buf bytes.Buffer
+	mw := newMemberWriter(&buf, 1, archiveMark(false))
+	tw := tar.NewWriter(mw)
+	for i := 0; i+1 < len(files); i += 2 {
+		tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg})
+		tw.Write([]byte(files[i+1]))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
