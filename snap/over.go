@@ -86,9 +86,13 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	return res, nil
 }
 
-// layerFits reports whether a layer may go over parent: its chain is not
-// at maxDepth (0: DefaultMaxDepth), nor its layers together larger than
-// its full snapshot.
+// LayerFits reports whether a layer may go over m, a chain's newest
+// manifest: its chain is not at maxDepth (0: DefaultMaxDepth), nor its
+// layers together larger than its full snapshot. Where it is, the next
+// snapshot is a full one.
+func (m *Manifest) LayerFits(maxDepth int) bool { return layerFits(m, maxDepth) }
+
+// layerFits is Manifest.LayerFits.
 func layerFits(parent *Manifest, maxDepth int) bool {
 	if maxDepth == 0 {
 		maxDepth = DefaultMaxDepth

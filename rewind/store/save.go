@@ -88,9 +88,10 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, err
 	}
 	if res == nil && opts.adopt == nil {
-		// A full checkpoint (the first, --full, or over a damaged chain):
-		// its archive and manifest are written as the tree is walked, not
-		// held, while the newest checkpoint's chain is read and checked.
+		// A full checkpoint (the first, --full, over a damaged chain or one
+		// that takes no more layers): its archive and manifest are written
+		// as the tree is walked, not held, while the newest checkpoint's
+		// chain is read and checked.
 		parentc := s.checkParent(newest, k)
 		walk, err := s.walkOptions()
 		if err == nil {
@@ -200,8 +201,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 // checkpoint, comparing the tree with it as the walk goes (snap.CreateOver:
 // the tree is not held), while the newest checkpoint's chain is checked.
 // It returns a nil Result where such a save does not apply (no checkpoint,
-// --full, an import) or the chain is damaged: the caller then walks the
-// tree beside the parent, as a full save does.
+// --full, an import, a chain that takes no more layers) or the chain is
+// damaged: the caller then takes a full checkpoint.
 func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *checker) (*snap.Result, *snap.Manifest, error) {
 	if newest == nil || opts.Full || opts.adopt != nil {
 		return nil, nil, nil
@@ -211,7 +212,9 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 		return nil, nil, err
 	}
 	parent, damage := s.snapshotOf(newest)
-	if damage != nil {
+	if damage != nil || !parent.LayerFits(0) {
+		// A damaged chain, or one that is at its depth or has outgrown its
+		// full snapshot: the save is a full one, written as it walks.
 		return nil, nil, nil
 	}
 	checked := make(chan error, 1)

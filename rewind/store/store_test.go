@@ -1135,3 +1135,35 @@ func TestFullSaveOverACheckpoint(t *testing.T) {
 		t.Fatalf("save over a damaged chain: full because %q, layer %v, changes %+v", over.Snapshot.FullBecause, over.Snapshot.Layer, over.Changes)
 	}
 }
+
+// TestSaveOverAChainThatTakesNoMoreLayers: once a chain's layers outgrow
+// its full snapshot, the next save is a full checkpoint, written as the
+// walk goes like the first, its changes counted against the newest.
+func TestSaveOverAChainThatTakesNoMoreLayers(t *testing.T) {
+	s := project(t)
+	write(t, s.Project, "a.txt", "a\n")
+	save(t, s, SaveOptions{})
+	big := make([]byte, 256<<10)
+	rand.New(rand.NewSource(1)).Read(big) // (incompressible: the layer outgrows the base)
+	write(t, s.Project, "big.bin", string(big))
+	layer := save(t, s, SaveOptions{})
+	if !layer.Snapshot.Layer {
+		t.Fatalf("the second save is not a layer: %+v", layer.Snapshot)
+	}
+	write(t, s.Project, "a.txt", "changed\n")
+	full := save(t, s, SaveOptions{})
+	want := Changes{Modified: 1, Since: layer.ID}
+	if full.Snapshot.Layer || full.Snapshot.Depth != 0 || full.Snapshot.FullBecause != "" || full.Changes != want {
+		t.Fatalf("save over an outgrown chain: %+v, changes %+v (want %+v)", full.Snapshot, full.Changes, want)
+	}
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+	os.Remove(filepath.Join(s.Project, "big.bin"))
+	if _, err := s.restoreTree(ctx, full, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(s.Project, "big.bin")); got != string(big) {
+		t.Fatal("restore of the full checkpoint did not bring big.bin back")
+	}
+}
