@@ -466,6 +466,11 @@ func (s *Store) remove(c *Checkpoint) error {
 // the checkpoints it builds on (see unremovable); if the store changed
 // since, errNeeded is returned and nothing is deleted.
 func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint) (int64, error) {
+	// The manifests opened for this batch are read from their chains' files
+	// as they go: once it has rewritten survivors and deleted checkpoints,
+	// some of those files are gone or changed, and a later batch opens what
+	// it needs again.
+	defer clear(g.full)
 	in := map[string]bool{}
 	for _, c := range batch {
 		in[c.ID] = true
@@ -499,7 +504,6 @@ func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint
 		}
 		trash = append(trash, t)
 		delete(g.nodes, c.ID)
-		delete(g.full, c.ID)
 	}
 	if len(trash) > 0 {
 		durable.SyncDir(s.checkpointsDir())

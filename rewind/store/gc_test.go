@@ -125,3 +125,28 @@ func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// TestGCRoundsOpenManifestsAgain: gc in rounds (a budget that fits them
+// all) rewrites, in a later round, a survivor whose chain an earlier round
+// deleted the base of: what it opened to plan is opened again, not read
+// from files that are gone.
+func TestGCRoundsOpenManifestsAgain(t *testing.T) {
+	defer func(n int) { gcRound = n }(gcRound)
+	gcRound = 1
+	s := project(t)
+	var cps []*Checkpoint
+	for i := range 6 {
+		write(t, s.Project, "f.txt", strings.Repeat("x", i+1))
+		cps = append(cps, save(t, s, SaveOptions{}))
+	}
+	if !cps[5].Snapshot.Layer {
+		t.Fatal("the chain is not one of layers")
+	}
+	res, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Hour})
+	if err != nil || res.Partial || len(res.Removed) != 4 {
+		t.Fatalf("gc: %+v, %v", res, err)
+	}
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+}
