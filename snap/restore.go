@@ -102,8 +102,16 @@ const (
 // (.rewind-restore-*); if the archive is bad, the staging folder is removed
 // and the tree is as it was. The second deletes, creates folders, and renames
 // staged files into place, all through an os.Root so nothing lands outside
-// root, and never through a symlink.
+// root, and never through a symlink. A whole archive restored into an empty
+// folder is written as it is read instead, into a staging folder moved up
+// at the end (see extract): nothing is held per file.
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
+	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && extractEmpty {
+		res, err := extract(ctx, root, archive, opts)
+		if err != errNotExtracted {
+			return res, err
+		}
+	}
 	p, err := plan(ctx, root, archive, opts.Manifest, opts, !opts.DryRun)
 	if err != nil {
 		return nil, err
