@@ -2,6 +2,7 @@ package snap
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,6 +85,49 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	res := resultFor(m, tree, unchanged, out)
 	res.Layer = true
 	return res, nil
+}
+
+// CreateOverFull is Create for a full snapshot judged against a parent
+// opened with OpenManifest (opts.Parent, without opts.Layer: rewind-snap
+// create --parent-manifest), in memory that does not grow with the tree.
+// The walk is compared with the parent as it goes (as CreateOver's). An
+// unchanged tree writes no archive: its manifest is the parent's with what
+// was touched (same content, other metadata) laid over it
+// (Manifest.Overlay), a full one whatever the parent is, read as it is
+// written. A changed tree is walked again and written whole by CreateFull,
+// its manifest to manifest as there.
+func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts CreateOptions, manifest string) (*Result, error) {
+	parent := opts.Parent
+	if parent == nil || parent.stream == nil || opts.Layer {
+		return nil, errors.New("snap: CreateOverFull takes a parent opened with OpenManifest, and no layer")
+	}
+	limits := opts.Limits.Or(DefaultLimits)
+	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
+		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
+	s.settler.resized = &s.resizedBytes
+	tree, err := s.walk(walk)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.limits.done(); err != nil {
+		return nil, err
+	}
+	unreadable := sortedUnion(tree.Unreadable, nil)
+	if !s.same || !slices.Equal(unreadable, parent.Header.Unreadable) || !sameRules(parent.Header.Rules, tree.Rules) {
+		opts.Parent = nil
+		return CreateFull(ctx, root, walk, opts, manifest)
+	}
+	var recorded *Limits
+	if limits != DefaultLimits {
+		recorded = &limits
+	}
+	m := parent.Overlay(s.entries, nil)
+	m.Header = s.hdr
+	m.Header.Type, m.Header.Version, m.Header.ScanStarted = "manifest", ManifestVersion, tree.Started
+	m.Header.Archive, m.Header.CompressedBytes = parent.Header.Archive, parent.Header.CompressedBytes
+	m.Header.Limits, m.Header.Unreadable, m.Header.Rules = recorded, unreadable, &tree.Rules
+	m.sizes = parent.sizes
+	return resultFor(m, tree, true, ""), nil
 }
 
 // LayerFits reports whether a layer may go over m, a chain's newest

@@ -167,3 +167,90 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 		t.Fatal("a sparse manifest was compared once its parent's recall was gone")
 	}
 }
+
+// TestCreateOverFullIsCreate: a full snapshot judged against its parent
+// (rewind-snap create --parent-manifest) is the same by CreateOverFull,
+// which holds what was touched, as by Create over the parent read whole,
+// which holds the tree — unchanged (no archive), touched (no archive, the
+// fresh times laid over the parent's), changed (written whole) — over a
+// full parent and over a layer chain, in every figure and manifest line;
+// and each restores its tree.
+func TestCreateOverFullIsCreate(t *testing.T) {
+	gitEnv(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(21))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	layerSave(t, dir, snaps, 0, 0)
+	for round := 0; round < 9; round++ {
+		switch round % 3 {
+		case 1:
+			touchSome(t, rng, dir)
+		case 2:
+			mutate(t, rng, dir)
+		}
+		parent := filepath.Join(snaps, fmt.Sprint(round/3), "manifest")
+		byCreate, byOver := filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
+		whole, err := ReadManifest(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw, err := Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(byCreate), "s.tar.gz"), Parent: whole})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteManifestFile(byCreate, rw.Manifest, nil); err != nil {
+			t.Fatal(err)
+		}
+		opened, err := OpenManifest(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ro, err := CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(byOver), "s.tar.gz"), Parent: opened}, byOver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ro.Archive == "" {
+			if err := WriteManifestFile(byOver, ro.Manifest, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := round%3 != 2; rw.Unchanged != want || ro.Unchanged != want || (ro.Archive == "") != want {
+			t.Fatalf("round %d: unchanged %v by Create, %v (archive %q) by CreateOverFull; want %v", round, rw.Unchanged, ro.Unchanged, ro.Archive, want)
+		}
+		figures := func(r *Result) Result {
+			c := *r
+			c.Manifest, c.Archive = nil, ""
+			return c
+		}
+		if a, b := figures(rw), figures(ro); !reflect.DeepEqual(a, b) {
+			t.Fatalf("round %d: CreateOverFull's result\n%+v\nCreate's\n%+v", round, b, a)
+		}
+		a, _ := os.ReadFile(byCreate)
+		b, _ := os.ReadFile(byOver)
+		_, la, _ := strings.Cut(string(a), "\n")
+		_, lb, _ := strings.Cut(string(b), "\n")
+		if la != lb {
+			t.Fatalf("round %d: CreateOverFull's lines\n%s\nCreate's\n%s", round, lb, la)
+		}
+		m, err := OpenManifest(byOver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Header.Parent != "" || m.Header.TreeHash != rw.TreeHash {
+			t.Fatalf("round %d: manifest's parent %q, tree %s; want none, %s", round, m.Header.Parent, m.Header.TreeHash, rw.TreeHash)
+		}
+		to := t.TempDir()
+		if _, err := Restore(ctx, to, "", RestoreOptions{Manifest: m}); err != nil {
+			t.Fatalf("round %d: restore: %v", round, err)
+		}
+		want, _ := splitIgnored(state(t, dir))
+		got, _ := splitIgnored(state(t, to))
+		if d := diffStates(want, got); d != "" {
+			t.Fatalf("round %d: restore differs:\n%s", round, d)
+		}
+		if round%3 == 2 {
+			layerSave(t, dir, snaps, round/3+1, 0) // the next rounds' parent: a layer over this one
+		}
+	}
+}

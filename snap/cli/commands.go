@@ -69,11 +69,22 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		return e.out.Encode(res)
 	}
-	// A layer over the parent is compared as the tree is walked, not held
-	// (CreateOver); anything else walks the tree whole first, as Create.
-	var walk snap.WalkOptions
-	if opts.Parent != nil {
-		walk.Entries = opts.Parent.Header.Files + opts.Parent.Header.Dirs + opts.Parent.Header.Symlinks
+	// The tree is compared with the parent as it is walked, not held: a
+	// layer over it (CreateOver), or a full snapshot that is written only
+	// when something changed (CreateOverFull, which then writes the
+	// manifest itself).
+	walk := snap.WalkOptions{Entries: opts.Parent.Header.Files + opts.Parent.Header.Dirs + opts.Parent.Header.Symlinks}
+	if !opts.Layer {
+		res, err := snap.CreateOverFull(ctx, c.root, walk, opts, c.manifest)
+		if err != nil {
+			return err
+		}
+		if res.Archive == "" && c.manifest != "" { // unchanged: the parent's, with what was touched
+			if err := snap.WriteManifestFile(c.manifest, res.Manifest, nil); err != nil {
+				return err
+			}
+		}
+		return e.out.Encode(res)
 	}
 	res, err := snap.CreateOver(ctx, c.root, walk, opts)
 	if err != nil {
