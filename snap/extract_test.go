@@ -30,7 +30,7 @@ func TestExtractIsThePlan(t *testing.T) {
 	ctx := context.Background()
 	src := t.TempDir()
 	genTree(t, rand.New(rand.NewSource(11)), src, 300)
-	writeTree(t, src, map[string]string{"ro/inner/f": "read-only above", "top-ro/g": "g", "zeros": strings.Repeat("\x00", 3*holeBlock) + "end"})
+	writeTree(t, src, map[string]string{"ro/inner/f": "read-only above", "top-ro/g": "g", "zeros": strings.Repeat("\x00", 3*holeBlock) + "end", "allzero": strings.Repeat("\x00", 2*holeBlock)})
 	for _, d := range []string{"ro/inner", "ro", "top-ro", "d0"} {
 		os.Chmod(filepath.Join(src, d), 0o555)
 	}

@@ -1310,18 +1310,21 @@ func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
+	hole := false // the last block was skipped
 	for {
 		m, err := io.ReadFull(r, buf)
 		for i := 0; i < m; i += holeBlock {
 			b := buf[i:min(i+holeBlock, m)]
 			if len(b) == holeBlock && bytes.Equal(b, zeroBlock[:]) {
 				n += holeBlock
+				hole = true
 				continue
 			}
 			if _, werr := f.WriteAt(b, n); werr != nil {
 				return n, nil, werr
 			}
 			n += int64(len(b))
+			hole = false
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
@@ -1330,9 +1333,13 @@ func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
 			return n, err, nil
 		}
 	}
-	// A file that ends in a hole has its size set by the truncate.
-	if err := f.Truncate(n); err != nil {
-		return n, nil, err
+	// A file that ends in a hole has its size set by the truncate (only
+	// such a file: a truncate is a metadata change of its own, costly a
+	// million times over).
+	if hole {
+		if err := f.Truncate(n); err != nil {
+			return n, nil, err
+		}
 	}
 	return n, nil, nil
 }

@@ -22,7 +22,8 @@ func allocated(t *testing.T, p string) int64 {
 }
 
 // TestSparseFilesKeepTheirHoles: a sparse file comes back sparse, from an
-// archive read whole and through a manifest, and byte for byte.
+// archive read whole (over a tree and into an empty folder) and through a
+// manifest, and byte for byte.
 func TestSparseFilesKeepTheirHoles(t *testing.T) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -53,5 +54,16 @@ func TestSparseFilesKeepTheirHoles(t *testing.T) {
 		if a := allocated(t, p); a > 1<<20 {
 			t.Errorf("%s: the restored 64 MiB file takes %d bytes on disk: its holes were filled", name, a)
 		}
+	}
+	empty := t.TempDir() // written as the archive is read (extract)
+	if _, err := Restore(context.Background(), empty, filepath.Join(snaps, "0", "snapshot.tar.gz"), RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	q := filepath.Join(empty, "sparse.img")
+	if got, _ := os.ReadFile(q); !bytes.Equal(got, want) {
+		t.Fatal("into an empty folder: restored content differs")
+	}
+	if a := allocated(t, q); a > 1<<20 {
+		t.Errorf("into an empty folder: the restored 64 MiB file takes %d bytes on disk: its holes were filled", a)
 	}
 }

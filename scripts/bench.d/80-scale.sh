@@ -180,6 +180,16 @@ sc_more() {
     BENCH_RUNS=$runs PAIR_WARMUP=$warm
     row "full checkpoint (rewind-snap create), $label" "$fc" "tar | pigz -1 > file; sync file" "$tp" "≤ 0.6×"
     rm -f "$sc/ref.tar.gz"
+    # A whole archive restored into an empty folder (an import's, or rewind-snap restore --from
+    # there) is written as it is read: against tar -xzf of the same archive, both synced.
+    sc_log "$name: restore of a full archive into an empty folder against tar -xzf ($sc_runs rounds)"
+    eval "$create" >/dev/null
+    BENCH_RUNS=$sc_runs PAIR_WARMUP=1
+    read -r xr xt < <(median_pair "rewind-snap restore --root $sc/x --from $sc/full.tar.gz >/dev/null; sync" \
+      "tar -xzf $sc/full.tar.gz -C $sc/x; sync" "rm -rf $sc/x; mkdir $sc/x; sync" "rm -rf $sc/x; mkdir $sc/x; sync")
+    BENCH_RUNS=$runs PAIR_WARMUP=$warm
+    row "restore of a full archive into an empty folder (rewind-snap restore --from), $label" "$xr" "tar -xzf; sync" "$xt" "≤ 1×"
+    rm -rf "$sc/x" "$sc/full.tar.gz" "$sc/full.m"
   fi
   sc_log "$name: peak RSS of restore, diff, hook, full checkpoint"
   echo '// bench' >> "$victim"
@@ -191,7 +201,11 @@ sc_more() {
   (sc_hk_env; sc_rss "no-op hook decision" "$name" "$sc_hk_pre")
   rm -f "$sc/full.tar.gz" "$sc/full.m"
   sc_rss "full checkpoint (rewind-snap create)" "$name" "$create"
-  rm -f "$sc/full.tar.gz" "$sc/full.m"
+  rm -rf "$sc/x"; mkdir "$sc/x"
+  sc_rss "restore of a full archive into an empty folder" "$name" "rewind-snap restore --root $sc/x --from $sc/full.tar.gz"
+  diff -r --no-dereference -q -x .git -x .agent "$t" "$sc/x" >/dev/null ||
+    sc_fail "$name: the archive restored into an empty folder differs from the tree"
+  rm -rf "$sc/x" "$sc/full.tar.gz" "$sc/full.m"
   # The store's upkeep: validate reads every checkpoint whole; gc --keep 2 deletes the full
   # checkpoint the others are layers over, so it rewrites the oldest it keeps in full.
   local n; n=$(rewind -C "$t" list --json | grep -c '"id"')
