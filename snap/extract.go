@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -66,7 +67,8 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if err := p.openStage(); err != nil {
 		return nil, err
 	}
-	x := &extraction{p: p, as: as, tree: p.stage + "/tree", top: map[string]fs.FileMode{}}
+	x := &extraction{p: p, as: as, tree: p.stage + "/tree"}
+	x.umask, x.umaskKnown = umask()
 	if err := p.r.Mkdir(x.tree, 0o700); err != nil {
 		return nil, fmt.Errorf("create staging folder in %s: %w", root, err)
 	}
@@ -109,14 +111,17 @@ func emptyFolder(r *os.Root) (bool, error) {
 type extraction struct {
 	p        *restorePlan
 	as       *archiveScanner
-	tree     string                 // the staging tree, root-relative
-	treeRoot *os.Root               // opened
-	open     []writtenDir           // the folders written that the next entries may be inside, outermost first
-	top      map[string]fs.FileMode // the modes of top folders, set once they are moved up
+	tree     string       // the staging tree, root-relative
+	treeRoot *os.Root     // opened
+	open     []writtenDir // the folders written that the next entries may be inside, outermost first
+	late     []writtenDir // folders closed to their owner, deepest first: their modes are set once moved up
 	written  int
 	index    *ArchiveIndex
 	hashed   *hashingReader
 	rest     []byte // for what hashed has left to read: nothing, once written
+
+	umask      fs.FileMode // the process's, read once: what it leaves whole needs no chmod
+	umaskKnown bool
 }
 
 // writtenDir is a folder written, with the mode it is given once its
@@ -124,6 +129,7 @@ type extraction struct {
 type writtenDir struct {
 	path string
 	mode fs.FileMode
+	set  bool // made with it
 	r    *os.Root
 }
 
@@ -183,8 +189,13 @@ func (x *extraction) leaveFor(name string) error {
 		}
 		x.open = x.open[:len(x.open)-1]
 		d.r.Close()
-		if !strings.Contains(d.path, "/") {
-			x.top[d.path] = d.mode // once moved up: a folder the owner cannot write would not move
+		if d.set {
+			continue
+		}
+		if d.mode&0o700 != 0o700 {
+			// Once moved up: a folder its owner cannot write would not
+			// move, nor could the staging folder be removed past it.
+			x.late = append(x.late, d)
 			continue
 		}
 		if err := x.dir().Chmod(path.Base(d.path), d.mode); err != nil {
@@ -220,17 +231,22 @@ func (x *extraction) dir() *os.Root {
 	return x.treeRoot
 }
 
-// mkdir writes a folder, open to its owner until its entries are written.
+// mkdir writes a folder, open to its owner until its entries are written
+// (made with its mode where that is so and the umask leaves it whole).
 func (x *extraction) mkdir(name string, mode fs.FileMode) error {
 	parent, base := x.dir(), path.Base(name)
-	if err := parent.Mkdir(base, 0o700); err != nil {
+	perm, set := fs.FileMode(0o700), false
+	if x.umaskKnown && mode&x.umask == 0 && mode&0o700 == 0o700 {
+		perm, set = mode, true
+	}
+	if err := parent.Mkdir(base, perm); err != nil {
 		return fmt.Errorf("create folder %s: %w", name, err)
 	}
 	r, err := parent.OpenRoot(base)
 	if err != nil {
 		return fmt.Errorf("create folder %s: %w", name, err)
 	}
-	x.open = append(x.open, writtenDir{name, mode, r})
+	x.open = append(x.open, writtenDir{name, mode, set, r})
 	x.written++
 	return nil
 }
@@ -253,7 +269,13 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 		x.hashed.start(e, content)
 		content = x.hashed
 	}
-	f, err := dir.OpenFile(base, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	// Created with its mode where the umask leaves it whole: a chmod is a
+	// metadata change of its own, paid for every file.
+	perm, chmod := fs.FileMode(0o600), true
+	if x.umaskKnown && e.Mode&x.umask == 0 {
+		perm, chmod = e.Mode, false
+	}
+	f, err := dir.OpenFile(base, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", e.Path, err)
 	}
@@ -279,9 +301,11 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 			return archiveReadErr(e, err)
 		}
 	}
-	if err := f.Chmod(e.Mode); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", e.Path, err)
+	if chmod {
+		if err := f.Chmod(e.Mode); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", e.Path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s in %s: %w", e.Path, p.root, err)
@@ -300,9 +324,9 @@ func (x *extraction) close() {
 }
 
 // moveUp moves the staging tree's top entries into the root, a batch of
-// names at a time, and gives the top folders their modes. The root was
-// empty: a name that is taken now (something else wrote it meanwhile) is
-// not replaced, and the restore stops, saying so.
+// names at a time, then gives the folders closed to their owner their
+// modes. The root was empty: a name that is taken now (something else
+// wrote it meanwhile) is not replaced, and the restore stops, saying so.
 func (x *extraction) moveUp() error {
 	p := x.p
 	for {
@@ -313,10 +337,15 @@ func (x *extraction) moveUp() error {
 		names, err := d.Readdirnames(1024)
 		d.Close()
 		if len(names) == 0 {
-			if err == io.EOF {
-				return nil
+			if err != io.EOF {
+				return fmt.Errorf("restore into %s: %w", p.root, err)
 			}
-			return fmt.Errorf("restore into %s: %w", p.root, err)
+			for _, d := range x.late {
+				if err := p.r.Chmod(d.path, d.mode); err != nil {
+					return &StoppedError{Err: fmt.Errorf("chmod %s: %w", d.path, err)}
+				}
+			}
+			return nil
 		}
 		for _, name := range names {
 			if _, err := p.r.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
@@ -325,11 +354,23 @@ func (x *extraction) moveUp() error {
 			if err := p.r.Rename(x.tree+"/"+name, name); err != nil {
 				return &StoppedError{Err: fmt.Errorf("write %s: %w", name, err)}
 			}
-			if mode, ok := x.top[name]; ok {
-				if err := p.r.Chmod(name, mode); err != nil {
-					return &StoppedError{Err: fmt.Errorf("chmod %s: %w", name, err)}
-				}
-			}
 		}
 	}
+}
+
+// umask is the process's file mode creation mask, as Linux tells it
+// (/proc/self/status); ok is false where it cannot be read without
+// changing it.
+func umask() (fs.FileMode, bool) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return fs.FileMode(n) & fs.ModePerm, err == nil
+		}
+	}
+	return 0, false
 }

@@ -3,6 +3,7 @@ package snap
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -46,8 +47,13 @@ func TestExtractIsThePlan(t *testing.T) {
 		{name: "z", typ: tar.TypeReg, body: "z"},
 	}), 0o644)
 
-	for _, archive := range []string{full, implied} {
-		t.Run(filepath.Base(archive), func(t *testing.T) {
+	for _, c := range []struct {
+		archive string
+		umask   int
+	}{{full, 0o022}, {implied, 0o022}, {full, 0o077}, {implied, 0o002}} {
+		archive := c.archive
+		t.Run(fmt.Sprintf("%s,umask=%03o", filepath.Base(archive), c.umask), func(t *testing.T) {
+			setUmask(t, c.umask)
 			got, want := t.TempDir(), t.TempDir()
 			t.Cleanup(func() { chmodAll(got); chmodAll(want) })
 			gres, err := extract(ctx, got, archive, RestoreOptions{})

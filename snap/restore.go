@@ -1313,19 +1313,26 @@ func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
 	hole := false // the last block was skipped
 	for {
 		m, err := io.ReadFull(r, buf)
+		// The blocks between holes are written in one call each.
+		start := 0
 		for i := 0; i < m; i += holeBlock {
-			b := buf[i:min(i+holeBlock, m)]
-			if len(b) == holeBlock && bytes.Equal(b, zeroBlock[:]) {
-				n += holeBlock
-				hole = true
+			end := min(i+holeBlock, m)
+			if hole = end-i == holeBlock && bytes.Equal(buf[i:end], zeroBlock[:]); !hole {
 				continue
 			}
-			if _, werr := f.WriteAt(b, n); werr != nil {
-				return n, nil, werr
+			if start < i {
+				if _, werr := f.WriteAt(buf[start:i], n+int64(start)); werr != nil {
+					return n + int64(start), nil, werr
+				}
 			}
-			n += int64(len(b))
-			hole = false
+			start = end
 		}
+		if start < m {
+			if _, werr := f.WriteAt(buf[start:m], n+int64(start)); werr != nil {
+				return n + int64(start), nil, werr
+			}
+		}
+		n += int64(m)
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
