@@ -97,6 +97,23 @@ func TestRestoreIndexedOverATree(t *testing.T) {
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
+	checkIndex(t, x, want)
+
+	// A layer is no snapshot of a whole tree: nothing to adopt.
+	os.WriteFile(filepath.Join(src, "more.txt"), []byte("more"), 0o644)
+	lres, _ := layerSave(t, src, snaps, 1, 0)
+	if !lres.Layer {
+		t.Fatal("the second save is no layer")
+	}
+	if _, x, err := RestoreIndexed(ctx, t.TempDir(), lres.Manifest.Header.Archive, RestoreOptions{}); err == nil || x != nil {
+		t.Fatalf("a layer restored indexed: %v, index %v", err, x != nil)
+	}
+}
+
+// checkIndex fails t unless x indexes every entry of the manifest want,
+// with the content hash and place it records.
+func checkIndex(t *testing.T, x *ArchiveIndex, want *Manifest) {
+	t.Helper()
 	if len(x.entries) != len(want.Entries) {
 		t.Fatalf("index holds %d entries, the manifest %d", len(x.entries), len(want.Entries))
 	}
@@ -110,15 +127,5 @@ func TestRestoreIndexedOverATree(t *testing.T) {
 		case w.Kind == KindFile && (g.COff != w.COff || g.Skip != w.Skip):
 			t.Errorf("%s: indexed at %d+%d, manifest %d+%d", w.Path, g.COff, g.Skip, w.COff, w.Skip)
 		}
-	}
-
-	// A layer is no snapshot of a whole tree: nothing to adopt.
-	os.WriteFile(filepath.Join(src, "more.txt"), []byte("more"), 0o644)
-	lres, _ := layerSave(t, src, snaps, 1, 0)
-	if !lres.Layer {
-		t.Fatal("the second save is no layer")
-	}
-	if _, x, err := RestoreIndexed(ctx, t.TempDir(), lres.Manifest.Header.Archive, RestoreOptions{}); err == nil || x != nil {
-		t.Fatalf("a layer restored indexed: %v, index %v", err, x != nil)
 	}
 }

@@ -226,20 +226,7 @@ func TestExtractIndexes(t *testing.T) {
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
-	if len(x.entries) != len(want.Entries) {
-		t.Fatalf("index holds %d entries, the manifest %d", len(x.entries), len(want.Entries))
-	}
-	for _, w := range want.Entries {
-		g := x.entries[w.Path]
-		switch {
-		case g == nil:
-			t.Errorf("%s: not indexed", w.Path)
-		case g.Kind != w.Kind || g.Hash != w.Hash || g.Size != w.Size:
-			t.Errorf("%s: indexed %v %d %s, manifest %v %d %s", w.Path, g.Kind, g.Size, g.Hash, w.Kind, w.Size, w.Hash)
-		case w.Kind == KindFile && (g.COff != w.COff || g.Skip != w.Skip):
-			t.Errorf("%s: indexed at %d+%d, manifest %d+%d", w.Path, g.COff, g.Skip, w.COff, w.Skip)
-		}
-	}
+	checkIndex(t, x, want)
 
 	defer func(v int) { adoptHeld = v }(adoptHeld)
 	adoptHeld = len(want.Entries) - 1

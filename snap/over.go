@@ -28,9 +28,7 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 		return CreateFromTree(ctx, root, tree, opts)
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
-		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
-	s.settler.resized = &s.resizedBytes
+	s := newSparseSave(ctx, root, parent, limits)
 	tree, err := s.walk(walk)
 	if err != nil {
 		return nil, err
@@ -102,9 +100,7 @@ func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts Cre
 		return nil, errors.New("snap: CreateOverFull takes a parent opened with OpenManifest, and no layer")
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
-		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
-	s.settler.resized = &s.resizedBytes
+	s := newSparseSave(ctx, root, parent, limits)
 	tree, err := s.walk(walk)
 	if err != nil {
 		return nil, err
@@ -194,6 +190,15 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 	}
 	s.hdr.TreeHash = s.th.sum()
 	return tree, nil
+}
+
+// newSparseSave is a sparseSave of the tree at root over parent, within
+// limits.
+func newSparseSave(ctx context.Context, root string, parent *Manifest, limits Limits) *sparseSave {
+	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
+		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
+	s.settler.resized = &s.resizedBytes
+	return s
 }
 
 // walkMerged walks root as WalkEach does and goes through m's entries with
