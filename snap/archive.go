@@ -430,3 +430,23 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 	s.seen[e.Path] = e.Kind
 	return nil
 }
+
+// refuseLayer refuses an archive marked a layer, for a restore that reads
+// an archive whole: its files are only what changed over others.
+func (s *archiveScanner) refuseLayer() error {
+	if s.kind == "layer" {
+		return &ArchiveError{Archive: s.name,
+			Reason: "a layer over other snapshots (its header says so); restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	}
+	return nil
+}
+
+// refuseWhiteout refuses e where it is a whiteout in an archive without a
+// mark (an older rewind-snap's): its name is all there is to tell a layer by.
+func (s *archiveScanner) refuseWhiteout(e *Entry) error {
+	if s.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
+		return &ArchiveError{Archive: s.name, Entry: e.Path,
+			Reason: "a whiteout in an archive without Rewind's mark, so probably a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	}
+	return nil
+}

@@ -136,9 +136,8 @@ type writtenDir struct {
 // run writes the archive's entries into the staging tree.
 func (x *extraction) run(ctx context.Context) error {
 	as, p := x.as, x.p
-	if as.kind == "layer" {
-		return &ArchiveError{Archive: as.name,
-			Reason: "a layer over other snapshots (its header says so); restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	if err := as.refuseLayer(); err != nil {
+		return err
 	}
 	for n := 0; ; n++ {
 		if n&255 == 0 {
@@ -153,9 +152,8 @@ func (x *extraction) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if as.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
-			return &ArchiveError{Archive: as.name, Entry: e.Path,
-				Reason: "a whiteout in an archive without Rewind's mark, so probably a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+		if err := as.refuseWhiteout(e); err != nil {
+			return err
 		}
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out

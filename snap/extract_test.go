@@ -35,7 +35,7 @@ func TestExtractIsThePlan(t *testing.T) {
 	for _, d := range []string{"ro/inner", "ro", "top-ro", "d0"} {
 		os.Chmod(filepath.Join(src, d), 0o555)
 	}
-	t.Cleanup(func() { chmodAll(src) })
+	t.Cleanup(func() { makeWritable(src) })
 	full := filepath.Join(t.TempDir(), "full.tar.gz")
 	create(t, src, full)
 	implied := filepath.Join(t.TempDir(), "implied.tar.gz")
@@ -55,7 +55,7 @@ func TestExtractIsThePlan(t *testing.T) {
 		t.Run(fmt.Sprintf("%s,umask=%03o", filepath.Base(archive), c.umask), func(t *testing.T) {
 			setUmask(t, c.umask)
 			got, want := t.TempDir(), t.TempDir()
-			t.Cleanup(func() { chmodAll(got); chmodAll(want) })
+			t.Cleanup(func() { makeWritable(got); makeWritable(want) })
 			gres, err := extract(ctx, got, archive, RestoreOptions{})
 			if err != nil {
 				t.Fatalf("extract: %v", err)
@@ -71,7 +71,7 @@ func TestExtractIsThePlan(t *testing.T) {
 				t.Errorf("extracted tree differs from the planned restore's:\n%s", d)
 			}
 			if archive == full {
-				if d := diffStates(snapshotted(state(t, src)), state(t, got)); d != "" {
+				if d := diffStates(scopeOf(t, src), state(t, got)); d != "" {
 					t.Errorf("extracted tree differs from its source:\n%s", d)
 				}
 			}
@@ -79,27 +79,11 @@ func TestExtractIsThePlan(t *testing.T) {
 	}
 }
 
-// snapshotted is the state of a tree genTree made without what its
+// scopeOf is the state of the tree genTree made at dir without what its
 // .gitignore leaves out of a snapshot.
-func snapshotted(st map[string]string) map[string]string {
-	out := map[string]string{}
-	for p, v := range st {
-		if !strings.HasSuffix(p, ".ignored") && p != "node_modules" && !strings.HasPrefix(p, "node_modules/") {
-			out[p] = v
-		}
-	}
-	return out
-}
-
-// chmodAll opens every folder under dir to its owner, so the test's
-// clean-up can remove it.
-func chmodAll(dir string) {
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.IsDir() {
-			os.Chmod(p, 0o755)
-		}
-		return nil
-	})
+func scopeOf(t *testing.T, dir string) map[string]string {
+	scope, _ := splitIgnored(state(t, dir))
+	return scope
 }
 
 // TestExtractRefusesAsThePlan: every archive the plan refuses is refused
@@ -114,12 +98,7 @@ func TestExtractRefusesAsThePlan(t *testing.T) {
 	good := filepath.Join(t.TempDir(), "s.tar.gz")
 	create(t, src, good)
 	data, _ := os.ReadFile(good)
-	archives := map[string][]byte{
-		"truncated half":   data[:len(data)/2],
-		"truncated tail":   data[:len(data)-4],
-		"flipped byte":     flip(data, len(data)/3),
-		"flipped checksum": flip(data, len(data)-6),
-	}
+	archives := damaged(data)
 	for name, entries := range map[string][]tarEntry{
 		"absolute path":      {{name: "/etc/evil", typ: reg}},
 		"dot dot":            {{name: "a/../../evil", typ: reg}},
@@ -235,7 +214,7 @@ func TestExtractIndexes(t *testing.T) {
 	if err != nil || x != nil {
 		t.Fatalf("restore indexed past adoptHeld: %v, index %v; want no index", err, x != nil)
 	}
-	if d := diffStates(snapshotted(state(t, src)), state(t, dir)); d != "" {
+	if d := diffStates(scopeOf(t, src), state(t, dir)); d != "" {
 		t.Fatalf("restored without the index:\n%s", d)
 	}
 }

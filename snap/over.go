@@ -28,12 +28,8 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 		return CreateFromTree(ctx, root, tree, opts)
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s := newSparseSave(ctx, root, parent, limits)
-	tree, err := s.walk(walk)
+	s, tree, err := sparseWalk(ctx, root, walk, parent, limits)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.limits.done(); err != nil {
 		return nil, err
 	}
 	var recorded *Limits
@@ -100,12 +96,8 @@ func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts Cre
 		return nil, errors.New("snap: CreateOverFull takes a parent opened with OpenManifest, and no layer")
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s := newSparseSave(ctx, root, parent, limits)
-	tree, err := s.walk(walk)
+	s, tree, err := sparseWalk(ctx, root, walk, parent, limits)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.limits.done(); err != nil {
 		return nil, err
 	}
 	unreadable := sortedUnion(tree.Unreadable, nil)
@@ -192,13 +184,20 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 	return tree, nil
 }
 
-// newSparseSave is a sparseSave of the tree at root over parent, within
-// limits.
-func newSparseSave(ctx context.Context, root string, parent *Manifest, limits Limits) *sparseSave {
+// sparseWalk walks the tree at root merged with parent (a sparseSave),
+// refusing it past limits.
+func sparseWalk(ctx context.Context, root string, walk WalkOptions, parent *Manifest, limits Limits) (*sparseSave, *Tree, error) {
 	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
 		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
 	s.settler.resized = &s.resizedBytes
-	return s
+	tree, err := s.walk(walk)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.limits.done(); err != nil {
+		return nil, nil, err
+	}
+	return s, tree, nil
 }
 
 // walkMerged walks root as WalkEach does and goes through m's entries with

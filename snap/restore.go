@@ -656,9 +656,8 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 
 // fromArchive reads a whole archive, comparing each file byte for byte.
 func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage bool, rules *snapshotRules) error {
-	if as.kind == "layer" {
-		return &ArchiveError{Archive: as.name,
-			Reason: "a layer over other snapshots (its header says so); restore it with its manifest (rewind-snap restore --manifest), which names them"}
+	if err := as.refuseLayer(); err != nil {
+		return err
 	}
 	buf := make([]byte, 256*1024)
 	buf2 := make([]byte, 256*1024)
@@ -697,11 +696,8 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 				content = hashed
 			}
 		}
-		if as.kind == "" && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {
-			// An archive without a mark (an older rewind-snap's): a whiteout's
-			// name is all there is to tell a layer by.
-			return &ArchiveError{Archive: as.name, Entry: e.Path,
-				Reason: "a whiteout in an archive without Rewind's mark, so probably a layer over other snapshots; restore it with its manifest (rewind-snap restore --manifest), which names them"}
+		if err := as.refuseWhiteout(e); err != nil {
+			return err
 		}
 		if underAny(e.Path, p.state) {
 			continue // a snapshot taken before state folders were left out

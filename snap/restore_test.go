@@ -413,13 +413,7 @@ func TestTruncatedAndCorruptArchives(t *testing.T) {
 	good := filepath.Join(t.TempDir(), "s.tar.gz")
 	create(t, src, good)
 	data, _ := os.ReadFile(good)
-	cuts := map[string][]byte{
-		"truncated half":   data[:len(data)/2],
-		"truncated tail":   data[:len(data)-4],
-		"flipped byte":     flip(data, len(data)/3),
-		"flipped checksum": flip(data, len(data)-6),
-	}
-	for name, bad := range cuts {
+	for name, bad := range damaged(data) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{"mine.txt": "mine", "d0/s0/f1": "different"})
@@ -434,6 +428,17 @@ func TestTruncatedAndCorruptArchives(t *testing.T) {
 				t.Fatalf("failed restore changed the tree:\n%s", d)
 			}
 		})
+	}
+}
+
+// damaged is the archive data cut short and with a byte flipped, in
+// its content and in its gzip checksum, each by name.
+func damaged(data []byte) map[string][]byte {
+	return map[string][]byte{
+		"truncated half":   data[:len(data)/2],
+		"truncated tail":   data[:len(data)-4],
+		"flipped byte":     flip(data, len(data)/3),
+		"flipped checksum": flip(data, len(data)-6),
 	}
 }
 
