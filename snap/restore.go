@@ -205,6 +205,9 @@ type restorePlan struct {
 	// index, when set (RestoreIndexed), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
+	// spill, when set, holds what the plan wrote to the staging folder, for
+	// it differs from the tree in too many entries to hold (see spill.go).
+	spill *planSpill
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -242,6 +245,13 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	walk := opts.Walk
 	if m != nil && p.index == nil && p.spell == nil && sparseRestores {
+		if stage {
+			// (before the walk, which leaves it out: a plan too big to
+			// hold is written into it as the walk goes)
+			if err := p.openStage(); err != nil {
+				return nil, err
+			}
+		}
 		// The tree is compared with the manifest as it is walked, and the
 		// plan made over what differs (see sparsePlan).
 		sp, err := p.sparse(ctx, walk, m, limits)
@@ -325,7 +335,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 			p.leave(u)
 		}
 	}
-	if stage {
+	if stage && p.stage == "" {
 		if err := p.openStage(); err != nil {
 			return err
 		}
@@ -335,9 +345,12 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 		recorded = m.Header.Rules
 	}
 	rules := newSnapshotRules(p.root, opts.Walk, recorded)
-	if m != nil {
+	switch {
+	case p.spill != nil:
+		err = p.planSpilled(ctx, m, limits, rules, sp)
+	case m != nil:
 		err = p.fromManifest(ctx, m, limits, stage, rules, sp)
-	} else {
+	default:
 		err = p.fromArchive(ctx, as, stage, rules)
 	}
 	if err != nil {
@@ -346,25 +359,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	for i := range p.current {
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
-		switch {
-		case !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir):
-			// Outside the paths restored: left as it is.
-		case p.isAlone(c.Path):
-			// Unreadable now or when the snapshot was taken: its content is
-			// known to no backup, so it is never deleted.
-		case p.isInput(c.Path):
-			if !ok { // else reported when the snapshot's entry was skipped
-				p.keptIn = append(p.keptIn, c.Path)
-			}
-		case ok && k == c.Kind:
-		case !ok && rules.ignored(c.Path, c.Kind == KindDir):
-			// In scope now only because the ignore rules changed since the
-			// snapshot: under the snapshot's rules it is an ignored file, and
-			// a restore never deletes those.
-			p.spared = append(p.spared, c.Path)
-		case c.Kind == KindFile && p.unreadable(c.Path):
-			p.leave(c.Path) // no backup can hold it: never deleted
-		default:
+		if p.judge(c, ok, k == c.Kind, rules) {
 			p.deletes = append(p.deletes, *c)
 		}
 	}
@@ -375,6 +370,33 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 		return &UnmatchedError{Items: un}
 	}
 	return p.checkSelection()
+}
+
+// judge tells whether the tree's entry c is deleted: inSnap says the
+// snapshot has its path, sameKind that it has it as c's kind.
+func (p *restorePlan) judge(c *Entry, inSnap, sameKind bool, rules *snapshotRules) bool {
+	switch {
+	case !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir):
+		// Outside the paths restored: left as it is.
+	case p.isAlone(c.Path):
+		// Unreadable now or when the snapshot was taken: its content is
+		// known to no backup, so it is never deleted.
+	case p.isInput(c.Path):
+		if !inSnap { // else reported when the snapshot's entry was skipped
+			p.keptIn = append(p.keptIn, c.Path)
+		}
+	case inSnap && sameKind:
+	case !inSnap && rules.ignored(c.Path, c.Kind == KindDir):
+		// In scope now only because the ignore rules changed since the
+		// snapshot: under the snapshot's rules it is an ignored file, and
+		// a restore never deletes those.
+		p.spared = append(p.spared, c.Path)
+	case c.Kind == KindFile && p.unreadable(c.Path):
+		p.leave(c.Path) // no backup can hold it: never deleted
+	default:
+		return true
+	}
+	return false
 }
 
 // SelectionError is a restore limited to paths that would have to change a
@@ -760,21 +782,27 @@ func (p *restorePlan) addFile(e, c *Entry, same bool, staged string) {
 // (seeking to each) before it reads that archive whole instead.
 const fetchAllAt = 64
 
-// fromManifest compares the tree with a manifest: a file whose metadata is
-// what the manifest recorded (and was not racy then) is unchanged; one of
-// the same size is hashed; only the others are fetched from the archive
-// holding them. The manifest's entries pass the same checks as an
-// archive's.
+// fromManifest compares the tree with a manifest (planManifest), then
+// stages what differs, fetched from the archives holding it (fetch).
 func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules, sp *sparsePlan) error {
+	if err := p.planManifest(ctx, m, limits, stage, rules, sp); err != nil {
+		return err
+	}
+	if !stage {
+		return nil
+	}
+	return p.fetch(ctx, limits, rules)
+}
+
+// planManifest compares the tree with a manifest: a file whose metadata is
+// what the manifest recorded (and was not racy then) is unchanged; one of
+// the same size is hashed; the others are written, their content fetched
+// later. The manifest's entries pass the same checks as an archive's.
+func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules, sp *sparsePlan) error {
 	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
 	if chk.fold.Folds() {
 		chk.folded = map[string]string{}
 	}
-	type need struct {
-		op int    // index in p.ops
-		e  *Entry // its entry, once the plan's operations are all known
-	}
-	var needs []need
 	// A manifest opened with OpenManifest is read as the pass goes: each
 	// entry's path and link are copied, for the plan keeps them (its maps
 	// are keyed by path), and its hash only where the plan keeps the entry
@@ -855,7 +883,6 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			return nil
 		}
 		p.addFile(e, c, false, "")
-		needs = append(needs, need{op: len(p.ops) - 1})
 		return nil
 	}
 	// own makes what the plan keeps of an entry read as the pass goes its
@@ -890,25 +917,39 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	for k := range needs {
-		needs[k].e = &p.ops[needs[k].op].entry
-	}
-	if !stage {
+	return err
+}
+
+// fetched tells whether op writes a file whose content the plan has not
+// staged yet: one read from a manifest.
+func fetched(op *restoreOp) bool {
+	return op.kind == opWrite && op.entry.Kind == KindFile && op.staged == ""
+}
+
+// eachOp calls fn with each of the plan's operations, in order, and its
+// number (op is fn's only for the call).
+func (p *restorePlan) eachOp(fn func(i int, op *restoreOp) error) error {
+	if p.spill == nil {
+		for i := range p.ops {
+			if err := fn(i, &p.ops[i]); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	// Fetch what differs, archive by archive: seek to each file, or read the
-	// archive whole when it holds many of them.
-	byArchive := map[string][]need{}
-	var order []string
-	for _, n := range needs {
-		if byArchive[n.e.Src] == nil {
-			order = append(order, n.e.Src)
-		}
-		byArchive[n.e.Src] = append(byArchive[n.e.Src], n)
-	}
+	i := 0
+	var op restoreOp
+	return p.spill.ops.each(func(tag byte, e *Entry, staged string) error {
+		op = restoreOp{kind: opKind(tag &^ tagExisted), entry: *e, staged: staged, existed: tag&tagExisted != 0}
+		i++
+		return fn(i-1, &op)
+	})
+}
+
+// fetch stages the content of the files the plan writes from a manifest,
+// archive by archive: seeking to each file, or reading the archive whole
+// when it holds many of them. Each is staged under fetchedName.
+func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotRules) error {
 	f := newFetcher()
 	defer f.close()
 	for _, e := range p.rulesOnly {
@@ -921,40 +962,127 @@ func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limi
 			return err
 		}
 	}
+	type archiveNeeds struct {
+		n   int
+		few []need // while fewer than fetchAllAt
+	}
+	byArchive := map[string]*archiveNeeds{}
+	var order []string
+	err := p.eachOp(func(i int, op *restoreOp) error {
+		if !fetched(op) {
+			return nil
+		}
+		a := byArchive[op.entry.Src]
+		if a == nil {
+			a = &archiveNeeds{}
+			byArchive[op.entry.Src] = a
+			order = append(order, op.entry.Src)
+		}
+		if a.n++; a.n < fetchAllAt {
+			a.few = append(a.few, need{i, op.entry})
+		} else {
+			a.few = nil
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	for _, src := range order {
-		list := byArchive[src]
-		if len(list) >= fetchAllAt {
-			want := map[string]int{}
-			for _, n := range list {
-				want[n.e.Path] = n.op
-			}
-			if err := p.stageFromWhole(ctx, src, want, limits, rules); err != nil {
+		a := byArchive[src]
+		if a.n >= fetchAllAt {
+			if err := p.stageWhole(ctx, src, limits, rules); err != nil {
 				return err
 			}
 			continue
 		}
-		sort.Slice(list, func(i, j int) bool { return list[i].e.COff < list[j].e.COff })
-		for _, n := range list {
-			r, err := f.open(n.e)
+		sort.Slice(a.few, func(i, j int) bool { return a.few[i].e.COff < a.few[j].e.COff })
+		for _, n := range a.few {
+			r, err := f.open(&n.e)
 			if err != nil {
 				return err
 			}
 			if base := path.Base(n.e.Path); base == ".gitignore" || base == ".rewindignore" {
 				rules.add(n.e.Path, &r)
 			}
-			staged, err := p.stageFrom(n.e, r)
-			if err != nil {
+			if err := p.stageAs(&n.e, r, fetchedName(n.op)); err != nil {
 				return err
 			}
-			p.ops[n.op].staged = staged
 		}
 	}
 	return nil
 }
 
+// stageWhole reads the archive src from start to end beside the plan's
+// operations, both in walk order, and stages the files they fetch from it,
+// checking each against its manifest entry. From a file not met where walk
+// order puts it (an archive not in that order, or a damaged one) on, the
+// archive is read again, the files wanted looked up by path.
+func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits, rules *snapshotRules) error {
+	as, err := openArchive(src, limits, Folding{})
+	if err != nil {
+		return err
+	}
+	defer as.Close()
+	var (
+		at      *Entry // the archive's entry read last, not yet used
+		content io.Reader
+		ended   bool
+		n       int
+		missed  = -1
+	)
+	errMissed := errors.New("missed")
+	err = p.eachOp(func(i int, op *restoreOp) error {
+		if !fetched(op) || op.entry.Src != src {
+			return nil
+		}
+		if n++; n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		me := &op.entry
+		for !ended && (at == nil || comparePaths(at.Path, me.Path) < 0) {
+			at, content, err = as.next()
+			if err == io.EOF {
+				ended = true
+			} else if err != nil {
+				return err
+			}
+		}
+		if ended || at.Path != me.Path || content == nil {
+			missed = i
+			return errMissed
+		}
+		ae := at
+		at = nil
+		return p.stageChecked(src, me, ae, content, rules, fetchedName(i))
+	})
+	if err != errMissed {
+		return err
+	}
+	want := map[string]need{}
+	err = p.eachOp(func(i int, op *restoreOp) error {
+		if fetched(op) && op.entry.Src == src && i >= missed {
+			want[op.entry.Path] = need{i, op.entry}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return p.stageFromWhole(ctx, src, want, limits, rules)
+}
+
+// need is a file the plan fetches: its operation's number, and its entry.
+type need struct {
+	op int
+	e  Entry
+}
+
 // stageFromWhole reads one archive from start to end and stages the files
-// want names (path -> op index), checking each against its manifest entry.
-func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[string]int, limits Limits, rules *snapshotRules) error {
+// want names, checking each against its manifest entry.
+func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[string]need, limits Limits, rules *snapshotRules) error {
 	as, err := openArchive(src, limits, Folding{})
 	if err != nil {
 		return err
@@ -971,29 +1099,33 @@ func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[s
 		if err != nil {
 			return err
 		}
-		op, ok := want[e.Path]
+		n, ok := want[e.Path]
 		if !ok || content == nil {
 			continue
 		}
 		delete(want, e.Path)
-		me := &p.ops[op].entry
-		if e.Size != me.Size {
-			return &ArchiveError{Archive: src, Entry: e.Path, Reason: "size differs from its manifest; the snapshot is damaged"}
-		}
-		r := io.Reader(&hashCheck{r: content, h: sha256.New(), want: me.Hash, e: me})
-		if base := path.Base(e.Path); base == ".gitignore" || base == ".rewindignore" {
-			rules.add(e.Path, &r)
-		}
-		staged, err := p.stageFrom(me, r)
-		if err != nil {
+		if err := p.stageChecked(src, &n.e, e, content, rules, fetchedName(n.op)); err != nil {
 			return err
 		}
-		p.ops[op].staged = staged
 	}
 	for name := range want {
 		return &ArchiveError{Archive: src, Entry: name, Reason: "missing, though its manifest says it is here; the snapshot is damaged"}
 	}
 	return nil
+}
+
+// stageChecked stages the content of the manifest's entry me, read from
+// the archive src as its entry ae, failing if its size or hash differ from
+// me's.
+func (p *restorePlan) stageChecked(src string, me, ae *Entry, content io.Reader, rules *snapshotRules, name string) error {
+	if ae.Size != me.Size {
+		return &ArchiveError{Archive: src, Entry: me.Path, Reason: "size differs from its manifest; the snapshot is damaged"}
+	}
+	r := io.Reader(&hashCheck{r: content, h: sha256.New(), want: me.Hash, e: me})
+	if base := path.Base(me.Path); base == ".gitignore" || base == ".rewindignore" {
+		rules.add(me.Path, &r)
+	}
+	return p.stageAs(me, r, name)
 }
 
 // keepInput leaves the snapshot's entry at one of its own input files alone:
@@ -1261,35 +1393,40 @@ func (p *restorePlan) nextStaged() string {
 
 func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	name := p.nextStaged()
+	return name, p.stageAs(e, r, name)
+}
+
+// stageAs writes e's content, read from r, into the staging folder as name.
+func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
 	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("stage %s: %w", e.Path, err)
+		return fmt.Errorf("stage %s: %w", e.Path, err)
 	}
 	n, rerr, werr := copySparse(f, ctxReader{p.ctx, r})
 	if werr != nil {
 		f.Close()
-		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)
+		return fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)
 	}
 	if rerr != nil {
 		f.Close()
 		if p.ctx.Err() != nil {
-			return "", p.ctx.Err()
+			return p.ctx.Err()
 		}
-		return "", archiveReadErr(e, rerr)
+		return archiveReadErr(e, rerr)
 	}
 	if n != e.Size {
 		f.Close()
-		return "", archiveReadErr(e, io.ErrUnexpectedEOF)
+		return archiveReadErr(e, io.ErrUnexpectedEOF)
 	}
 	p.progress.add(n)
 	if err := f.Chmod(e.Mode); err != nil {
 		f.Close()
-		return "", fmt.Errorf("stage %s: %w", e.Path, err)
+		return fmt.Errorf("stage %s: %w", e.Path, err)
 	}
 	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
+		return fmt.Errorf("stage %s in %s: %w", e.Path, p.root, err)
 	}
-	return name, nil
+	return nil
 }
 
 // holeBlock is the unit copySparse skips when it is all zeros: a file
@@ -1350,6 +1487,10 @@ func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 func (p *restorePlan) close() {
+	if p.spill != nil {
+		p.spill.close()
+		p.spill = nil
+	}
 	if p.stage != "" {
 		p.r.RemoveAll(p.stage)
 		p.stage = ""
@@ -1390,6 +1531,12 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 			res.Renamed++
 			res.RenamedList = append(res.RenamedList, Rename{From: op.from, To: op.entry.Path})
 		}
+	}
+	if s := p.spill; s != nil {
+		res.Written += s.written
+		res.ModeChanged += s.modes
+		res.Deleted, res.DeletedList = len(s.deleted), s.deleted
+		return res
 	}
 	res.Deleted = len(p.deletes)
 	// Deletions are listed after a restore too: they are what a person
@@ -1480,64 +1627,100 @@ func (p *restorePlan) apply() (kept []string, err error) {
 			return kept, fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
 		}
 	}
-	dels := append([]Entry(nil), p.deletes...)
-	sort.Slice(dels, func(i, j int) bool { return comparePaths(dels[i].Path, dels[j].Path) > 0 })
-	for _, d := range dels {
-		name := filepath.FromSlash(d.Path)
-		if err := writable(d.Path); err != nil {
-			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
-		}
-		if d.Kind == KindDir {
-			if err := p.r.Remove(name); err != nil {
+	// Deepest first: a folder once the entries in it are (they follow it
+	// in walk order, the deletions' order).
+	type folder struct {
+		path   string
+		inSnap bool
+	}
+	var folders []folder
+	leaveFor := func(name string) error {
+		for len(folders) > 0 {
+			d := folders[len(folders)-1]
+			if name != "" && strings.HasPrefix(name, d.path+"/") {
+				return nil
+			}
+			folders = folders[:len(folders)-1]
+			if err := writable(d.path); err != nil {
+				return fmt.Errorf("remove %s: %w", d.path, err)
+			}
+			if err := p.r.Remove(filepath.FromSlash(d.path)); err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
-				if _, inSnap := p.snapshot[d.Path]; inSnap || !isNotEmpty(err) {
-					return kept, fmt.Errorf("remove folder %s: %w", d.Path, err)
+				if d.inSnap || !isNotEmpty(err) {
+					return fmt.Errorf("remove folder %s: %w", d.path, err)
 				}
-				kept = append(kept, d.Path) // holds ignored files: kept
+				kept = append(kept, d.path) // holds ignored files: kept
 			}
-			delete(final, d.Path)
-			delete(opened, d.Path)
-			continue
+			delete(final, d.path)
+			delete(opened, d.path)
 		}
-		if err := p.r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return kept, fmt.Errorf("remove %s: %w", d.Path, err)
+		return nil
+	}
+	err = p.eachDelete(func(d *Entry, inSnap bool) error {
+		if err := leaveFor(d.Path); err != nil {
+			return err
 		}
+		if d.Kind == KindDir {
+			folders = append(folders, folder{d.Path, inSnap})
+			return nil
+		}
+		if err := writable(d.Path); err != nil {
+			return fmt.Errorf("remove %s: %w", d.Path, err)
+		}
+		if err := p.r.Remove(filepath.FromSlash(d.Path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", d.Path, err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = leaveFor("")
+	}
+	if err != nil {
+		return kept, err
 	}
 	checked := map[string]bool{".": true}
-	for _, op := range p.ops {
+	err = p.eachOp(func(i int, op *restoreOp) error {
 		if op.kind == opRename {
-			continue // done first
+			return nil // done first
 		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
-			return kept, err
+			return err
 		}
 		name := filepath.FromSlash(op.entry.Path)
 		if op.kind != opChmod {
 			if err := writable(op.entry.Path); err != nil {
-				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
+				return fmt.Errorf("write %s: %w", op.entry.Path, err)
 			}
 		}
 		switch {
 		case op.kind == opMkdir:
 			if err := p.r.Mkdir(name, 0o700); err != nil {
-				return kept, fmt.Errorf("create folder %s: %w", op.entry.Path, err)
+				return fmt.Errorf("create folder %s: %w", op.entry.Path, err)
 			}
 			final[op.entry.Path] = op.entry.Mode
 			opened[op.entry.Path] = true
 			checked[op.entry.Path] = true
 		case op.kind == opWrite:
-			if err := p.r.Rename(p.stage+"/"+op.staged, name); err != nil {
-				return kept, fmt.Errorf("write %s: %w", op.entry.Path, err)
+			staged := op.staged
+			if staged == "" {
+				staged = fetchedName(i)
+			}
+			if err := p.r.Rename(p.stage+"/"+staged, name); err != nil {
+				return fmt.Errorf("write %s: %w", op.entry.Path, err)
 			}
 		case op.entry.Kind == KindDir:
 			final[op.entry.Path] = op.entry.Mode
 		default:
 			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
-				return kept, fmt.Errorf("chmod %s: %w", op.entry.Path, err)
+				return fmt.Errorf("chmod %s: %w", op.entry.Path, err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return kept, err
 	}
 	dirs := make([]string, 0, len(final))
 	for d := range final {
@@ -1552,6 +1735,25 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		}
 	}
 	return kept, nil
+}
+
+// eachDelete calls fn with each of the tree's entries the plan deletes, in
+// walk order; inSnap tells whether the snapshot has its path (as another
+// kind).
+func (p *restorePlan) eachDelete(fn func(d *Entry, inSnap bool) error) error {
+	if p.spill != nil {
+		return p.spill.dels.each(func(tag byte, d *Entry, _ string) error {
+			return fn(d, tag&tagInSnap != 0)
+		})
+	}
+	for i := range p.deletes {
+		d := &p.deletes[i]
+		_, inSnap := p.snapshot[d.Path]
+		if err := fn(d, inSnap); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkParents makes sure every folder above name is a real folder, not a

@@ -48,6 +48,7 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 	sp := &sparsePlan{}
 	var tree []Entry
 	var snapUp, treeUp []sparseFolder // the folders above the last path met, each side
+	hold := ""                        // a folder the next block must not start inside
 	pop := func(up []sparseFolder, at string) []sparseFolder {
 		for len(up) > 0 {
 			d := up[len(up)-1].e.Path
@@ -70,6 +71,16 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 			own, at = &e, e.Path
 		} else {
 			at = c.Path
+		}
+		if hold != "" && !strings.HasPrefix(at, hold+"/") {
+			hold = ""
+		}
+		if p.stage != "" && p.paths == nil && hold == "" && len(sp.snap)+len(tree) >= spillAt {
+			// Too many to hold: written as a block (see spill.go).
+			if err := p.spillBlock(sp, tree); err != nil {
+				return err
+			}
+			sp.snap, tree = sp.snap[:0], tree[:0]
 		}
 		snapUp, treeUp = pop(snapUp, at), pop(treeUp, at)
 		if own != nil {
@@ -111,6 +122,11 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 				snapUp = append(snapUp, sparseFolder{e: *own, kept: true})
 			}
 		}
+		if c != nil && c.Kind == KindDir && own != nil && own.Kind != KindDir {
+			// A folder the snapshot replaces: its check needs every entry
+			// of it in the block (see checkReplaceable).
+			hold = c.Path
+		}
 		if c != nil {
 			tree = append(tree, *c)
 			if c.Kind == KindDir {
@@ -120,6 +136,7 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 		return nil
 	})
 	if errors.Is(err, errImpliedFolder) {
+		p.dropSpill()
 		return nil, nil
 	}
 	if err != nil {

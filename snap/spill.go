@@ -1,0 +1,345 @@
+package snap
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// A restore from a manifest that differs from the tree in many entries (a
+// tree emptied by hand, every file rewritten) would hold an operation per
+// entry, and the entries, and a map of their paths: hundreds of bytes a
+// file, most of a gigabyte at a million. Past spillAt entries kept, the
+// plan is made a block at a time instead, each block's operations written
+// to files in the staging folder (spillFile), then the staging and the
+// changes to the tree done from them as they are read back: memory holds
+// one block, whatever the tree's size. The plan's checks are the same
+// ones, over the same entries: a block is planned with the entries above
+// it (the folders open at its start, and the last entry each side) as
+// context, and is never cut inside a folder the snapshot replaces by a
+// file (whose check needs every entry of it at hand).
+
+// spillAt is how many entries, of both sides, the plan over what differs
+// holds before it writes them to the staging folder as a block (a
+// variable for tests, which make blocks of a few entries).
+var spillAt = 1 << 15
+
+// planSpill is the plan's part written to the staging folder.
+type planSpill struct {
+	blocks  *spillFile // the sparse walk's kept entries: blockSnap, blockTree, then blockEnd
+	ops     *spillFile // the plan's operations, in walk order (tag: kind, existed)
+	cands   *spillFile // the tree's entries the snapshot does not have as they are (tag: inSnap)
+	dels    *spillFile // of those, the ones deleted (tag: inSnap)
+	written int        // operations that write an entry
+	modes   int        // operations that change a mode
+	deleted []string   // the paths deleted, for the result
+}
+
+// Tags of the blocks file.
+const (
+	blockSnap byte = iota
+	blockTree
+	blockEnd
+)
+
+// Tags of the ops, cands and dels files.
+const (
+	tagExisted = 1 << 2 // ops: something in scope was at the path
+	tagInSnap  = 1      // cands, dels: the snapshot has the path (as another kind)
+)
+
+// dropSpill removes what the plan wrote to the staging folder: the plan is
+// made another way.
+func (p *restorePlan) dropSpill() {
+	if s := p.spill; s != nil {
+		s.close()
+		for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
+			p.r.Remove(p.stage + "/" + path.Base(f.f.Name()))
+		}
+		p.spill = nil
+	}
+}
+
+func (s *planSpill) close() {
+	for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
+		if f != nil {
+			f.f.Close()
+		}
+	}
+}
+
+// spillFile is a file of records in the staging folder: a tag byte, an
+// entry, and a string. Written, then read from its start as often as need
+// be (each reader its own).
+type spillFile struct {
+	f   *os.File
+	w   *bufio.Writer
+	n   int    // records written
+	src string // the last entry's Src (written only when it changes)
+	buf []byte
+}
+
+// newSpill creates the spill file name in the staging folder.
+func (p *restorePlan) newSpill(name string) (*spillFile, error) {
+	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("write the plan in %s: %w", p.root, err)
+	}
+	return &spillFile{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+}
+
+// put writes a record.
+func (s *spillFile) put(tag byte, e *Entry, extra string) error {
+	b := append(s.buf[:0], tag, byte(e.Kind))
+	b = binary.AppendUvarint(b, uint64(e.Mode))
+	for _, v := range [...]int64{e.Size, e.MTime, e.CTime, e.COff, e.Skip} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = binary.AppendUvarint(b, e.Ino)
+	fields := [...]string{e.Path, e.Hash, e.Link, extra}
+	for _, f := range fields {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	if e.Src == s.src {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = binary.AppendUvarint(b, uint64(len(e.Src)))
+		b = append(b, e.Src...)
+		s.src = e.Src
+	}
+	s.buf = b
+	s.n++
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("write the plan: %w", err)
+	}
+	return nil
+}
+
+// each reads the records from the first: fn gets each (its entry reused
+// from one call to the next; its strings are its own).
+func (s *spillFile) each(fn func(tag byte, e *Entry, extra string) error) error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("write the plan: %w", err)
+	}
+	r := &spillReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 256<<10)}
+	var e Entry
+	for i := 0; i < s.n; i++ {
+		tag, extra, err := r.next(&e)
+		if err != nil {
+			return fmt.Errorf("read the plan back from %s: %w", s.f.Name(), err)
+		}
+		if err := fn(tag, &e, extra); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type spillReader struct {
+	r   *bufio.Reader
+	src string
+}
+
+func (r *spillReader) next(e *Entry) (tag byte, extra string, err error) {
+	defer func() {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+	}()
+	if tag, err = r.r.ReadByte(); err != nil {
+		return 0, "", err
+	}
+	k, err := r.r.ReadByte()
+	if err != nil {
+		return 0, "", err
+	}
+	mode, err := binary.ReadUvarint(r.r)
+	if err != nil {
+		return 0, "", err
+	}
+	*e = Entry{Kind: Kind(k), Mode: fs.FileMode(mode)}
+	for _, v := range [...]*int64{&e.Size, &e.MTime, &e.CTime, &e.COff, &e.Skip} {
+		if *v, err = binary.ReadVarint(r.r); err != nil {
+			return 0, "", err
+		}
+	}
+	if e.Ino, err = binary.ReadUvarint(r.r); err != nil {
+		return 0, "", err
+	}
+	for _, f := range [...]*string{&e.Path, &e.Hash, &e.Link, &extra} {
+		if *f, err = r.str(); err != nil {
+			return 0, "", err
+		}
+	}
+	changed, err := r.r.ReadByte()
+	if err != nil {
+		return 0, "", err
+	}
+	if changed == 1 {
+		if r.src, err = r.str(); err != nil {
+			return 0, "", err
+		}
+	}
+	e.Src = r.src
+	return tag, extra, nil
+}
+
+func (r *spillReader) str() (string, error) {
+	n, err := binary.ReadUvarint(r.r)
+	if err != nil || n == 0 {
+		return "", err
+	}
+	if n > 1<<20 {
+		return "", errors.New("a record longer than any the plan writes")
+	}
+	var sb strings.Builder
+	sb.Grow(int(n))
+	if _, err := io.CopyN(&sb, r.r, int64(n)); err != nil {
+		return "", err
+	}
+	return sb.String(), nil
+}
+
+// spillBlock writes the sparse walk's kept entries as a block.
+func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
+	s := p.spill
+	if s == nil {
+		s = &planSpill{}
+		p.spill = s
+		var err error
+		for _, f := range []struct {
+			to   **spillFile
+			name string
+		}{{&s.blocks, "blocks"}, {&s.ops, "ops"}, {&s.cands, "candidates"}, {&s.dels, "deletes"}} {
+			if *f.to, err = p.newSpill("plan-" + f.name); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range sp.snap {
+		if err := s.blocks.put(blockSnap, &sp.snap[i], ""); err != nil {
+			return err
+		}
+	}
+	for i := range tree {
+		if err := s.blocks.put(blockTree, &tree[i], ""); err != nil {
+			return err
+		}
+	}
+	return s.blocks.put(blockEnd, &Entry{}, "")
+}
+
+// planSpilled plans the blocks written by the sparse walk, then its last
+// one (sp), writing each block's operations and candidates for deletion
+// as it goes; then stages what they need and decides the deletions.
+func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limits, rules *snapshotRules, sp *sparsePlan) error {
+	s := p.spill
+	var snapUp, treeUp []Entry // the entries above the next block's, each side, and the last one
+	block := func(snap, tree []Entry) error {
+		p.current = append(append(make([]Entry, 0, len(treeUp)+len(tree)), treeUp...), tree...)
+		p.cur = treeIndex{entries: p.current}
+		p.snapshot = make(map[string]Kind, len(snapUp)+len(snap))
+		for _, d := range snapUp {
+			p.snapshot[d.Path] = d.Kind
+		}
+		if err := p.planManifest(ctx, m, limits, true, rules, &sparsePlan{snap: snap}); err != nil {
+			return err
+		}
+		for i := len(treeUp); i < len(p.current); i++ {
+			c := &p.current[i]
+			k, ok := p.snapshot[c.Path]
+			if ok && k == c.Kind {
+				continue
+			}
+			tag := byte(0)
+			if ok {
+				tag = tagInSnap
+			}
+			if err := s.cands.put(tag, c, ""); err != nil {
+				return err
+			}
+		}
+		for i := range p.ops {
+			op := &p.ops[i]
+			tag := byte(op.kind)
+			if op.existed {
+				tag |= tagExisted
+			}
+			if err := s.ops.put(tag, &op.entry, op.staged); err != nil {
+				return err
+			}
+			switch op.kind {
+			case opWrite, opMkdir:
+				s.written++
+			case opChmod:
+				s.modes++
+			}
+		}
+		p.ops = p.ops[:0]
+		snapUp, treeUp = stillAbove(snapUp, snap), stillAbove(treeUp, tree)
+		return nil
+	}
+	var snap, tree []Entry
+	err := s.blocks.each(func(tag byte, e *Entry, _ string) error {
+		switch tag {
+		case blockSnap:
+			snap = append(snap, *e)
+		case blockTree:
+			tree = append(tree, *e)
+		default:
+			err := block(snap, tree)
+			snap, tree = snap[:0], tree[:0]
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := block(sp.snap, sp.tree.Entries); err != nil {
+		return err
+	}
+	p.current, p.cur, p.snapshot = nil, treeIndex{}, nil
+	if err := p.fetch(ctx, limits, rules); err != nil {
+		return err
+	}
+	return s.cands.each(func(tag byte, c *Entry, _ string) error {
+		if !p.judge(c, tag&tagInSnap != 0, false, rules) {
+			return nil
+		}
+		name := c.Path
+		if c.Kind == KindDir {
+			name += "/"
+		}
+		s.deleted = append(s.deleted, name)
+		return s.dels.put(tag, c, "")
+	})
+}
+
+// stillAbove is up (entries, each inside the one before) after entries:
+// those of it that the last of entries is inside, then the last of entries
+// and the entries above it.
+func stillAbove(up []Entry, entries []Entry) []Entry {
+	for i := range entries {
+		e := &entries[i]
+		for len(up) > 0 && !strings.HasPrefix(e.Path, up[len(up)-1].Path+"/") {
+			up = up[:len(up)-1]
+		}
+		up = append(up, *e)
+	}
+	return up
+}
+
+// fetchedName is the name in the staging folder of the content fetched
+// for the plan's operation i.
+func fetchedName(i int) string { return "f" + strconv.Itoa(i) }
