@@ -17,7 +17,8 @@ import (
 // with Encode over opts.Parent and compared with DiffManifests against it,
 // as a layer's always is, and nothing else. Where no layer can be laid (no
 // parent read that way, a chain too deep or too large) it is Walk and
-// CreateFromTree.
+// CreateFromTree. Over a tree that differs from the parent in more than
+// layerMost entries it writes nothing and returns ErrLayerTooBig.
 func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateOptions) (*Result, error) {
 	parent := opts.Parent
 	if !opts.Layer || parent == nil || parent.stream == nil || parent.File == "" || parent.Header.Archive == "" || !layerFits(parent, opts.MaxDepth) {
@@ -81,6 +82,18 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	return res, nil
 }
 
+// layerMost is how many entries a layer save keeps (the entries that
+// differ, with the folders above them, and the parent's side of what
+// differs or is gone: 250 bytes or so each) before it gives up with
+// ErrLayerTooBig.
+var layerMost = 1 << 16
+
+// ErrLayerTooBig is a layer save (CreateOver) over a tree that differs from
+// its parent in more than layerMost entries: the layer would be held whole
+// to be written, so none is; the caller writes a full snapshot instead
+// (CreateFull), as the walk goes.
+var ErrLayerTooBig = errors.New("snap: the tree differs from the parent in too many entries for a layer")
+
 // CreateOverFull is Create for a full snapshot judged against a parent
 // opened with OpenManifest (opts.Parent, without opts.Layer: rewind-snap
 // create --parent-manifest), in memory that does not grow with the tree.
@@ -97,6 +110,10 @@ func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts Cre
 	}
 	limits := opts.Limits.Or(DefaultLimits)
 	s, tree, err := sparseWalk(ctx, root, walk, parent, limits)
+	if errors.Is(err, ErrLayerTooBig) {
+		opts.Parent = nil // changed: written whole
+		return CreateFull(ctx, root, walk, opts, manifest)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -381,6 +398,9 @@ func (s *sparseSave) one(p, e *Entry) error {
 			s.entries = append(s.entries, k)
 		}
 		s.r.note(p, e)
+		if len(s.entries)+len(s.r.old) > layerMost {
+			return ErrLayerTooBig
+		}
 	}
 	if e != nil && e.Kind == KindDir {
 		s.folders = append(s.folders, folderAbove{e: *e, kept: differs})

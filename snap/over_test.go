@@ -2,6 +2,7 @@ package snap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -252,5 +253,71 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 		if round%3 == 2 {
 			layerSave(t, dir, snaps, round/3+1, 0) // the next rounds' parent: a layer over this one
 		}
+	}
+}
+
+// TestLayerTooBig: a layer save over a tree that differs from its parent
+// in more than layerMost entries writes nothing and says so, and a full
+// one judged against the parent is then written whole, as Create writes
+// it.
+func TestLayerTooBig(t *testing.T) {
+	gitEnv(t)
+	defer func(v int) { layerMost = v }(layerMost)
+	ctx := context.Background()
+	rng := rand.New(rand.NewSource(4))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 150)
+	layerSave(t, dir, snaps, 0, 0)
+	rewriteEveryFile(t, dir)
+	parent := filepath.Join(snaps, "0", "manifest")
+	whole, err := ReadManifest(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, most := range []int{1 << 16, 10} {
+		layerMost = most
+		opened, err := OpenManifest(parent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "layer.tar.gz")
+		res, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: out, Parent: opened, Layer: true})
+		if _, serr := os.Stat(out); most == 10 && (!errors.Is(err, ErrLayerTooBig) || serr == nil) {
+			t.Fatalf("a layer of every file, at most %d entries: %v, archive written %v", most, err, serr == nil)
+		}
+		if most > 10 && (err != nil || !res.Layer) {
+			t.Fatalf("a layer of every file: %v", err)
+		}
+	}
+	byCreate, byOver := filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
+	rw, err := Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(byCreate), "s.tar.gz"), Parent: whole})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteManifestFile(byCreate, rw.Manifest, nil); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := OpenManifest(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(byOver), "s.tar.gz"), Parent: opened}, byOver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(byCreate)
+	b, _ := os.ReadFile(byOver)
+	_, la, _ := strings.Cut(string(a), "\n")
+	_, lb, _ := strings.Cut(string(b), "\n")
+	if ro.Archive == "" || ro.TreeHash != rw.TreeHash || la != lb {
+		t.Fatalf("CreateOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
+	}
+	// A tree emptied: what a layer holds of it is the parent's side.
+	emptyButIgnored(t, dir)
+	if opened, err = OpenManifest(parent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true}); !errors.Is(err, ErrLayerTooBig) {
+		t.Fatalf("a layer over a tree emptied: %v, want ErrLayerTooBig", err)
 	}
 }

@@ -201,8 +201,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 // checkpoint, comparing the tree with it as the walk goes (snap.CreateOver:
 // the tree is not held), while the newest checkpoint's chain is checked.
 // It returns a nil Result where such a save does not apply (no checkpoint,
-// --full, an import, a chain that takes no more layers) or the chain is
-// damaged: the caller then takes a full checkpoint.
+// --full, an import, a chain that takes no more layers, a tree that
+// differs from it in too many entries: snap.ErrLayerTooBig) or the chain
+// is damaged: the caller then takes a full checkpoint.
 func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *checker) (*snap.Result, *snap.Manifest, error) {
 	if newest == nil || opts.Full || opts.adopt != nil {
 		return nil, nil, nil
@@ -226,6 +227,11 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 		if err == nil && res.Archive != "" {
 			os.Remove(layerFile)
 		}
+		return nil, nil, nil
+	}
+	if errors.Is(err, snap.ErrLayerTooBig) {
+		// Most of the tree changed: a layer would be held whole to be
+		// written; a full checkpoint is written as the walk goes.
 		return nil, nil, nil
 	}
 	if err != nil {

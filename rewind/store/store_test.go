@@ -1167,3 +1167,49 @@ func TestSaveOverAChainThatTakesNoMoreLayers(t *testing.T) {
 		t.Fatal("restore of the full checkpoint did not bring big.bin back")
 	}
 }
+
+// TestSaveAndRestoreOfATreeEmptied: a tree of more entries than a layer
+// holds (snap.ErrLayerTooBig), emptied by hand: the save of it is a full
+// checkpoint, written as the walk goes, its changes counted against the
+// newest; the restore of the first brings every file back (its plan
+// written to the staging folder a block at a time).
+func TestSaveAndRestoreOfATreeEmptied(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a tree of 70,000 files")
+	}
+	s := project(t)
+	const folders, each = 350, 200
+	for d := range folders {
+		dir := filepath.Join(s.Project, fmt.Sprintf("d%03d", d))
+		os.Mkdir(dir, 0o755)
+		for f := range each {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte{byte(f)}, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first := save(t, s, SaveOptions{})
+	for d := range folders {
+		if err := os.RemoveAll(filepath.Join(s.Project, fmt.Sprintf("d%03d", d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emptied := save(t, s, SaveOptions{})
+	want := Changes{Deleted: folders * each, Since: first.ID}
+	if emptied.Snapshot.Layer || emptied.Snapshot.FullBecause != "" || emptied.Changes != want || emptied.Snapshot.Files != 1 {
+		t.Fatalf("save of the tree emptied: %+v, changes %+v (want %+v)", emptied.Snapshot, emptied.Changes, want)
+	}
+	res, err := s.Restore(ctx, first, RestoreOptions{Code: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Code.Written != folders*(each+1) || res.Code.Deleted != 0 {
+		t.Fatalf("restore of the first: %+v", res.Code)
+	}
+	if got := read(t, filepath.Join(s.Project, "d349/f199")); got != string([]byte{199}) {
+		t.Fatalf("d349/f199 holds %q", got)
+	}
+	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
+		t.Fatalf("validate: %+v %v", probs, err)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io/fs"
 	"os"
@@ -87,6 +88,14 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		return e.out.Encode(res)
 	}
 	res, err := snap.CreateOver(ctx, c.root, walk, opts)
+	if errors.Is(err, snap.ErrLayerTooBig) {
+		// Most of the tree changed: a full snapshot, written as it walks.
+		opts.Parent, opts.Layer = nil, false
+		if res, err = snap.CreateFull(ctx, c.root, walk, opts, c.manifest); err != nil {
+			return err
+		}
+		return e.out.Encode(res)
+	}
 	if err != nil {
 		return err
 	}
