@@ -1024,6 +1024,7 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 		return err
 	}
 	defer as.Close()
+	as.ordered = true // (checked in walk order: no map of every path)
 	var (
 		at      *Entry // the archive's entry read last, not yet used
 		content io.Reader
@@ -1046,11 +1047,13 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 			at, content, err = as.next()
 			if err == io.EOF {
 				ended = true
+			} else if as.disordered {
+				break
 			} else if err != nil {
 				return err
 			}
 		}
-		if ended || at.Path != me.Path || content == nil {
+		if ended || as.disordered || at.Path != me.Path || content == nil {
 			missed = i
 			return errMissed
 		}

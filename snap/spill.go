@@ -80,20 +80,21 @@ func (s *planSpill) close() {
 // entry, and a string. Written, then read from its start as often as need
 // be (each reader its own).
 type spillFile struct {
-	f   *os.File
-	w   *bufio.Writer
-	n   int    // records written
-	src string // the last entry's Src (written only when it changes)
-	buf []byte
+	f    *os.File
+	root string // the tree restored, for errors
+	w    *bufio.Writer
+	n    int    // records written
+	src  string // the last entry's Src (written only when it changes)
+	buf  []byte
 }
 
 // newSpill creates the spill file name in the staging folder.
 func (p *restorePlan) newSpill(name string) (*spillFile, error) {
 	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("write the plan in %s: %w", p.root, err)
+		return nil, fmt.Errorf("restore into %s: write its plan in the staging folder: %w", p.root, err)
 	}
-	return &spillFile{f: f, w: bufio.NewWriterSize(f, 256<<10)}, nil
+	return &spillFile{f: f, root: p.root, w: bufio.NewWriterSize(f, 256<<10)}, nil
 }
 
 // put writes a record.
@@ -120,7 +121,7 @@ func (s *spillFile) put(tag byte, e *Entry, extra string) error {
 	s.buf = b
 	s.n++
 	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("write the plan: %w", err)
+		return fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
 	}
 	return nil
 }
@@ -129,14 +130,14 @@ func (s *spillFile) put(tag byte, e *Entry, extra string) error {
 // from one call to the next; its strings are its own).
 func (s *spillFile) each(fn func(tag byte, e *Entry, extra string) error) error {
 	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("write the plan: %w", err)
+		return fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
 	}
 	r := &spillReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 256<<10)}
 	var e Entry
 	for i := 0; i < s.n; i++ {
 		tag, extra, err := r.next(&e)
 		if err != nil {
-			return fmt.Errorf("read the plan back from %s: %w", s.f.Name(), err)
+			return fmt.Errorf("restore into %s: read its plan back from %s: %w", s.root, s.f.Name(), err)
 		}
 		if err := fn(tag, &e, extra); err != nil {
 			return err
