@@ -191,31 +191,7 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 			mutate(t, rng, dir)
 		}
 		parent := filepath.Join(snaps, fmt.Sprint(round/3), "manifest")
-		byCreate, byOver := filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
-		whole, err := ReadManifest(parent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rw, err := Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(byCreate), "s.tar.gz"), Parent: whole})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteManifestFile(byCreate, rw.Manifest, nil); err != nil {
-			t.Fatal(err)
-		}
-		opened, err := OpenManifest(parent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ro, err := CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(byOver), "s.tar.gz"), Parent: opened}, byOver)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ro.Archive == "" {
-			if err := WriteManifestFile(byOver, ro.Manifest, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		rw, ro, byCreate, byOver := createBothWays(t, dir, parent)
 		if want := round%3 != 2; rw.Unchanged != want || ro.Unchanged != want || (ro.Archive == "") != want {
 			t.Fatalf("round %d: unchanged %v by Create, %v (archive %q) by CreateOverFull; want %v", round, rw.Unchanged, ro.Unchanged, ro.Archive, want)
 		}
@@ -227,11 +203,7 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 		if a, b := figures(rw), figures(ro); !reflect.DeepEqual(a, b) {
 			t.Fatalf("round %d: CreateOverFull's result\n%+v\nCreate's\n%+v", round, b, a)
 		}
-		a, _ := os.ReadFile(byCreate)
-		b, _ := os.ReadFile(byOver)
-		_, la, _ := strings.Cut(string(a), "\n")
-		_, lb, _ := strings.Cut(string(b), "\n")
-		if la != lb {
+		if la, lb := manifestLines(t, byCreate), manifestLines(t, byOver); la != lb {
 			t.Fatalf("round %d: CreateOverFull's lines\n%s\nCreate's\n%s", round, lb, la)
 		}
 		m, err := OpenManifest(byOver)
@@ -270,10 +242,6 @@ func TestLayerTooBig(t *testing.T) {
 	layerSave(t, dir, snaps, 0, 0)
 	rewriteEveryFile(t, dir)
 	parent := filepath.Join(snaps, "0", "manifest")
-	whole, err := ReadManifest(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, most := range []int{1 << 16, 10} {
 		layerMost = most
 		opened, err := OpenManifest(parent)
@@ -289,35 +257,61 @@ func TestLayerTooBig(t *testing.T) {
 			t.Fatalf("a layer of every file: %v", err)
 		}
 	}
-	byCreate, byOver := filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
-	rw, err := Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(byCreate), "s.tar.gz"), Parent: whole})
+	rw, ro, byCreate, byOver := createBothWays(t, dir, parent)
+	la, lb := manifestLines(t, byCreate), manifestLines(t, byOver)
+	if ro.Archive == "" || ro.TreeHash != rw.TreeHash || la != lb {
+		t.Fatalf("CreateOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
+	}
+	// A tree emptied: what a layer holds of it is the parent's side.
+	emptyButIgnored(t, dir)
+	opened, err := OpenManifest(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteManifestFile(byCreate, rw.Manifest, nil); err != nil {
+	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true}); !errors.Is(err, ErrLayerTooBig) {
+		t.Fatalf("a layer over a tree emptied: %v, want ErrLayerTooBig", err)
+	}
+}
+
+// createBothWays writes a full snapshot of dir judged against the parent
+// manifest, by Create over it read whole and by CreateOverFull over it
+// opened, and the manifest of each (CreateOverFull's, unless it wrote it).
+func createBothWays(t *testing.T, dir, parent string) (byCreate, byOver *Result, createManifest, overManifest string) {
+	t.Helper()
+	ctx := context.Background()
+	createManifest, overManifest = filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
+	whole, err := ReadManifest(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byCreate, err = Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(createManifest), "s.tar.gz"), Parent: whole}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteManifestFile(createManifest, byCreate.Manifest, nil); err != nil {
 		t.Fatal(err)
 	}
 	opened, err := OpenManifest(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, err := CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(byOver), "s.tar.gz"), Parent: opened}, byOver)
+	if byOver, err = CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(overManifest), "s.tar.gz"), Parent: opened}, overManifest); err != nil {
+		t.Fatal(err)
+	}
+	if byOver.Archive == "" {
+		if err := WriteManifestFile(overManifest, byOver.Manifest, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return byCreate, byOver, createManifest, overManifest
+}
+
+// manifestLines is a manifest file's entry lines: all but its header.
+func manifestLines(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := os.ReadFile(byCreate)
-	b, _ := os.ReadFile(byOver)
-	_, la, _ := strings.Cut(string(a), "\n")
-	_, lb, _ := strings.Cut(string(b), "\n")
-	if ro.Archive == "" || ro.TreeHash != rw.TreeHash || la != lb {
-		t.Fatalf("CreateOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
-	}
-	// A tree emptied: what a layer holds of it is the parent's side.
-	emptyButIgnored(t, dir)
-	if opened, err = OpenManifest(parent); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true}); !errors.Is(err, ErrLayerTooBig) {
-		t.Fatalf("a layer over a tree emptied: %v, want ErrLayerTooBig", err)
-	}
+	_, lines, _ := strings.Cut(string(b), "\n")
+	return lines
 }

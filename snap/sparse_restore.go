@@ -39,6 +39,9 @@ type sparseFolder struct {
 // sparse walks the tree beside m, checking every manifest entry as the
 // plan would, and returns what the plan is made over; nil when m implies a
 // folder it does not list (the caller plans over the whole tree then).
+// Past spillAt entries kept, a restore that stages writes them to its
+// staging folder, a block at a time (see spill.go): the sparsePlan then
+// holds the last block.
 func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest, limits Limits) (*sparsePlan, error) {
 	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
 	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)

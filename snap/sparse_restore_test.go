@@ -30,15 +30,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 			dir, snaps := t.TempDir(), t.TempDir()
 			genTree(t, rng, dir, 120)
 			const n = 4
-			states := make([]map[string]string, n)
-			for i := range n {
-				if i > 0 {
-					mutate(t, rng, dir)
-					chmodSomeFolders(t, rng, dir)
-				}
-				layerSave(t, dir, snaps, i, 0)
-				states[i], _ = splitIgnored(state(t, dir))
-			}
+			states := layerChain(t, rng, dir, snaps, n)
 			limited := 0 // restores limited to paths that change something
 			for k := range 6 {
 				i := rng.Intn(n)
@@ -101,6 +93,23 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// layerChain saves n snapshots of dir into snaps (a full one, then layers
+// over it), dir edited every way before each but the first, and returns the
+// tree each holds, ignored files aside.
+func layerChain(t *testing.T, rng *rand.Rand, dir, snaps string, n int) []map[string]string {
+	t.Helper()
+	states := make([]map[string]string, n)
+	for i := range n {
+		if i > 0 {
+			mutate(t, rng, dir)
+			chmodSomeFolders(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+		states[i], _ = splitIgnored(state(t, dir))
+	}
+	return states
 }
 
 // chmodSomeFolders gives a few folders under dir another mode.

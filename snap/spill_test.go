@@ -35,15 +35,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 			os.Mkdir(dir, 0o755)
 			genTree(t, rng, dir, 150)
 			const n = 3
-			states := make([]map[string]string, n)
-			for i := range n {
-				if i > 0 {
-					mutate(t, rng, dir)
-					chmodSomeFolders(t, rng, dir)
-				}
-				layerSave(t, dir, snaps, i, 0)
-				states[i], _ = splitIgnored(state(t, dir))
-			}
+			states := layerChain(t, rng, dir, snaps, n)
 			edits := []func(){
 				func() { mutate(t, rng, dir); chmodSomeFolders(t, rng, dir) },
 				func() { emptyButIgnored(t, dir) },
