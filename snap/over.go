@@ -86,7 +86,7 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 // differ, with the folders above them, and the parent's side of what
 // differs or is gone: 250 bytes or so each) before it gives up with
 // ErrLayerTooBig.
-var layerMost = 1 << 16
+var layerMost = 1 << 15
 
 // ErrLayerTooBig is a layer save (CreateOver) over a tree that differs from
 // its parent in more than layerMost entries: the layer would be held whole

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"rewind.dev/snap"
@@ -119,5 +120,9 @@ func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpo
 	if err := k.check(backup, partAll); err != nil {
 		return nil, &BackupError{Err: err}
 	}
+	// What the backup's walk held is garbage now, and the restore walks the
+	// tree again: given back first, the two do not stack up in the
+	// process's memory (at 1M files, 119 MiB; each alone, under 97).
+	debug.FreeOSMemory()
 	return backup, nil
 }

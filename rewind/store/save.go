@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -231,7 +232,9 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	}
 	if errors.Is(err, snap.ErrLayerTooBig) {
 		// Most of the tree changed: a layer would be held whole to be
-		// written; a full checkpoint is written as the walk goes.
+		// written; a full checkpoint is written as the walk goes, what
+		// this walk held given back first.
+		debug.FreeOSMemory()
 		return nil, nil, nil
 	}
 	if err != nil {
