@@ -194,6 +194,7 @@ type restorePlan struct {
 	spared    []string // not in the snapshot, but ignored under its rules: left alone
 	unchanged int
 	nstaged   int
+	stagedDir string    // the staging folder's folder a file was last staged in (see stageAs)
 	progress  *Progress // counts staged files (WithProgress)
 	// paths limits the plan (RestoreOptions.Paths); outDirs holds the modes of
 	// the snapshot's folders it leaves out, for those a path inside needs
@@ -948,7 +949,7 @@ func (p *restorePlan) eachOp(fn func(i int, op *restoreOp) error) error {
 
 // fetch stages the content of the files the plan writes from a manifest,
 // archive by archive: seeking to each file, or reading the archive whole
-// when it holds many of them. Each is staged under fetchedName.
+// when it holds many of them. Each is staged where stagedAt says.
 func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotRules) error {
 	f := newFetcher()
 	defer f.close()
@@ -968,7 +969,9 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	}
 	byArchive := map[string]*archiveNeeds{}
 	var order []string
+	var nf newFolders
 	err := p.eachOp(func(i int, op *restoreOp) error {
+		inside := nf.step(op)
 		if !fetched(op) {
 			return nil
 		}
@@ -979,7 +982,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 			order = append(order, op.entry.Src)
 		}
 		if a.n++; a.n < fetchAllAt {
-			a.few = append(a.few, need{i, op.entry})
+			a.few = append(a.few, need{i, op.entry, stagedAt(i, op, inside)})
 		} else {
 			a.few = nil
 		}
@@ -1005,7 +1008,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 			if base := path.Base(n.e.Path); base == ".gitignore" || base == ".rewindignore" {
 				rules.add(n.e.Path, &r)
 			}
-			if err := p.stageAs(&n.e, r, fetchedName(n.op)); err != nil {
+			if err := p.stageAs(&n.e, r, n.name); err != nil {
 				return err
 			}
 		}
@@ -1033,7 +1036,9 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 		missed  = -1
 	)
 	errMissed := errors.New("missed")
+	var nf newFolders
 	err = p.eachOp(func(i int, op *restoreOp) error {
+		inside := nf.step(op)
 		if !fetched(op) || op.entry.Src != src {
 			return nil
 		}
@@ -1059,15 +1064,17 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 		}
 		ae := at
 		at = nil
-		return p.stageChecked(src, me, ae, content, rules, fetchedName(i))
+		return p.stageChecked(src, me, ae, content, rules, stagedAt(i, op, inside))
 	})
 	if err != errMissed {
 		return err
 	}
 	want := map[string]need{}
+	nf = newFolders{}
 	err = p.eachOp(func(i int, op *restoreOp) error {
+		inside := nf.step(op)
 		if fetched(op) && op.entry.Src == src && i >= missed {
-			want[op.entry.Path] = need{i, op.entry}
+			want[op.entry.Path] = need{i, op.entry, stagedAt(i, op, inside)}
 		}
 		return nil
 	})
@@ -1077,10 +1084,12 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 	return p.stageFromWhole(ctx, src, want, limits, rules)
 }
 
-// need is a file the plan fetches: its operation's number, and its entry.
+// need is a file the plan fetches: its operation's number, its entry, and
+// where it is staged.
 type need struct {
-	op int
-	e  Entry
+	op   int
+	e    Entry
+	name string // where it is staged (see stagedAt)
 }
 
 // stageFromWhole reads one archive from start to end and stages the files
@@ -1107,7 +1116,7 @@ func (p *restorePlan) stageFromWhole(ctx context.Context, src string, want map[s
 			continue
 		}
 		delete(want, e.Path)
-		if err := p.stageChecked(src, &n.e, e, content, rules, fetchedName(n.op)); err != nil {
+		if err := p.stageChecked(src, &n.e, e, content, rules, n.name); err != nil {
 			return err
 		}
 	}
@@ -1399,8 +1408,15 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
 	return name, p.stageAs(e, r, name)
 }
 
-// stageAs writes e's content, read from r, into the staging folder as name.
+// stageAs writes e's content, read from r, into the staging folder as name
+// (a path there: its folders are made as needed).
 func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
+	if dir := path.Dir(name); dir != "." && dir != p.stagedDir {
+		if err := p.r.MkdirAll(p.stage+"/"+dir, 0o700); err != nil {
+			return fmt.Errorf("stage %s: %w", e.Path, err)
+		}
+		p.stagedDir = dir
+	}
 	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", e.Path, err)
@@ -1684,9 +1700,14 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		return kept, err
 	}
 	checked := map[string]bool{".": true}
+	var nf newFolders
 	err = p.eachOp(func(i int, op *restoreOp) error {
+		inside := nf.step(op)
 		if op.kind == opRename {
 			return nil // done first
+		}
+		if inside && fetched(op) {
+			return nil // staged in place: moved in with the new folder above it
 		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
 			return err
@@ -1699,7 +1720,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		}
 		switch {
 		case op.kind == opMkdir:
-			if err := p.r.Mkdir(name, 0o700); err != nil {
+			if err := p.mkdirStaged(op.entry.Path, inside); err != nil {
 				return fmt.Errorf("create folder %s: %w", op.entry.Path, err)
 			}
 			final[op.entry.Path] = op.entry.Mode
@@ -1708,7 +1729,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		case op.kind == opWrite:
 			staged := op.staged
 			if staged == "" {
-				staged = fetchedName(i)
+				staged = stagedAt(i, op, inside)
 			}
 			if err := p.r.Rename(p.stage+"/"+staged, name); err != nil {
 				return fmt.Errorf("write %s: %w", op.entry.Path, err)
@@ -1738,6 +1759,28 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		}
 	}
 	return kept, nil
+}
+
+// mkdirStaged creates the plan's new folder name: the one staged at its
+// path, with the files fetched into it, moved in whole; one inside a folder
+// moved in that way is there already unless it holds none of them. A
+// name taken meanwhile is never replaced.
+func (p *restorePlan) mkdirStaged(name string, inside bool) error {
+	at := filepath.FromSlash(name)
+	if inside {
+		if err := p.r.Mkdir(at, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return nil
+	}
+	staged := p.stage + "/" + stagedTree + "/" + name
+	if _, err := p.r.Lstat(staged); err != nil {
+		return p.r.Mkdir(at, 0o700)
+	}
+	if _, err := p.r.Lstat(at); !errors.Is(err, fs.ErrNotExist) {
+		return fs.ErrExist
+	}
+	return p.r.Rename(staged, at)
 }
 
 // eachDelete calls fn with each of the tree's entries the plan deletes, in
