@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
 	"strings"
 )
 
@@ -339,38 +338,4 @@ func stillAbove(up []Entry, entries []Entry) []Entry {
 		up = append(up, *e)
 	}
 	return up
-}
-
-// stagedTree is the folder in the staging folder that holds, at their own
-// paths, the files fetched into folders the plan creates.
-const stagedTree = "tree"
-
-// stagedAt is where in the staging folder the content fetched for the
-// plan's operation i, op, is staged: inside a folder the plan creates
-// (newFolders), at its own path in stagedTree, to be moved in with that
-// folder; elsewhere, by the operation's number.
-func stagedAt(i int, op *restoreOp, inside bool) string {
-	if inside {
-		return stagedTree + "/" + op.entry.Path
-	}
-	return "f" + strconv.Itoa(i)
-}
-
-// newFolders follows the plan's operations in order (walk order), and
-// tells of each whether it is inside a folder the plan creates: such a
-// folder is moved in whole, with what was staged in it, rather than each
-// of its files renamed into place (a million renames, for a tree emptied
-// by hand).
-type newFolders struct{ open []string }
-
-func (n *newFolders) step(op *restoreOp) (inside bool) {
-	name := op.entry.Path
-	for len(n.open) > 0 && !strings.HasPrefix(name, n.open[len(n.open)-1]+"/") {
-		n.open = n.open[:len(n.open)-1]
-	}
-	inside = len(n.open) > 0
-	if op.kind == opMkdir {
-		n.open = append(n.open, name)
-	}
-	return inside
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -75,4 +76,38 @@ func isStaging(dir, name string) bool {
 // (the cheap name test first: the marker is read only for names that match).
 func stagingEntry(root, name string, m fs.FileMode) bool {
 	return m.IsDir() && strings.HasPrefix(name, stagingPrefix) && isStaging(root, name)
+}
+
+// stagedTree is the folder in the staging folder that holds, at their own
+// paths, the files fetched into folders the plan creates.
+const stagedTree = "tree"
+
+// stagedAt is where in the staging folder the content fetched for the
+// plan's operation i, op, is staged: inside a folder the plan creates
+// (newFolders), at its own path in stagedTree, to be moved in with that
+// folder; elsewhere, by the operation's number.
+func stagedAt(i int, op *restoreOp, inside bool) string {
+	if inside {
+		return stagedTree + "/" + op.entry.Path
+	}
+	return "f" + strconv.Itoa(i)
+}
+
+// newFolders follows the plan's operations in order (walk order), and
+// tells of each whether it is inside a folder the plan creates: such a
+// folder is moved in whole, with what was staged in it, rather than each
+// of its files renamed into place (a million renames, for a tree emptied
+// by hand).
+type newFolders struct{ open []string }
+
+func (n *newFolders) step(op *restoreOp) (inside bool) {
+	name := op.entry.Path
+	for len(n.open) > 0 && !strings.HasPrefix(name, n.open[len(n.open)-1]+"/") {
+		n.open = n.open[:len(n.open)-1]
+	}
+	inside = len(n.open) > 0
+	if op.kind == opMkdir {
+		n.open = append(n.open, name)
+	}
+	return inside
 }

@@ -46,6 +46,14 @@ func asUnprivileged(t *testing.T) bool {
 	return false
 }
 
+// (run again with the plan spilled: see TestRestoresWithThePlanSpilled)
+func init() {
+	spilledTests = append(spilledTests, struct {
+		name string
+		fn   func(*testing.T)
+	}{"UnreadableEntriesLeftAlone", TestUnreadableEntriesLeftAlone})
+}
+
 // TestUnreadableEntriesLeftAlone: a file and a folder the save may not read
 // do not fail it: they are recorded as unreadable, not captured, and a
 // restore neither deletes nor replaces what is at them.
