@@ -1607,8 +1607,9 @@ func (p *restorePlan) changes() []Change {
 
 // apply carries out the plan: renames to the snapshot's spelling (on a file
 // system that folds names), deletions (deepest first), new folders
-// (shallowest first), staged files and links renamed into place, then mode
-// changes. Every parent of a path written is checked to be a real folder,
+// (shallowest first; one the fetched files were staged in is renamed into
+// place whole, see newFolders), staged files and links renamed into place,
+// then mode changes. Every parent of a path written is checked to be a real folder,
 // so an existing symlink never redirects a write. Folder modes are set
 // last, deepest first: a folder the snapshot holds read-only is filled
 // before it becomes so, and a read-only folder of the tree is opened for the
