@@ -57,10 +57,12 @@ type ParentRules struct {
 }
 
 // loadGitContext finds the repository of root by looking for ".git" in root
-// and its parents, the way git does, and reads what ignore decisions need.
+// and its parents, the way git does, and reads what ignore decisions need:
+// its rules and, with tracked, its tracked paths (a walk's; a million paths
+// are 28 MB, and what a snapshot's rules judge needs only the rules).
 // Outside a repository it still applies the global excludes file, so a tree
 // is captured the same way whether or not it is under git.
-func loadGitContext(root string) (gitContext, error) {
+func loadGitContext(root string, tracked bool) (gitContext, error) {
 	top, gitDir := findGitDir(root)
 	prefix := ""
 	if gitDir != "" {
@@ -69,7 +71,7 @@ func loadGitContext(root string) (gitContext, error) {
 			prefix = p
 		}
 	}
-	gc, err := repoContext(top, gitDir, "", prefix)
+	gc, err := repoContext(top, gitDir, "", prefix, tracked)
 	if prefix != "" {
 		gc.rules.Parents = parentIgnores(top, prefix)
 	}
@@ -79,20 +81,21 @@ func loadGitContext(root string) (gitContext, error) {
 
 // nestedGitContext reads the rules of the repository whose top is the
 // tree's folder rel (absolute abs), or reports that it is none.
-func nestedGitContext(abs, rel string) (gitContext, bool, error) {
+func nestedGitContext(abs, rel string, tracked bool) (gitContext, bool, error) {
 	gitDir := gitDirOf(abs)
 	if gitDir == "" {
 		return gitContext{}, false, nil
 	}
-	gc, err := repoContext(abs, gitDir, rel, "")
+	gc, err := repoContext(abs, gitDir, rel, "", tracked)
 	gc.build()
 	return gc, true, err
 }
 
-// repoContext reads a repository's exclude lists and tracked paths (the
-// global excludes file alone when gitDir is ""): top is its work tree, base
-// where its top lies in the tree, prefix where the root lies below its top.
-func repoContext(top, gitDir, base, prefix string) (gitContext, error) {
+// repoContext reads a repository's exclude lists and, with tracked, its
+// tracked paths (the global excludes file alone when gitDir is ""): top is
+// its work tree, base where its top lies in the tree, prefix where the root
+// lies below its top.
+func repoContext(top, gitDir, base, prefix string, tracked bool) (gitContext, error) {
 	gc := gitContext{base: base, rules: RepoRules{Base: base}}
 	var err error
 	if prefix != "" {
@@ -110,7 +113,9 @@ func repoContext(top, gitDir, base, prefix string) (gitContext, error) {
 		if b, err := os.ReadFile(filepath.Join(commonDir, "info", "exclude")); err == nil {
 			gc.rules.Exclude = string(b)
 		}
-		gc.tracked, err = trackedPaths(top, gitDir, commonDir, prefix)
+		if tracked {
+			gc.tracked, err = trackedPaths(top, gitDir, commonDir, prefix)
+		}
 	}
 	if f := globalExcludesFile(gitDir); f != "" {
 		if b, err := os.ReadFile(f); err == nil {

@@ -41,7 +41,7 @@ func newSnapshotRules(root string, opts WalkOptions, recorded *Rules) *snapshotR
 		}
 	}
 	if r.top == nil {
-		gc, _ := loadGitContext(abs) // only its rules count here, which it reads whatever its index
+		gc, _ := loadGitContext(abs, false) // only its rules count here, which it reads whatever its index
 		r.top, r.live = &gc, true
 	}
 	r.extra = parsePatterns([]byte(joinLines(ignore)))
@@ -54,7 +54,7 @@ func (r *snapshotRules) repoAt(dir string) *gitContext {
 		return gc
 	}
 	var found *gitContext
-	if gc, ok, _ := nestedGitContext(filepath.Join(r.root, filepath.FromSlash(dir)), dir); ok {
+	if gc, ok, _ := nestedGitContext(filepath.Join(r.root, filepath.FromSlash(dir)), dir, false); ok {
 		found = &gc
 	}
 	r.nested[dir] = found

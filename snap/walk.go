@@ -69,7 +69,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	if err != nil {
 		return nil, err
 	}
-	gc, err := loadGitContext(abs)
+	gc, err := loadGitContext(abs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
 		// A repository nested in the tree: inside it only its own rules
 		// apply, and its own tracked files, as for git run there.
-		nested, ok, err := nestedGitContext(abs, rel)
+		nested, ok, err := nestedGitContext(abs, rel, true)
 		if err != nil {
 			w.fail(err)
 			return
