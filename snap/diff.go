@@ -36,7 +36,7 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 	}
 	var added, deleted []*Entry // left on one side by the merge
 	n := 0
-	tree, err := walkMerged(ctx, root, opts, m, func(o, e *Entry) error {
+	tree, err := walkMerged(ctx, root, opts, m.each, func(o, e *Entry) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

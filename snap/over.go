@@ -193,7 +193,7 @@ type folderAbove struct {
 }
 
 func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
-	tree, err := walkMerged(s.ctx, s.root, opts, s.parent, s.one)
+	tree, err := walkMerged(s.ctx, s.root, opts, s.parent.each, s.one)
 	if err != nil {
 		return nil, err
 	}
@@ -217,14 +217,15 @@ func sparseWalk(ctx context.Context, root string, walk WalkOptions, parent *Mani
 	return s, tree, nil
 }
 
-// walkMerged walks root as WalkEach does and goes through m's entries with
-// the walk's in walk order, as mergeWith does: fn is called with the entry
-// of each path in m (old) and in the tree (cur), nil where absent. The
-// tree is not held: fn must copy what it keeps of either. The Tree it
-// returns has no Entries.
-func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest, fn func(old, cur *Entry) error) (*Tree, error) {
+// walkMerged walks root as WalkEach does and goes through a snapshot's
+// entries (each, in walk order: a manifest's m.each, or an archive's) with
+// the walk's, as mergeWith does: fn is called with the entry of each path
+// in the snapshot (old) and in the tree (cur), nil where absent. The tree
+// is not held: fn must copy what it keeps of either. The Tree it returns
+// has no Entries.
+func walkMerged(ctx context.Context, root string, opts WalkOptions, each func(fn func(e *Entry) error) error, fn func(old, cur *Entry) error) (*Tree, error) {
 	var tree *Tree
-	err := mergeFed(ctx, m, func(ctx context.Context, emit func(e *Entry) error) error {
+	err := mergeFed(ctx, each, func(ctx context.Context, emit func(e *Entry) error) error {
 		t, err := WalkEach(ctx, root, opts, emit)
 		tree = t
 		return err
@@ -239,7 +240,7 @@ func walkMerged(ctx context.Context, root string, opts WalkOptions, m *Manifest,
 // OpenManifest or not: its entries are read in a pass of their own beside
 // parent's. fn must copy what it keeps of either entry.
 func mergeManifests(parent, cur *Manifest, fn func(old, cur *Entry) error) error {
-	return mergeFed(context.Background(), parent, func(_ context.Context, emit func(e *Entry) error) error {
+	return mergeFed(context.Background(), parent.each, func(_ context.Context, emit func(e *Entry) error) error {
 		return cur.each(func(e *Entry) error {
 			c := *e // (the pass's strings are its buffer's: cloned to cross)
 			c.Path, c.Hash, c.Link = strings.Clone(e.Path), strings.Clone(e.Hash), strings.Clone(e.Link)
@@ -248,9 +249,10 @@ func mergeManifests(parent, cur *Manifest, fn func(old, cur *Entry) error) error
 	}, fn)
 }
 
-// mergeFed goes through m's entries and those produce emits (in walk order,
-// each its own to hand on, from a goroutine of its own) as mergeWith does.
-func mergeFed(ctx context.Context, m *Manifest, produce func(ctx context.Context, emit func(e *Entry) error) error, fn func(old, cur *Entry) error) error {
+// mergeFed goes through the entries each gives and those produce emits (in
+// walk order, each its own to hand on, from a goroutine of its own) as
+// mergeWith does.
+func mergeFed(ctx context.Context, each func(fn func(e *Entry) error) error, produce func(ctx context.Context, emit func(e *Entry) error) error, fn func(old, cur *Entry) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chunks, free := make(chan []Entry, 4), make(chan []Entry, 6)
@@ -283,7 +285,7 @@ func mergeFed(ctx context.Context, m *Manifest, produce func(ctx context.Context
 		produced <- err
 	}()
 	c := chunkCursor{ch: chunks, free: free}
-	err := mergeCursor(m, &c, fn)
+	err := mergeCursor(each, &c, fn)
 	if err != nil {
 		cancel()
 	}
@@ -328,9 +330,9 @@ func (c *chunkCursor) peek() *Entry {
 
 func (c *chunkCursor) next() { c.i++ }
 
-// mergeCursor is mergeWith over m and the entries c reads.
-func mergeCursor(m *Manifest, c *chunkCursor, fn func(old, cur *Entry) error) error {
-	err := m.each(func(o *Entry) error {
+// mergeCursor is mergeWith over the entries each gives and those c reads.
+func mergeCursor(each func(fn func(e *Entry) error) error, c *chunkCursor, fn func(old, cur *Entry) error) error {
+	err := each(func(o *Entry) error {
 		e := c.peek()
 		for ; e != nil && comparePaths(e.Path, o.Path) < 0; e = c.peek() {
 			c.next()

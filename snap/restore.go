@@ -209,6 +209,10 @@ type restorePlan struct {
 	// spill, when set, holds what the plan wrote to the staging folder, for
 	// it differs from the tree in too many entries to hold (see spill.go).
 	spill *planSpill
+	// compared is a plan over an archive whose files were compared with
+	// the tree's as it was read (sparseArchive): each file's Src tells
+	// what the comparison found (see inTree).
+	compared bool
 }
 
 // plan compares the tree at root with a snapshot — an archive read whole,
@@ -261,6 +265,27 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 		if sp != nil {
 			if err := p.compare(ctx, sp.tree, nil, m, limits, opts, stage, sp); err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
+	}
+	if m == nil && p.index == nil && p.spell == nil && p.paths == nil && sparseRestores {
+		if stage {
+			if err := p.openStage(); err != nil {
+				return nil, err
+			}
+		}
+		// The archive is compared with the tree as both are read, each
+		// file staged when it differs, and the plan made over what differs
+		// as it is over a manifest's.
+		rules := newSnapshotRules(p.root, opts.Walk, nil)
+		sp, err := p.sparseArchive(ctx, walk, archive, limits, rules, stage)
+		if err != nil {
+			return nil, err
+		}
+		if sp != nil {
+			if err := p.compare(ctx, sp.tree, nil, &Manifest{File: archive}, limits, opts, stage, sp); err != nil {
 				return nil, err
 			}
 			return p, nil
@@ -346,6 +371,9 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 		recorded = m.Header.Rules
 	}
 	rules := newSnapshotRules(p.root, opts.Walk, recorded)
+	if sp != nil && sp.rules != nil {
+		rules = sp.rules
+	}
 	switch {
 	case p.spill != nil:
 		err = p.planSpilled(ctx, m, limits, rules, sp)
@@ -853,6 +881,15 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		if err := p.checkNotInTheWay(e.Path, c); err != nil {
 			return err
+		}
+		if p.compared {
+			// Compared, and staged if it differs, as the archive was read.
+			if e.Src == inTree {
+				p.addFile(e, c, true, "")
+			} else {
+				p.addFile(e, c, false, e.Src)
+			}
+			return nil
 		}
 		same := false
 		if c != nil && c.Kind == KindFile && c.Size == e.Size {

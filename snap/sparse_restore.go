@@ -3,6 +3,7 @@ package snap
 import (
 	"context"
 	"errors"
+	"io"
 	"path"
 	"strings"
 )
@@ -21,9 +22,10 @@ var sparseRestores = true
 // lookups (the folders above a path, what stands in its way) find there
 // what they would find in the whole tree and manifest.
 type sparsePlan struct {
-	tree    *Tree   // the walk's, with only the tree's entries kept
-	snap    []Entry // the manifest's entries kept, their own copies
-	dropped int     // pairs left out
+	tree    *Tree          // the walk's, with only the tree's entries kept
+	snap    []Entry        // the manifest's entries kept, their own copies
+	dropped int            // pairs left out
+	rules   *snapshotRules // an archive's: its ignore files' rules, read as the pass went
 }
 
 // errImpliedFolder is a manifest that leaves a folder it holds entries in
@@ -48,6 +50,102 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 	for _, u := range m.Header.Unreadable {
 		p.leave(u)
 	}
+	return p.sparseOver(ctx, walk, m.each, func(o, c *Entry) (*Entry, bool, error) {
+		e := *o // (read as the pass goes: what is kept is copied)
+		e.Path, e.Link, e.Hash = strings.Clone(o.Path), strings.Clone(o.Link), strings.Clone(o.Hash)
+		if err := chk.checkEntry(&e); err != nil {
+			return nil, false, err
+		}
+		// A file is the same by metadata the manifest vouches for, as the
+		// plan takes it.
+		return &e, c != nil && c.sameStat(&e) && !m.racy(&e), nil
+	})
+}
+
+// inTree is the Src of a file a plan over an archive (sparseArchive) keeps
+// whose content the tree's file at its path has: only its mode, if
+// anything, changes. There, a kept file's Src says where its content is:
+// the staging folder's file of that name, or nowhere yet (a dry run).
+const inTree = "="
+
+// sparseArchive is sparse over an archive read whole, beside the walk:
+// each file is compared byte for byte with the tree's at its path as it
+// is read, and staged when it differs (see inTree); the ignore files' rules
+// are read as it goes. It returns nil when the archive is out of walk
+// order (not one Rewind wrote) or implies a folder it does not list: the
+// caller plans over the whole tree then.
+func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archive string, limits Limits, rules *snapshotRules, stage bool) (*sparsePlan, error) {
+	as, err := openArchive(archive, limits, p.fold)
+	if err != nil {
+		return nil, err
+	}
+	defer as.Close()
+	as.ordered = true // (checked in walk order: no map of every path)
+	if err := as.refuseLayer(); err != nil {
+		return nil, err
+	}
+	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)
+	var content io.Reader       // the file the archive is at
+	var unreadable []string     // the tree's files compareFile could not read
+	buf, buf2 := make([]byte, 256*1024), make([]byte, 256*1024)
+	each := func(fn func(e *Entry) error) error {
+		for {
+			e, r, err := as.next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := as.refuseWhiteout(e); err != nil {
+				return err
+			}
+			content = r
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	}
+	sp, err := p.sparseOver(ctx, walk, each, func(o, c *Entry) (*Entry, bool, error) {
+		e := *o
+		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {
+			return &e, false, nil // (the plan leaves the last three as they are)
+		}
+		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
+			rules.add(e.Path, &content)
+		}
+		same, staged, err := p.compareFile(&e, c, content, stage, buf, buf2)
+		if err != nil {
+			return nil, false, err
+		}
+		switch {
+		case p.alone[e.Path]:
+			unreadable = append(unreadable, e.Path)
+		case same:
+			e.Src = inTree
+		default:
+			e.Src = staged
+		}
+		return &e, same && c.Mode == e.Mode, nil
+	})
+	if as.disordered {
+		p.dropSpill()
+		return nil, nil
+	}
+	if sp == nil || err != nil {
+		return nil, err
+	}
+	sp.tree.Unreadable = append(sp.tree.Unreadable, unreadable...)
+	sp.rules = rules
+	p.compared = true
+	return sp, nil
+}
+
+// sparseOver is sparse over the snapshot's entries each gives, in walk
+// order: take makes the snapshot's entry o (its tree's c at the same path,
+// or nil) the plan's own, and tells whether a file pair has the same
+// content and mode.
+func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each func(fn func(e *Entry) error) error, take func(o, c *Entry) (own *Entry, sameFile bool, err error)) (*sparsePlan, error) {
 	sp := &sparsePlan{}
 	var tree []Entry
 	var snapUp, treeUp []sparseFolder // the folders above the last path met, each side
@@ -62,16 +160,16 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 		}
 		return up
 	}
-	t, err := walkMerged(ctx, p.root, walk, m, func(o, c *Entry) error {
+	t, err := walkMerged(ctx, p.root, walk, each, func(o, c *Entry) error {
 		var own *Entry
+		sameFile := false
 		at := ""
 		if o != nil {
-			e := *o // (read as the pass goes: what is kept is copied)
-			e.Path, e.Link, e.Hash = strings.Clone(o.Path), strings.Clone(o.Link), strings.Clone(o.Hash)
-			if err := chk.checkEntry(&e); err != nil {
+			var err error
+			if own, sameFile, err = take(o, c); err != nil {
 				return err
 			}
-			own, at = &e, e.Path
+			at = own.Path
 		} else {
 			at = c.Path
 		}
@@ -91,7 +189,7 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 				return errImpliedFolder
 			}
 		}
-		if p.sameInBoth(m, own, c) {
+		if p.sameInBoth(own, c, sameFile) {
 			// Counted unchanged as the plan counts it: within the paths
 			// restored (and the pathspec told it matched something).
 			counted := p.paths.Match(own.Path, own.Kind == KindDir)
@@ -152,10 +250,9 @@ func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest,
 
 // sameInBoth reports whether the snapshot's entry o and the tree's c are
 // a pair the plan would count unchanged and nothing else: the same kind,
-// mode and content (a file by metadata the manifest vouches for, as the
-// plan takes it), neither an ignore file, one of the snapshot's own files,
-// nor left alone.
-func (p *restorePlan) sameInBoth(m *Manifest, o, c *Entry) bool {
+// mode and content (for files, sameFile), neither an ignore file, one of
+// the snapshot's own files, nor left alone.
+func (p *restorePlan) sameInBoth(o, c *Entry, sameFile bool) bool {
 	if o == nil || c == nil || o.Kind != c.Kind || o.Path != c.Path {
 		return false
 	}
@@ -171,7 +268,7 @@ func (p *restorePlan) sameInBoth(m *Manifest, o, c *Entry) bool {
 	case KindSymlink:
 		return o.Link == c.Link
 	case KindFile:
-		return c.sameStat(o) && !m.racy(o)
+		return sameFile
 	}
 	return false
 }

@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -127,4 +129,74 @@ func chmodSomeFolders(t *testing.T, rng *rand.Rand, dir string) {
 		}
 		return nil
 	})
+}
+
+// TestArchivePlanOverWhatDiffers restores a whole archive over a tree
+// edited every way a restore undoes (kinds, modes, contents, folders added
+// and removed, some closed to their owner; then emptied but for its
+// ignored files, and every file rewritten), planned three ways: over the
+// whole tree (held), over what differs as archive and walk are read
+// together (sparseArchive), and that with the plan written out a few
+// entries a block. Dry runs, results, refusals and trees must be the same,
+// and the trees the archive's.
+func TestArchivePlanOverWhatDiffers(t *testing.T) {
+	gitEnv(t)
+	defer func(v bool, at int) { sparseRestores, spillAt = v, at }(sparseRestores, spillAt)
+	for seed := int64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			dir := filepath.Join(t.TempDir(), "tree")
+			os.Mkdir(dir, 0o755)
+			genTree(t, rng, dir, 150)
+			archive := filepath.Join(t.TempDir(), "s.tar.gz")
+			create(t, dir, archive)
+			want, _ := splitIgnored(state(t, dir))
+			edits := []func(){
+				func() { mutate(t, rng, dir); chmodSomeFolders(t, rng, dir) },
+				func() { emptyButIgnored(t, dir) },
+				func() { rewriteEveryFile(t, dir) },
+				func() { closeSomeFolders(t, rng, dir) },
+				func() {}, // unchanged
+			}
+			for k, edit := range edits {
+				edit()
+				ways := []struct {
+					sparse bool
+					at     int
+				}{{false, 1 << 30}, {true, 1 << 30}, {true, 1 + rng.Intn(5)}}
+				var results []string
+				var trees []map[string]string
+				for _, w := range ways {
+					sparseRestores, spillAt = w.sparse, w.at
+					copyDir := filepath.Join(t.TempDir(), "tree")
+					if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
+						t.Fatalf("cp: %v\n%s", err, out)
+					}
+					dry, derr := Restore(context.Background(), copyDir, archive, RestoreOptions{DryRun: true})
+					res, err := Restore(context.Background(), copyDir, archive, RestoreOptions{})
+					results = append(results, strings.ReplaceAll(fmt.Sprintf("%+v %v\n%+v %v", dry, derr, res, err), copyDir, "TREE"))
+					trees = append(trees, state(t, copyDir))
+					makeWritable(copyDir) // (for TempDir's removal)
+					if err != nil {
+						t.Fatalf("edit %d (%+v): %v", k, w, err)
+					}
+					if got, _ := splitIgnored(trees[len(trees)-1]); diffStates(want, got) != "" {
+						t.Fatalf("edit %d (%+v): restored tree differs:\n%s", k, w, diffStates(want, got))
+					}
+				}
+				for j := 1; j < len(ways); j++ {
+					if results[j] != results[0] {
+						t.Fatalf("edit %d: held\n%s\n%+v\n%s", k, results[0], ways[j], results[j])
+					}
+					if !reflect.DeepEqual(trees[0], trees[j]) {
+						t.Fatalf("edit %d: the trees differ (%+v):\n%s", k, ways[j], diffStates(trees[0], trees[j]))
+					}
+				}
+				if _, err := Restore(context.Background(), dir, archive, RestoreOptions{}); err != nil {
+					t.Fatalf("edit %d: %v", k, err)
+				}
+				makeWritable(dir)
+			}
+		})
+	}
 }

@@ -106,4 +106,26 @@ func TestUnreadableEntriesLeftAlone(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "secret.key")); string(b) != "new secret" {
 		t.Errorf("secret.key = %q: a restore replaced a file it could not read", b)
 	}
+	// So does one from an archive read whole, compared with the tree as the
+	// two are read.
+	archive := filepath.Join(snaps, "s.tar.gz")
+	if _, err := Create(context.Background(), dir, CreateOptions{Out: archive}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "secret.key"), []byte("newer secret"), 0o644)
+	os.Chmod(filepath.Join(dir, "secret.key"), 0)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed again"), 0o644)
+	if r, err = Restore(context.Background(), dir, archive, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Unreadable, []string{"secret.key"}) || r.Written != 1 {
+		t.Errorf("from an archive: wrote %d, unreadable_paths %v", r.Written, r.Unreadable)
+	}
+	os.Chmod(filepath.Join(dir, "secret.key"), 0o644)
+	if b, _ := os.ReadFile(filepath.Join(dir, "secret.key")); string(b) != "newer secret" {
+		t.Errorf("secret.key = %q: a restore from an archive replaced a file it could not read", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "a" {
+		t.Errorf("a.txt = %q, want it restored", b)
+	}
 }
