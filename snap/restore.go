@@ -104,7 +104,9 @@ const (
 // staged files into place, all through an os.Root so nothing lands outside
 // root, and never through a symlink. A whole archive restored into an empty
 // folder is written as it is read instead, into a staging folder moved up
-// at the end (see extract): nothing is held per file.
+// at the end (see extract): nothing is held per file. Over a tree, the
+// archive is read beside the walk, and the plan made over what differs
+// (see sparseArchive).
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && extractEmpty {
 		res, err := extract(ctx, root, archive, opts)
@@ -1322,7 +1324,8 @@ func describeMode(m fs.FileMode) string {
 func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
 	if c != nil && c.Kind == KindFile {
-		cf, err = p.r.Open(filepath.FromSlash(c.Path))
+		// (a FIFO put there since the walk never blocks the open)
+		cf, err = p.r.OpenFile(filepath.FromSlash(c.Path), os.O_RDONLY|oNonblock, 0)
 		if err != nil && unreadableErr(err) {
 			p.leave(e.Path) // it cannot be backed up, so it is not replaced
 			_, err := io.Copy(io.Discard, content)

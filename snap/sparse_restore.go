@@ -106,6 +106,10 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 			}
 		}
 	}
+	if pf := newPrefetch(p.r); pf != nil {
+		walk.ahead = pf.add
+		defer pf.stop() // (after sparseOver: the walk is over)
+	}
 	sp, err := p.sparseOver(ctx, walk, each, func(o, c *Entry) (*Entry, bool, error) {
 		e := *o
 		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {

@@ -28,6 +28,9 @@ type WalkOptions struct {
 	// smaller one for an fn much slower than the walk, which the readers
 	// never wait on anyway.
 	window int
+	// ahead, when set, is told of each entry WalkEach hands on, just
+	// before fn, on the same goroutine; it must not block (see prefetch).
+	ahead func(e *Entry)
 }
 
 // Tree is the result of a walk: the entries in scope, in walk order, and
@@ -99,6 +102,9 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 		put = func(e *Entry) {
 			if stopped {
 				return
+			}
+			if opts.ahead != nil {
+				opts.ahead(e)
 			}
 			if err := each(e); err != nil {
 				w.fail(err)

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package snap
+
+import "os"
+
+const canWillNeed = false
+
+func willNeed(*os.File) {}
