@@ -787,7 +787,7 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
 			rules.add(e.Path, &content)
 		}
-		same, staged, err := p.compareFile(e, c, content, stage, buf, buf2)
+		same, staged, err := p.compareFile(e, c, content, stage, "", buf, buf2)
 		if err != nil {
 			return err
 		}
@@ -1320,8 +1320,9 @@ func describeMode(m fs.FileMode) string {
 }
 
 // compareFile consumes a file entry's content, compares it with the tree's
-// file c (if any), and stages it when it differs and stage is set.
-func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, buf, buf2 []byte) (same bool, staged string, err error) {
+// file c (if any), and stages it when it differs and stage is set: as
+// name in the staging folder, or by the next number when name is "".
+func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, name string, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
 	if c != nil && c.Kind == KindFile {
 		// (a FIFO put there since the walk never blocks the open)
@@ -1353,7 +1354,7 @@ func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage b
 						_, err := io.Copy(io.Discard, content)
 						return false, "", archiveReadErr(e, err)
 					}
-					staged, err = p.stageFrom(e, io.MultiReader(io.NewSectionReader(cf, 0, off), bytes.NewReader(buf[:n]), content))
+					staged, err = p.stageFrom(e, io.MultiReader(io.NewSectionReader(cf, 0, off), bytes.NewReader(buf[:n]), content), name)
 					return false, staged, err
 				}
 				off += int64(n)
@@ -1373,7 +1374,7 @@ func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage b
 		_, err := io.Copy(io.Discard, content)
 		return false, "", archiveReadErr(e, err)
 	}
-	staged, err = p.stageFrom(e, content)
+	staged, err = p.stageFrom(e, content, name)
 	return false, staged, err
 }
 
@@ -1443,8 +1444,10 @@ func (p *restorePlan) nextStaged() string {
 	return strconv.Itoa(p.nstaged)
 }
 
-func (p *restorePlan) stageFrom(e *Entry, r io.Reader) (string, error) {
-	name := p.nextStaged()
+func (p *restorePlan) stageFrom(e *Entry, r io.Reader, name string) (string, error) {
+	if name == "" {
+		name = p.nextStaged()
+	}
 	return name, p.stageAs(e, r, name)
 }
 
@@ -1747,7 +1750,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		if op.kind == opRename {
 			return nil // done first
 		}
-		if inside && fetched(op) {
+		if inside && (fetched(op) || op.staged == stagedTree+"/"+op.entry.Path) {
 			return nil // staged in place: moved in with the new folder above it
 		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {

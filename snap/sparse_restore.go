@@ -110,15 +110,29 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		walk.ahead = pf.add
 		defer pf.stop() // (after sparseOver: the walk is over)
 	}
+	newTop := "" // the topmost folder open that the tree does not have
 	sp, err := p.sparseOver(ctx, walk, each, func(o, c *Entry) (*Entry, bool, error) {
 		e := *o
+		if newTop != "" && !strings.HasPrefix(e.Path, newTop+"/") {
+			newTop = ""
+		}
+		if newTop == "" && c == nil && e.Kind == KindDir {
+			newTop = e.Path
+		}
 		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {
 			return &e, false, nil // (the plan leaves the last three as they are)
 		}
 		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
 			rules.add(e.Path, &content)
 		}
-		same, staged, err := p.compareFile(&e, c, content, stage, buf, buf2)
+		// A file in a folder the plan will most often create is staged at
+		// its path in the staging folder's tree, to be moved in with that
+		// folder (see stagedAt); elsewhere by number.
+		name := ""
+		if newTop != "" {
+			name = stagedTree + "/" + e.Path
+		}
+		same, staged, err := p.compareFile(&e, c, content, stage, name, buf, buf2)
 		if err != nil {
 			return nil, false, err
 		}
