@@ -46,7 +46,7 @@ func newPrefetch(r *os.Root) *prefetch {
 		go func() {
 			defer pf.wg.Done()
 			for name := range pf.paths {
-				// (a FIFO put there since the walk never blocks the open)
+				// (O_NONBLOCK: a FIFO put there since the walk does not hold the open up)
 				if f, err := r.OpenFile(filepath.FromSlash(name), os.O_RDONLY|oNonblock, 0); err == nil {
 					willNeed(f)
 					f.Close()

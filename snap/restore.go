@@ -1325,7 +1325,7 @@ func describeMode(m fs.FileMode) string {
 func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage bool, name string, buf, buf2 []byte) (same bool, staged string, err error) {
 	var cf *os.File
 	if c != nil && c.Kind == KindFile {
-		// (a FIFO put there since the walk never blocks the open)
+		// (O_NONBLOCK: a FIFO put there since the walk does not hold the open up)
 		cf, err = p.r.OpenFile(filepath.FromSlash(c.Path), os.O_RDONLY|oNonblock, 0)
 		if err != nil && unreadableErr(err) {
 			p.leave(e.Path) // it cannot be backed up, so it is not replaced
