@@ -368,13 +368,14 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 			return err
 		}
 	}
-	var recorded *Rules
-	if m != nil {
-		recorded = m.Header.Rules
-	}
-	rules := newSnapshotRules(p.root, opts.Walk, recorded)
-	if sp != nil && sp.rules != nil {
+	var rules *snapshotRules
+	switch {
+	case sp != nil && sp.rules != nil: // (an archive's, read as it was)
 		rules = sp.rules
+	case m != nil:
+		rules = newSnapshotRules(p.root, opts.Walk, m.Header.Rules)
+	default:
+		rules = newSnapshotRules(p.root, opts.Walk, nil)
 	}
 	switch {
 	case p.spill != nil:
@@ -1750,7 +1751,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		if op.kind == opRename {
 			return nil // done first
 		}
-		if inside && (fetched(op) || op.staged == stagedTree+"/"+op.entry.Path) {
+		if inside && (fetched(op) || op.staged == inStagedTree(op.entry.Path)) {
 			return nil // staged in place: moved in with the new folder above it
 		}
 		if err := p.checkParents(op.entry.Path, checked); err != nil {
@@ -1817,7 +1818,7 @@ func (p *restorePlan) mkdirStaged(name string, inside bool) error {
 		}
 		return nil
 	}
-	staged := p.stage + "/" + stagedTree + "/" + name
+	staged := p.stage + "/" + inStagedTree(name)
 	if _, err := p.r.Lstat(staged); err != nil {
 		return p.r.Mkdir(at, 0o700)
 	}

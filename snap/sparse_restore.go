@@ -111,8 +111,8 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		defer pf.stop() // (after sparseOver: the walk is over)
 	}
 	newTop := "" // the topmost folder open that the tree does not have
-	sp, err := p.sparseOver(ctx, walk, each, func(o, c *Entry) (*Entry, bool, error) {
-		e := *o
+	sp, err := p.sparseOver(ctx, walk, each, func(e, c *Entry) (*Entry, bool, error) {
+		// (e is the scanner's, made for this entry: the plan may keep it)
 		if newTop != "" && !strings.HasPrefix(e.Path, newTop+"/") {
 			newTop = ""
 		}
@@ -120,7 +120,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 			newTop = e.Path
 		}
 		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {
-			return &e, false, nil // (the plan leaves the last three as they are)
+			return e, false, nil // (the plan leaves the last three as they are)
 		}
 		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
 			rules.add(e.Path, &content)
@@ -130,9 +130,9 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		// folder (see stagedAt); elsewhere by number.
 		name := ""
 		if newTop != "" {
-			name = stagedTree + "/" + e.Path
+			name = inStagedTree(e.Path)
 		}
-		same, staged, err := p.compareFile(&e, c, content, stage, name, buf, buf2)
+		same, staged, err := p.compareFile(e, c, content, stage, name, buf, buf2)
 		if err != nil {
 			return nil, false, err
 		}
@@ -144,7 +144,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		default:
 			e.Src = staged
 		}
-		return &e, same && c.Mode == e.Mode, nil
+		return e, same && c.Mode == e.Mode, nil
 	})
 	if as.disordered {
 		p.dropSpill()

@@ -88,10 +88,13 @@ const stagedTree = "tree"
 // folder; elsewhere, by the operation's number.
 func stagedAt(i int, op *restoreOp, inside bool) string {
 	if inside {
-		return stagedTree + "/" + op.entry.Path
+		return inStagedTree(op.entry.Path)
 	}
 	return "f" + strconv.Itoa(i)
 }
+
+// inStagedTree is where the entry at path name is staged inside stagedTree.
+func inStagedTree(name string) string { return stagedTree + "/" + name }
 
 // newFolders follows the plan's operations in order (walk order), and
 // tells of each whether it is inside a folder the plan creates: such a
