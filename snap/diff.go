@@ -4,39 +4,75 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // DiffManifest lists the changes between the snapshot that m describes and
-// the tree at root, without opening an archive: files whose metadata is
-// unchanged (and was not racy at scan time) are taken as unchanged, the
-// others are hashed. On a file system that folds names (see Folding), a
-// path the snapshot spells otherwise than the tree is one path: renamed
-// when only the case of its name differs, and never deleted and added.
+// the tree at root, as DiffManifestEach hands them on.
 func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOptions) ([]Change, error) {
+	var out []Change
+	err := DiffManifestEach(ctx, root, m, opts, func(ch Change) error {
+		out = append(out, ch)
+		return nil
+	})
+	return out, err
+}
+
+// DiffManifestEach hands fn the changes between the snapshot that m
+// describes and the tree at root in path order, without opening an archive:
+// files whose metadata is unchanged (and was not racy at scan time) are
+// taken as unchanged, the others are hashed. An error from fn ends the
+// comparison and is returned. The changes are handed on as the tree is
+// walked and m read, neither held; on a file system that folds names (see
+// Folding), where a path the snapshot spells otherwise than the tree is one
+// path (renamed when only the case of its name differs, and never deleted
+// and added), they are held to be paired, and handed on once the walk is
+// done.
+func DiffManifestEach(ctx context.Context, root string, m *Manifest, opts WalkOptions, fn func(Change) error) error {
 	fold := ProbeFolding(root)
 	same := sameSpelt(func(name string) (os.FileInfo, error) { return os.Lstat(filepath.Join(root, name)) })
-	return diffTree(ctx, root, opts, m, fold, same)
+	return diffTree(ctx, root, opts, m, fold, same, fn)
 }
 
 // diffTree compares the tree at root, walked with opts as it is compared
-// (the tree is not held), with the snapshot m. On a file system that folds
-// names, fold and same (see spellings) pair the paths that the merge of the
-// two lists leaves on one side only.
-func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, fold Folding, same func(treePath, snapPath string) bool) ([]Change, error) {
+// (the tree is not held), with the snapshot m, handing each change to emit.
+// On a file system that folds names, fold and same (see spellings) pair the
+// paths that the merge of the two lists leaves on one side only.
+func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, fold Folding, same func(treePath, snapPath string) bool, emit func(Change) error) error {
+	// Where names fold, what the merge leaves on one side is paired by
+	// spelling once the walk is done: the changes are held till then.
+	held := fold.Folds()
 	var out []Change
-	add := func(op Op, e *Entry) {
-		out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
+	add := func(ch Change) error {
+		if held {
+			out = append(out, ch)
+			return nil
+		}
+		return emit(ch)
 	}
 	state := stateExcludes(root)
 	for _, u := range m.Header.Unreadable {
 		state[u] = true // what could not be read, then or now, is not compared
 	}
-	var added, deleted []*Entry // left on one side by the merge
+	// What the walk cannot read now is left out of it, and not compared
+	// either: it is known before the merge goes past it (see unreadable).
+	var mu sync.Mutex
+	now := map[string]bool{}
+	opts.unreadable = func(p string) {
+		mu.Lock()
+		now[p] = true
+		mu.Unlock()
+	}
+	unreadNow := func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(now) > 0 && underAny(p, now)
+	}
+	var added, deleted []*Entry // left on one side by the merge, where names fold
 	n := 0
-	tree, err := walkMerged(ctx, root, opts, m.each, func(o, e *Entry) error {
+	_, err := walkMerged(ctx, root, opts, m.each, func(o, e *Entry) error {
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -44,57 +80,52 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 		}
 		switch {
 		case o == nil:
-			if !underAny(e.Path, state) {
+			if underAny(e.Path, state) {
+				return nil
+			}
+			if held {
 				a := *e // (the walk's entries are let go as the merge goes)
 				added = append(added, &a)
+				return nil
 			}
+			return emit(Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
 		case e == nil:
-			if !underAny(o.Path, state) { // left out of the walk, and never compared
+			if underAny(o.Path, state) || unreadNow(o.Path) { // left out of the walk, and never compared
+				return nil
+			}
+			if held {
 				d := *o // (m may be read as the pass goes: see each)
 				d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
 				deleted = append(deleted, &d)
+				return nil
 			}
+			return emit(Change{Type: "change", Op: OpDeleted, Path: strings.Clone(o.Path), Kind: o.Kind.String()})
 		default:
 			op, err := compareEntry(ctx, root, m, e, o)
-			if err != nil {
+			if err != nil || op == "" {
 				return err
 			}
-			if op != "" {
-				add(op, e)
-			}
+			return add(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 		}
-		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(tree.Unreadable) > 0 {
-		// What the walk could not read now is known once it is done: it
-		// was left out of the walk, and is not compared either.
-		now := map[string]bool{}
-		for _, u := range tree.Unreadable {
-			now[u] = true
-		}
-		deleted = slices.DeleteFunc(deleted, func(o *Entry) bool { return underAny(o.Path, now) })
-	}
-	if len(added) == 0 && len(deleted) == 0 {
-		return out, nil
+	if err != nil || !held {
+		return err
 	}
 	pairs := pairSpellings(added, deleted, fold, same)
 	for _, e := range added {
 		if pairs.tree[e] == nil {
-			add(OpAdded, e)
+			out = append(out, Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
 		}
 	}
 	for _, o := range deleted {
 		e := pairs.snap[o]
 		if e == nil {
-			add(OpDeleted, o)
+			out = append(out, Change{Type: "change", Op: OpDeleted, Path: o.Path, Kind: o.Kind.String()})
 			continue
 		}
 		op, err := compareEntry(ctx, root, m, e, o)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if op == "" && respelled(e.Path, o.Path) {
 			op = OpRenamed
@@ -104,7 +135,12 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
-	return out, nil
+	for _, ch := range out {
+		if err := emit(ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // compareEntry compares the tree's entry e with the snapshot's o, which

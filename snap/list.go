@@ -463,19 +463,131 @@ func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path stri
 	})
 }
 
-// DiffManifests lists the changes from snapshot old to snapshot cur, either
-// opened with OpenManifest (then read in a pass, not held). With
-// fold, the way the file system the snapshots were taken on compares names
-// (see ProbeFolding), a path the two spell otherwise is one path (renamed
-// when only the case of its name differs), not one deleted and one added;
-// the zero Folding compares names byte for byte.
+// FileReader reads the content of a snapshot's files asked for in walk
+// order (the order changes are listed in), in one pass over its manifest
+// beside the caller's: what a diff of a whole tree shows is read as it is
+// shown, not held. Close it when done.
+type FileReader struct {
+	m     *Manifest
+	limit int64
+	ask   chan string     // the path wanted next (closed by Close)
+	got   chan readAnswer // its content
+	done  chan struct{}   // closed when the pass has ended
+	last  string          // the path last asked of the pass
+}
+
+type readAnswer struct {
+	data []byte
+	err  error
+}
+
+// NewFileReader reads the files of the snapshot m describes (m may be one
+// opened with OpenManifest) at most limit bytes of each.
+func NewFileReader(m *Manifest, limit int64) *FileReader {
+	return &FileReader{m: m, limit: limit}
+}
+
+// Read returns the content of the snapshot's file at path: nil when it has
+// no file there, the first limit+1 bytes of one larger than limit. A path
+// asked for after one later in walk order is found by a pass of its own.
+func (r *FileReader) Read(path string) ([]byte, error) {
+	if r.ask != nil && comparePaths(path, r.last) <= 0 {
+		alone := NewFileReader(r.m, r.limit)
+		defer alone.Close()
+		return alone.Read(path)
+	}
+	if r.ask == nil {
+		r.ask, r.got, r.done = make(chan string), make(chan readAnswer), make(chan struct{})
+		go r.pass()
+	}
+	r.last = path
+	r.ask <- path
+	res := <-r.got
+	return res.data, res.err
+}
+
+// Close ends the pass.
+func (r *FileReader) Close() {
+	if r.ask != nil {
+		close(r.ask)
+		<-r.done
+		r.ask = nil
+	}
+}
+
+// errAsked ends the pass of a FileReader once nothing more is asked.
+var errAsked = errors.New("nothing more asked")
+
+// pass answers what Read asks, in walk order, from one pass over r.m.
+func (r *FileReader) pass() {
+	defer close(r.done)
+	want, more := <-r.ask
+	f := newFetcher()
+	defer f.close()
+	err := r.m.each(func(e *Entry) error {
+		for more && comparePaths(want, e.Path) < 0 { // passed: not in the snapshot
+			r.got <- readAnswer{}
+			want, more = <-r.ask
+		}
+		if !more {
+			return errAsked
+		}
+		if e.Path != want {
+			return nil
+		}
+		var res readAnswer
+		if e.Kind == KindFile {
+			c, err := f.open(e)
+			if err != nil {
+				return err
+			}
+			if res.data, err = io.ReadAll(io.LimitReader(c, r.limit+1)); err != nil {
+				return err
+			}
+		}
+		r.got <- res
+		if want, more = <-r.ask; !more {
+			return errAsked
+		}
+		return nil
+	})
+	if err == errAsked {
+		err = nil
+	}
+	for more { // the pass is over: what is asked now is not in the snapshot
+		r.got <- readAnswer{err: err}
+		want, more = <-r.ask
+	}
+}
+
+// DiffManifests lists the changes from snapshot old to snapshot cur, as
+// DiffManifestsEach hands them on.
 func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
+	var out []Change
+	err := DiffManifestsEach(old, cur, fold, func(ch Change) error {
+		out = append(out, ch)
+		return nil
+	})
+	return out, err
+}
+
+// DiffManifestsEach hands fn the changes from snapshot old to snapshot cur
+// in path order, either opened with OpenManifest (then read in a pass, not
+// held). With fold, the way the file system the snapshots were taken on
+// compares names (see ProbeFolding), a path the two spell otherwise is one
+// path (renamed when only the case of its name differs), not one deleted
+// and one added: the changes are then held to be paired, and handed on once
+// both are read. The zero Folding compares names byte for byte, and the
+// changes are handed on as they are found. An error from fn ends the
+// comparison and is returned.
+func DiffManifestsEach(old, cur *Manifest, fold Folding, fn func(Change) error) error {
 	if old == cur {
-		return nil, nil
+		return nil
 	}
 	if err := cur.sparseOver(old); err != nil {
-		return nil, err
+		return err
 	}
+	held := fold.Folds()
 	var out []Change
 	var added, deleted []*Entry
 	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
@@ -484,22 +596,31 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 	}
 	err := merge(func(o, e *Entry) error {
 		switch {
-		case o == nil:
+		case o == nil && held:
 			a := *e
 			added = append(added, &a)
-		case e == nil:
+		case o == nil:
+			return fn(Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
+		case e == nil && held:
 			d := *o // (old may be read as the pass goes: see each)
 			d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
 			deleted = append(deleted, &d)
+		case e == nil:
+			return fn(Change{Type: "change", Op: OpDeleted, Path: strings.Clone(o.Path), Kind: o.Kind.String()})
 		default:
-			if op := compareSnapshots(e, o); op != "" {
+			op := compareSnapshots(e, o)
+			switch {
+			case op == "":
+			case held:
 				out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
+			default:
+				return fn(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || !held {
+		return err
 	}
 	// Two snapshots of one tree on such a file system cannot hold two
 	// spellings of one name at once: a key match is the same path.
@@ -524,7 +645,12 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
-	return out, nil
+	for _, ch := range out {
+		if err := fn(ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ChangeCounts counts the files and symlinks a snapshot added, deleted and
@@ -534,39 +660,19 @@ type ChangeCounts struct {
 	Added, Deleted, Modified int
 }
 
-// CountChanges counts what DiffManifests lists. Where names do not fold it
-// lists nothing (DiffManifests holds the changes, to pair the spellings of
-// a name): the two manifests, either opened with OpenManifest, are read
-// side by side, so a save of a whole tree counts its changes in memory that
-// does not grow with it, however many.
+// CountChanges counts what DiffManifestsEach hands on, in memory that does
+// not grow with the changes where names do not fold: a save of a whole tree
+// counts its changes however many.
 func CountChanges(old, cur *Manifest, fold Folding) (ChangeCounts, error) {
 	var c ChangeCounts
-	if fold.Folds() || old == cur || cur.sparse {
-		changes, err := DiffManifests(old, cur, fold)
-		for _, ch := range changes {
-			switch {
-			case ch.Kind == KindDir.String():
-			case ch.Op == OpAdded:
-				c.Added++
-			case ch.Op == OpDeleted:
-				c.Deleted++
-			default:
-				c.Modified++
-			}
-		}
-		return c, err
-	}
-	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
-	if cur.stream != nil {
-		merge = func(fn func(o, e *Entry) error) error { return mergeManifests(old, cur, fn) }
-	}
-	err := merge(func(o, e *Entry) error {
+	err := DiffManifestsEach(old, cur, fold, func(ch Change) error {
 		switch {
-		case o == nil && e.Kind != KindDir:
+		case ch.Kind == KindDir.String():
+		case ch.Op == OpAdded:
 			c.Added++
-		case e == nil && o.Kind != KindDir:
+		case ch.Op == OpDeleted:
 			c.Deleted++
-		case o != nil && e != nil && e.Kind != KindDir && compareSnapshots(e, o) != "": // (as DiffManifests' Kind: the new one's)
+		default:
 			c.Modified++
 		}
 		return nil

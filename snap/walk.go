@@ -31,6 +31,11 @@ type WalkOptions struct {
 	// ahead, when set, is told of each entry WalkEach hands on, just
 	// before fn, on the same goroutine; it must not block (see prefetch).
 	ahead func(e *Entry)
+	// unreadable, when set, is told each path WalkEach could not read (as
+	// Tree.Unreadable lists them) on fn's goroutine, before any entry after
+	// it in walk order is handed on: so fn may know, as the walk goes,
+	// whether a path it has not met was left out unread.
+	unreadable func(path string)
 }
 
 // Tree is the result of a walk: the entries in scope, in walk order, and
@@ -82,6 +87,7 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	}
 	w := &walker{ctx: ctx, root: abs, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
 	w.rules.Ignore = opts.Ignore
+	w.unreadable = opts.unreadable
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
 	if each != nil { // (WalkEach's)
@@ -153,15 +159,16 @@ const maxEntriesHint = 1 << 20
 const walkWorkers = 8
 
 type walker struct {
-	ctx   context.Context
-	root  string
-	rules Rules // under mu: every repository met
-	extra []pattern
-	state map[string]bool // Rewind's and the agents' state folders inside the root
-	sem   chan struct{}
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	err   error
+	ctx        context.Context
+	root       string
+	rules      Rules // under mu: every repository met
+	extra      []pattern
+	state      map[string]bool   // Rewind's and the agents' state folders inside the root
+	unreadable func(path string) // see WalkOptions.unreadable
+	sem        chan struct{}
+	wg         sync.WaitGroup
+	mu         sync.Mutex
+	err        error
 
 	// For WalkEach: a folder is not read while more than window entries
 	// read wait to be put, unless it is the one flatten waits for (awaited).
@@ -271,7 +278,7 @@ func (d *dirResult) flatten(t *Tree, put func(e *Entry), w *walker) {
 	w.await(d)
 	<-d.ready
 	t.Special = append(t.Special, d.special...)
-	t.Unreadable = append(t.Unreadable, d.unreadable...)
+	w.skipUnread(t, d.unreadable...)
 	for i := range d.entries {
 		sub := d.subs[i]
 		if sub != nil {
@@ -284,7 +291,7 @@ func (d *dirResult) flatten(t *Tree, put func(e *Entry), w *walker) {
 		case sub.gone:
 			t.Special = append(t.Special, sub.special...)
 		case sub.denied:
-			t.Unreadable = append(t.Unreadable, d.entries[i].Path)
+			w.skipUnread(t, d.entries[i].Path)
 		default:
 			put(&d.entries[i])
 			sub.flatten(t, put, w)
@@ -293,6 +300,17 @@ func (d *dirResult) flatten(t *Tree, put func(e *Entry), w *walker) {
 	}
 	w.put(len(d.entries))
 	d.entries, d.subs = nil, nil
+}
+
+// skipUnread notes paths in scope the walk could not read in t, and tells
+// WalkOptions.unreadable of them.
+func (w *walker) skipUnread(t *Tree, paths ...string) {
+	t.Unreadable = append(t.Unreadable, paths...)
+	if w.unreadable != nil {
+		for _, p := range paths {
+			w.unreadable(p)
+		}
+	}
 }
 
 func (w *walker) fail(err error) {

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -54,32 +55,43 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	changes, err := s.Diff(ctx, from, to)
+	// The changes are shown as they are found, not held: the output is
+	// buffered, and flushed however the diff ends.
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	be := *e
+	be.stdout = out
+	show := func(ch snap.Change) error { return be.json(ch) }
+	switch {
+	case c.json:
+	case c.stat:
+		show = func(ch snap.Change) error {
+			_, err := fmt.Fprintf(out, "%s %s\n", opLetter(ch.Op), changeName(ch))
+			return err
+		}
+	default:
+		u, err := newUnified(&be, s, from, to)
+		if err != nil {
+			return err
+		}
+		defer u.close()
+		show = u.show
+	}
+	n := 0
+	err = s.Diff(ctx, from, to, func(ch snap.Change) error {
+		if ps != nil && !ps.Match(ch.Path, ch.Kind == snap.KindDir.String()) {
+			return nil
+		}
+		n++
+		return show(ch)
+	})
 	if err != nil {
 		return err
 	}
-	if ps != nil {
-		changes = slices.DeleteFunc(changes, func(ch snap.Change) bool { return !ps.Match(ch.Path, ch.Kind == snap.KindDir.String()) })
+	if n == 0 && !c.json {
+		fmt.Fprintln(out, "No changes.")
 	}
-	if c.json {
-		for i := range changes {
-			if err := e.json(changes[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if len(changes) == 0 {
-		fmt.Fprintln(e.stdout, "No changes.")
-		return nil
-	}
-	if c.stat {
-		for _, ch := range changes {
-			fmt.Fprintf(e.stdout, "%s %s\n", opLetter(ch.Op), changeName(ch))
-		}
-		return nil
-	}
-	return c.unified(e, s, from, to, changes)
+	return out.Flush()
 }
 
 func opLetter(op snap.Op) string {
@@ -115,74 +127,86 @@ func nowPath(ch snap.Change) string {
 	return ch.Path
 }
 
-// unified prints each changed text file as a unified diff.
-func (c *diffCmd) unified(e *env, s *store.Store, from, to *store.Checkpoint, changes []snap.Change) error {
-	want := map[string]bool{}
-	for _, ch := range changes {
-		if ch.Kind == "file" && ch.Op != snap.OpAdded {
-			want[ch.Path] = true
-		}
-	}
-	oldData, err := readSnapshot(from, want)
-	if err != nil {
-		return err
-	}
-	var newData map[string][]byte
-	if to != nil {
-		want = map[string]bool{}
-		for _, ch := range changes {
-			if ch.Kind == "file" && ch.Op != snap.OpDeleted {
-				want[nowPath(ch)] = true
-			}
-		}
-		if newData, err = readSnapshot(to, want); err != nil {
-			return err
-		}
-	}
-	toLabel := "now"
-	if to != nil {
-		toLabel = to.ID
-	}
-	for _, ch := range changes {
-		if ch.Kind != "file" || ch.Op == snap.OpMode || ch.Op == snap.OpRenamed {
-			fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), changeName(ch), ch.Kind)
-			continue
-		}
-		var a, b []byte
-		if ch.Op != snap.OpAdded {
-			a = oldData[ch.Path]
-		}
-		if ch.Op != snap.OpDeleted {
-			if to != nil {
-				b = newData[nowPath(ch)]
-			} else {
-				b, _ = os.ReadFile(filepath.Join(s.Project, filepath.FromSlash(nowPath(ch))))
-			}
-		}
-		if !isText(a) || !isText(b) {
-			fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", changeName(ch))
-			continue
-		}
-		d := udiff.Unified("a/"+ch.Path+" ("+from.ID+")", "b/"+nowPath(ch)+" ("+toLabel+")", string(a), string(b))
-		fmt.Fprint(e.stdout, colorDiff(e, d))
-	}
-	return nil
+// unified prints each changed text file as a unified diff, the others as
+// a line each. The checkpoints' files are read as the changes come, in path
+// order (see snap.FileReader).
+type unified struct {
+	e        *env
+	s        *store.Store
+	from, to *store.Checkpoint
+	old, cur *snap.FileReader // cur nil when the diff is against the tree
+	toLabel  string
 }
 
-func readSnapshot(c *store.Checkpoint, want map[string]bool) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	if len(want) == 0 {
-		return out, nil
-	}
-	m, err := snap.OpenManifest(c.ManifestPath()) // (the few files wanted are found in one pass: not held)
+func newUnified(e *env, s *store.Store, from, to *store.Checkpoint) (*unified, error) {
+	u := &unified{e: e, s: s, from: from, to: to, toLabel: "now"}
+	m, err := snap.OpenManifest(from.ManifestPath()) // (read in one pass as the diff goes: not held)
 	if err != nil {
 		return nil, err
 	}
-	err = snap.ReadFiles(m, want, diffLimit, func(p string, data []byte) error {
-		out[p] = data
+	u.old = snap.NewFileReader(m, diffLimit)
+	if to != nil {
+		if m, err = snap.OpenManifest(to.ManifestPath()); err != nil {
+			return nil, err
+		}
+		u.cur, u.toLabel = snap.NewFileReader(m, diffLimit), to.ID
+	}
+	return u, nil
+}
+
+func (u *unified) close() {
+	u.old.Close()
+	if u.cur != nil {
+		u.cur.Close()
+	}
+}
+
+func (u *unified) show(ch snap.Change) error {
+	e := u.e
+	if ch.Kind != "file" || ch.Op == snap.OpMode || ch.Op == snap.OpRenamed {
+		_, err := fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), changeName(ch), ch.Kind)
+		return err
+	}
+	var a, b []byte
+	var err error
+	if ch.Op != snap.OpAdded {
+		if a, err = u.old.Read(ch.Path); err != nil {
+			return err
+		}
+	}
+	if ch.Op != snap.OpDeleted {
+		if u.cur != nil {
+			b, err = u.cur.Read(nowPath(ch))
+		} else {
+			b = readNow(filepath.Join(u.s.Project, filepath.FromSlash(nowPath(ch))))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !isText(a) || !isText(b) {
+		_, err := fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", changeName(ch))
+		return err
+	}
+	d := udiff.Unified("a/"+ch.Path+" ("+u.from.ID+")", "b/"+nowPath(ch)+" ("+u.toLabel+")", string(a), string(b))
+	_, err = fmt.Fprint(e.stdout, colorDiff(e, d))
+	return err
+}
+
+// readNow reads the tree's file at name, at most diffLimit+1 bytes (enough
+// to tell it is too large to show); nothing of what is not a regular file
+// now, or is gone or unreadable since the walk.
+func readNow(name string) []byte {
+	if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
 		return nil
-	})
-	return out, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, diffLimit+1))
+	return b
 }
 
 func isText(b []byte) bool {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap"
 )
 
 // TestUndoWalksWithTheIgnorePatterns: undo compares the tree with the newest
@@ -61,7 +63,7 @@ func TestBrokenConfigStopsWhatWalks(t *testing.T) {
 	}
 	for name, run := range map[string]func() error{
 		"save":    func() error { _, err := fresh.Save(ctx, SaveOptions{}); return err },
-		"diff":    func() error { _, err := fresh.Diff(ctx, c, nil); return err },
+		"diff":    func() error { return fresh.Diff(ctx, c, nil, func(snap.Change) error { return nil }) },
 		"undo":    func() error { _, err := fresh.Undo(ctx, true); return err },
 		"restore": func() error { _, err := fresh.Restore(ctx, c, RestoreOptions{Code: true, DryRun: true}); return err },
 	} {

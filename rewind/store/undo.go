@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,11 +29,15 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 		return nil, ErrNoCheckpoints
 	}
 	target := cps[0]
-	changes, err := s.Diff(ctx, cps[0], nil)
-	if err != nil {
+	changed := false
+	err = s.Diff(ctx, cps[0], nil, func(snap.Change) error {
+		changed = true
+		return errFound // (one is enough)
+	})
+	if err != nil && !errors.Is(err, errFound) {
 		return nil, fmt.Errorf("compare the tree with checkpoint %s: %w", cps[0].ID, err)
 	}
-	if len(changes) == 0 {
+	if !changed {
 		if len(cps) < 2 {
 			return nil, ErrNothingToUndo
 		}
@@ -41,24 +46,29 @@ func (s *Store) Undo(ctx context.Context, dryRun bool) (*RestoreResult, error) {
 	return s.restoreLocked(ctx, target, RestoreOptions{Code: true, DryRun: dryRun, Kind: KindUndo})
 }
 
-// Diff lists what changed from checkpoint from to checkpoint to, or, when
-// to is nil, to the project's tree as it is now (walked with the project's
-// ignore patterns, as a save would).
-func (s *Store) Diff(ctx context.Context, from, to *Checkpoint) ([]snap.Change, error) {
+// errFound ends a pass over changes once what it looks for is found.
+var errFound = errors.New("found")
+
+// Diff hands fn what changed from checkpoint from to checkpoint to, or,
+// when to is nil, to the project's tree as it is now (walked with the
+// project's ignore patterns, as a save would), in path order and as they
+// are found (see snap.DiffManifestEach). An error from fn ends it and is
+// returned.
+func (s *Store) Diff(ctx context.Context, from, to *Checkpoint, fn func(snap.Change) error) error {
 	old, err := snap.OpenManifest(from.ManifestPath()) // (compared in walk order: not held)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
+		return fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}
 	if to != nil {
 		cur, err := snap.OpenManifest(to.ManifestPath()) // (read beside old: not held)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
+			return fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
-		return snap.DiffManifests(old, cur, snap.ProbeFolding(s.Project))
+		return snap.DiffManifestsEach(old, cur, snap.ProbeFolding(s.Project), fn)
 	}
 	walk, err := s.walkOptions()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return snap.DiffManifest(ctx, s.Project, old, walk)
+	return snap.DiffManifestEach(ctx, s.Project, old, walk, fn)
 }

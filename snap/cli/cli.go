@@ -12,6 +12,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -29,7 +30,9 @@ var tool = &cmdline.Tool{Name: name, Hint: hint}
 // Main runs rewind-snap with args (without the program name) and returns
 // the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := json.NewEncoder(stdout)
+	buf := bufio.NewWriter(stdout) // (a line a change or entry: a write each would be a system call each)
+	defer buf.Flush()
+	out := json.NewEncoder(buf)
 	out.SetEscapeHTML(false)
 	env := &env{stdout: stdout, stderr: stderr, out: out}
 	root := &ffcli.Command{

@@ -161,17 +161,15 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if (c.from == "") == (c.manifest == "") {
 		return cmdline.WithHint(cmdline.Usagef("diff needs exactly one of --from and --manifest"), "run 'rewind-snap diff --help'")
 	}
-	var changes []snap.Change
-	var err error
 	if c.manifest != "" {
-		m, merr := snap.OpenManifest(c.manifest)
-		if merr != nil {
-			return merr
+		m, err := snap.OpenManifest(c.manifest)
+		if err != nil {
+			return err
 		}
-		changes, err = snap.DiffManifest(ctx, c.root, m, snap.WalkOptions{})
-	} else {
-		changes, err = snap.DiffArchive(ctx, c.root, c.from, snap.RestoreOptions{})
+		// (handed on as the tree is walked and m read: neither held)
+		return snap.DiffManifestEach(ctx, c.root, m, snap.WalkOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 	}
+	changes, err := snap.DiffArchive(ctx, c.root, c.from, snap.RestoreOptions{})
 	if err != nil {
 		return err
 	}
