@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,5 +188,56 @@ func TestFileReader(t *testing.T) {
 	}
 	if _, err := r.Read("d/f06"); err == nil {
 		t.Error("archive gone: a later read did not fail")
+	}
+}
+
+// TestFetcherReadsOnInAMember: files of one gzip member asked for in
+// archive order are read on from where the last one ended; asked for in
+// any other order, each is inflated from its member's start. The content is
+// the same either way, and a file read only in part leaves the next one
+// whole.
+func TestFetcherReadsOnInAMember(t *testing.T) {
+	dir, snaps := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("f%03d", i)] = strings.Repeat(fmt.Sprint(i), i)
+	}
+	writeTree(t, dir, files)
+	_, m := layerSave(t, dir, snaps, 0, 0)
+	var es []Entry
+	for _, e := range m.Entries {
+		if e.Kind == KindFile {
+			es = append(es, e)
+		}
+	}
+	if es[0].COff != es[len(es)-1].COff {
+		t.Fatalf("the files are in more than one member (%d, %d): the test needs one", es[0].COff, es[len(es)-1].COff)
+	}
+	f := newFetcher()
+	defer f.close()
+	check := func(order string, e *Entry, part bool) {
+		t.Helper()
+		r, err := f.open(e)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", order, e.Path, err)
+		}
+		if part {
+			io.CopyN(io.Discard, r, 2)
+			return
+		}
+		b, err := io.ReadAll(r)
+		if err != nil || string(b) != files[e.Path] {
+			t.Fatalf("%s: %s read %d bytes (%v), want %d", order, e.Path, len(b), err, len(files[e.Path]))
+		}
+	}
+	for i := range es {
+		check("in order", &es[i], i%5 == 1)
+	}
+	for i := len(es) - 1; i >= 0; i-- {
+		check("backwards", &es[i], false)
+	}
+	for i, j := 0, len(es)-1; i < j; i, j = i+7, j-11 {
+		check("to and fro", &es[i], false)
+		check("to and fro", &es[j], true)
 	}
 }

@@ -20,6 +20,26 @@ import (
 // has the recorded hash.
 type fetcher struct {
 	files map[string]*os.File
+	// The member last read from, and how far: a file after the last one in
+	// the same member is read on from there, not inflated again from the
+	// member's start (a diff of a whole tree reads every file of a member
+	// in order: inflating from the start for each went over the member
+	// once a file).
+	src string // "" when there is none to read on from
+	off int64
+	zr  *fetchedMember
+}
+
+// fetchedMember counts what it inflates from the member it was reset to.
+type fetchedMember struct {
+	zr *gzip.Reader
+	n  int64
+}
+
+func (m *fetchedMember) Read(p []byte) (int, error) {
+	n, err := m.zr.Read(p)
+	m.n += int64(n)
+	return n, err
 }
 
 func newFetcher() *fetcher { return &fetcher{files: map[string]*os.File{}} }
@@ -31,34 +51,45 @@ func (f *fetcher) close() {
 }
 
 // open returns a reader of e's content; reading it to EOF fails if the
-// content does not match e.Hash.
+// content does not match e.Hash. It is good until the next open.
 func (f *fetcher) open(e *Entry) (io.Reader, error) {
-	fh := f.files[e.Src]
-	if fh == nil {
-		var err error
-		if fh, err = os.Open(e.Src); err != nil {
-			return nil, fmt.Errorf("%s: its content is in %s: %w", e.Path, e.Src, err)
-		}
-		f.files[e.Src] = fh
-	}
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
 	bad := func(why string) error {
+		f.src = "" // (nothing to read on from)
 		return &ArchiveError{Archive: e.Src, Entry: e.Path, Reason: why + " at the place its manifest records; the snapshot is damaged"}
 	}
-	if e.COff < 0 || e.COff >= fi.Size() || e.Skip < 0 {
-		return nil, bad("no such location")
+	if f.src != e.Src || f.off != e.COff || f.zr.n > e.Skip {
+		f.src = ""
+		fh := f.files[e.Src]
+		if fh == nil {
+			var err error
+			if fh, err = os.Open(e.Src); err != nil {
+				return nil, fmt.Errorf("%s: its content is in %s: %w", e.Path, e.Src, err)
+			}
+			f.files[e.Src] = fh
+		}
+		fi, err := fh.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if e.COff < 0 || e.COff >= fi.Size() || e.Skip < 0 {
+			return nil, bad("no such location")
+		}
+		member := io.NewSectionReader(fh, e.COff, fi.Size()-e.COff)
+		if f.zr == nil {
+			zr, err := gzip.NewReader(member)
+			if err != nil {
+				return nil, bad("no gzip member")
+			}
+			f.zr = &fetchedMember{zr: zr}
+		} else if err := f.zr.zr.Reset(member); err != nil {
+			return nil, bad("no gzip member")
+		}
+		f.src, f.off, f.zr.n = e.Src, e.COff, 0
 	}
-	zr, err := gzip.NewReader(io.NewSectionReader(fh, e.COff, fi.Size()-e.COff))
-	if err != nil {
-		return nil, bad("no gzip member")
-	}
-	if _, err := io.CopyN(io.Discard, zr, e.Skip); err != nil {
+	if _, err := io.CopyN(io.Discard, f.zr, e.Skip-f.zr.n); err != nil {
 		return nil, bad("data ends early")
 	}
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(f.zr)
 	hdr, err := tr.Next()
 	if err != nil {
 		return nil, bad("no tar header")

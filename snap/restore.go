@@ -1039,7 +1039,10 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 			}
 			continue
 		}
-		sort.Slice(a.few, func(i, j int) bool { return a.few[i].e.COff < a.few[j].e.COff })
+		sort.Slice(a.few, func(i, j int) bool { // (in archive order: one member's files are read on, see fetcher)
+			x, y := &a.few[i].e, &a.few[j].e
+			return x.COff < y.COff || x.COff == y.COff && x.Skip < y.Skip
+		})
 		for _, n := range a.few {
 			r, err := f.open(&n.e)
 			if err != nil {
