@@ -57,7 +57,7 @@ func (f *fetcher) open(e *Entry) (io.Reader, error) {
 		f.src = "" // (nothing to read on from)
 		return &ArchiveError{Archive: e.Src, Entry: e.Path, Reason: why + " at the place its manifest records; the snapshot is damaged"}
 	}
-	if f.src != e.Src || f.off != e.COff || f.zr.n > e.Skip {
+	if f.src == "" || f.src != e.Src || f.off != e.COff || f.zr.n > e.Skip {
 		f.src = ""
 		fh := f.files[e.Src]
 		if fh == nil {

@@ -401,7 +401,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	if un := p.paths.Unmatched(); len(un) > 0 {
 		return &UnmatchedError{Items: un}
 	}
-	return p.checkSelection()
+	return p.checkSelection(p.deletes)
 }
 
 // judge tells whether the tree's entry c is deleted: inSnap says the
@@ -445,9 +445,11 @@ func (e *SelectionError) Error() string {
 
 // checkSelection refuses, before anything changes, a restore limited to paths
 // that would have to delete a path outside them: a file of the tree where a
-// selected path needs a folder, or a folder it replaces that holds paths
-// outside them.
-func (p *restorePlan) checkSelection() error {
+// selected path needs a folder, or a folder it replaces (one of deletes)
+// that holds paths outside them. A plan written out in blocks is checked a
+// block at a time: a block holds the tree's entries above its first (see
+// stillAbove), and a folder replaced with all it holds (see sparseOver).
+func (p *restorePlan) checkSelection(deletes []Entry) error {
 	if p.paths == nil {
 		return nil
 	}
@@ -458,7 +460,7 @@ func (p *restorePlan) checkSelection() error {
 			}
 		}
 	}
-	for _, d := range p.deletes {
+	for _, d := range deletes {
 		if _, replaced := p.snapshot[p.snapName(d.Path)]; !replaced || d.Kind != KindDir {
 			continue
 		}
@@ -864,7 +866,8 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		}
 		if !p.paths.Match(e.Path, e.Kind == KindDir) {
 			if p.leftOut(e, m, rules) {
-				p.rulesOnly = append(p.rulesOnly, e)
+				c := *e // (e may be a block's, reused for the next: see planSpilled)
+				p.rulesOnly = append(p.rulesOnly, &c)
 			}
 			return nil
 		}
@@ -927,16 +930,13 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		return nil
 	}
 	// own makes what the plan keeps of an entry read as the pass goes its
-	// own: the hashes of the operations it added, and a copy of an entry it
-	// keeps a pointer to.
+	// own: the hashes of the operations and ignore files it added.
 	own := func(ops, rulesOnly int) {
 		for k := ops; k < len(p.ops); k++ {
 			p.ops[k].entry.Hash = strings.Clone(p.ops[k].entry.Hash)
 		}
 		for k := rulesOnly; k < len(p.rulesOnly); k++ {
-			c := *p.rulesOnly[k]
-			c.Hash = strings.Clone(c.Hash)
-			p.rulesOnly[k] = &c
+			p.rulesOnly[k].Hash = strings.Clone(p.rulesOnly[k].Hash)
 		}
 	}
 	each := m.each

@@ -194,7 +194,7 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if hold != "" && !strings.HasPrefix(at, hold+"/") {
 			hold = ""
 		}
-		if p.stage != "" && p.paths == nil && hold == "" && len(sp.snap)+len(tree) >= spillAt {
+		if p.stage != "" && hold == "" && len(sp.snap)+len(tree) >= spillAt {
 			// Too many to hold: written as a block (see spill.go).
 			if err := p.spillBlock(sp, tree); err != nil {
 				return err
@@ -243,7 +243,8 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		}
 		if c != nil && c.Kind == KindDir && own != nil && own.Kind != KindDir {
 			// A folder the snapshot replaces: its check needs every entry
-			// of it in the block (see checkReplaceable).
+			// of it in the block (see checkReplaceable), and so does a
+			// restore limited to paths (see checkSelection).
 			hold = c.Path
 		}
 		if c != nil {

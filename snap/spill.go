@@ -245,16 +245,21 @@ func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limits, rules *snapshotRules, sp *sparsePlan) error {
 	s := p.spill
 	var snapUp, treeUp []Entry // the entries above the next block's, each side, and the last one
+	// What the plan knew of snapUp when the block before ended: in a restore
+	// limited to paths, a folder outside them is only once a path inside it
+	// was planned (see enter).
+	var known []Entry
 	block := func(snap, tree []Entry) error {
 		p.current = append(append(make([]Entry, 0, len(treeUp)+len(tree)), treeUp...), tree...)
 		p.cur = treeIndex{entries: p.current}
 		p.snapshot = make(map[string]Kind, len(snapUp)+len(snap))
-		for _, d := range snapUp {
+		for _, d := range known {
 			p.snapshot[d.Path] = d.Kind
 		}
 		if err := p.planManifest(ctx, m, limits, true, rules, &sparsePlan{snap: snap}); err != nil {
 			return err
 		}
+		var replaced []Entry // folders the snapshot replaces that are deleted, for checkSelection
 		for i := len(treeUp); i < len(p.current); i++ {
 			c := &p.current[i]
 			k, ok := p.snapshot[c.Path]
@@ -264,10 +269,16 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			tag := byte(0)
 			if ok {
 				tag = tagInSnap
+				if p.paths != nil && c.Kind == KindDir && p.judge(c, true, false, rules) {
+					replaced = append(replaced, *c)
+				}
 			}
 			if err := s.cands.put(tag, c, ""); err != nil {
 				return err
 			}
+		}
+		if err := p.checkSelection(replaced); err != nil {
+			return err
 		}
 		for i := range p.ops {
 			op := &p.ops[i]
@@ -287,6 +298,12 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		}
 		p.ops = p.ops[:0]
 		snapUp, treeUp = stillAbove(snapUp, snap), stillAbove(treeUp, tree)
+		known = known[:0]
+		for _, d := range snapUp {
+			if k, ok := p.snapshot[d.Path]; ok {
+				known = append(known, Entry{Path: d.Path, Kind: k})
+			}
+		}
 		return nil
 	}
 	var snap, tree []Entry

@@ -264,3 +264,110 @@ func rewriteArchive(t *testing.T, name string, orig []byte, drop bool) {
 		t.Fatal(err)
 	}
 }
+
+// TestRestorePathsSpilled: a restore limited to paths writes its plan out
+// in blocks as any restore over a tree does, and does what the plan held
+// whole does: the same refusals (a file of the tree where a selected path
+// needs a folder, a folder replaced that holds paths outside them, a path
+// that selects nothing), the same result, the same tree.
+func TestRestorePathsSpilled(t *testing.T) {
+	gitEnv(t)
+	defer func(v int) { spillAt = v }(spillAt)
+	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}, {"d5/s1/*"}, {"d*/s0/f1*"}}
+	refused, done := 0, 0
+	for seed := int64(1); seed <= 14; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		base, snaps := t.TempDir(), t.TempDir()
+		genTree(t, rng, base, 150)
+		layerChain(t, rng, base, snaps, 2)
+		mutate(t, rng, base)
+		mutate(t, rng, base)
+		spec := specs[int(seed)%len(specs)]
+		type outcome struct {
+			res  *RestoreResult
+			err  string
+			tree map[string]string
+		}
+		var outs []outcome
+		for _, at := range []int{1 << 30, 1 + int(seed)%4} {
+			dir := t.TempDir()
+			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			spillAt = at
+			m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps, err := ParsePathspec(spec, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps})
+			outs = append(outs, outcome{res, fmt.Sprint(err), state(t, dir)})
+		}
+		held, spilled := outs[0], outs[1]
+		if held.err != spilled.err || !reflect.DeepEqual(held.res, spilled.res) {
+			t.Fatalf("seed %d, paths %q: held whole %+v (%s); in blocks %+v (%s)", seed, spec, held.res, held.err, spilled.res, spilled.err)
+		}
+		if d := diffStates(held.tree, spilled.tree); d != "" {
+			t.Fatalf("seed %d, paths %q: the trees differ, held whole and in blocks:\n%s", seed, spec, d)
+		}
+		if held.err != "<nil>" {
+			refused++
+		} else if held.res.Written+held.res.Deleted > 0 {
+			done++
+		}
+	}
+	if refused == 0 || done == 0 {
+		t.Fatalf("%d refused, %d restored: the seeds no longer try both", refused, done)
+	}
+	// Each refusal with the paths it is about in blocks of their own: a
+	// file where the snapshot has a folder holding a selected file, and a
+	// folder the snapshot has a file for, holding a path left out.
+	for _, c := range []struct {
+		name string
+		spec []string
+		edit func(dir string)
+	}{
+		{"a file where a selected path needs a folder", []string{"a/f5"}, func(dir string) {
+			os.RemoveAll(filepath.Join(dir, "a"))
+			os.WriteFile(filepath.Join(dir, "a"), []byte("a file now"), 0o644)
+		}},
+		{"a replaced folder holding a path left out", []string{"b", ":!b/y"}, func(dir string) {
+			os.Remove(filepath.Join(dir, "b"))
+			writeTree(t, dir, map[string]string{"b/x": "x", "b/y": "y", "b/z": "z"})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, snaps := t.TempDir(), t.TempDir()
+			files := map[string]string{"b": "a file", "c": "c"}
+			for i := range 9 {
+				files[fmt.Sprintf("a/f%d", i)] = fmt.Sprint(i)
+			}
+			writeTree(t, dir, files)
+			layerSave(t, dir, snaps, 0, 0)
+			c.edit(dir)
+			before := state(t, dir)
+			for _, at := range []int{1 << 30, 1, 2} {
+				spillAt = at
+				m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ps, err := ParsePathspec(c.spec, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps})
+				var sel *SelectionError
+				if !errors.As(err, &sel) {
+					t.Fatalf("blocks of %d: %v, want it refused", at, err)
+				}
+				if d := diffStates(before, state(t, dir)); d != "" {
+					t.Fatalf("blocks of %d: refused, yet the tree changed:\n%s", at, d)
+				}
+			}
+		})
+	}
+}
