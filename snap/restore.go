@@ -1601,20 +1601,44 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 	if s := p.spill; s != nil {
 		res.Written += s.written
 		res.ModeChanged += s.modes
-		res.Deleted, res.DeletedList = len(s.deleted), s.deleted
+		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
 		return res
 	}
-	res.Deleted = len(p.deletes)
-	// Deletions are listed after a restore too: they are what a person
-	// needs named, and there are few.
-	for _, d := range p.deletes {
-		name := d.Path
-		if d.Kind == KindDir {
-			name += "/"
-		}
-		res.DeletedList = append(res.DeletedList, name)
+	d := deletions{each: p.paths != nil}
+	for i := range p.deletes {
+		d.add(&p.deletes[i])
 	}
+	res.Deleted, res.DeletedList = d.n, d.names
 	return res
+}
+
+// deletions lists what a restore deletes, after it too: it is what a person
+// needs named. They are added in walk order, and a folder deleted is listed
+// once for all it held (its path ending in "/", as rm -r is told: a tree
+// emptied lists its top folders, not a million files); what it holds that
+// is left alone is listed as such (unreadable, spared, the snapshot's own
+// files). A restore limited to paths lists each path (each is set: a folder
+// may hold paths left out of them).
+type deletions struct {
+	each  bool
+	n     int
+	names []string
+	top   string // the last folder listed, with its "/"
+}
+
+func (d *deletions) add(e *Entry) {
+	d.n++
+	if d.top != "" && strings.HasPrefix(e.Path, d.top) {
+		return
+	}
+	name := e.Path
+	if e.Kind == KindDir {
+		name += "/"
+		if !d.each {
+			d.top = name
+		}
+	}
+	d.names = append(d.names, name)
 }
 
 func (p *restorePlan) changes() []Change {

@@ -39,7 +39,7 @@ type planSpill struct {
 	dels    *spillFile // of those, the ones deleted (tag: inSnap)
 	written int        // operations that write an entry
 	modes   int        // operations that change a mode
-	deleted []string   // the paths deleted, for the result
+	deleted deletions  // the paths deleted, for the result
 }
 
 // Tags of the blocks file.
@@ -214,7 +214,7 @@ func (r *spillReader) str() (string, error) {
 func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 	s := p.spill
 	if s == nil {
-		s = &planSpill{}
+		s = &planSpill{deleted: deletions{each: p.paths != nil}}
 		p.spill = s
 		var err error
 		for _, f := range []struct {
@@ -334,11 +334,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		if !p.judge(c, tag&tagInSnap != 0, false, rules) {
 			return nil
 		}
-		name := c.Path
-		if c.Kind == KindDir {
-			name += "/"
-		}
-		s.deleted = append(s.deleted, name)
+		s.deleted.add(c)
 		return s.dels.put(tag, c, "")
 	})
 }

@@ -371,3 +371,46 @@ func TestRestorePathsSpilled(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletionsListedByTheirFolder: a restore lists a folder it deletes
+// once for all it held, and counts every entry; one limited to paths lists
+// each path. Planned whole or in blocks, and in a dry run, alike.
+func TestDeletionsListedByTheirFolder(t *testing.T) {
+	defer func(v int) { spillAt = v }(spillAt)
+	for _, at := range []int{1 << 30, 1} {
+		for _, limited := range []bool{false, true} {
+			dir, snaps := t.TempDir(), t.TempDir()
+			writeTree(t, dir, map[string]string{"keep.txt": "k", "x/kept": "x"})
+			layerSave(t, dir, snaps, 0, 0)
+			writeTree(t, dir, map[string]string{"gone/a": "a", "gone/sub/b": "b", "gone/sub/c": "c", "x/y": "y", "z": "z"})
+			want := []string{"gone/", "x/y", "z"}
+			var opts RestoreOptions
+			if limited {
+				want = []string{"gone/", "gone/a", "gone/sub/", "gone/sub/b", "gone/sub/c", "x/y", "z"}
+				ps, err := ParsePathspec([]string{"gone", "x", "z"}, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Paths = ps
+			}
+			spillAt = at
+			for _, dry := range []bool{true, false} {
+				m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Manifest, opts.DryRun = m, dry
+				res, err := Restore(context.Background(), dir, "", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Deleted != 7 || !reflect.DeepEqual(res.DeletedList, want) {
+					t.Errorf("blocks of %d, limited %v, dry run %v: deleted %d %q, want 7 %q", at, limited, dry, res.Deleted, res.DeletedList, want)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "gone")); !os.IsNotExist(err) {
+				t.Errorf("gone: %v", err)
+			}
+		}
+	}
+}
