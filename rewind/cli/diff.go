@@ -142,12 +142,12 @@ func newUnified(e *env, s *store.Store, from, to *store.Checkpoint) (*unified, e
 	u := &unified{e: e, s: s, from: from, to: to, toLabel: "now"}
 	m, err := snap.OpenManifest(from.ManifestPath()) // (read in one pass as the diff goes: not held)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
 	}
 	u.old = snap.NewFileReader(m, diffLimit)
 	if to != nil {
 		if m, err = snap.OpenManifest(to.ManifestPath()); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
 		u.cur, u.toLabel = snap.NewFileReader(m, diffLimit), to.ID
 	}
