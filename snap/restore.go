@@ -1617,8 +1617,8 @@ func (p *restorePlan) result(dry bool) *RestoreResult {
 // once for all it held (its path ending in "/", as rm -r is told: a tree
 // emptied lists its top folders, not a million files); what it holds that
 // is left alone is listed as such (unreadable, spared, the snapshot's own
-// files). A restore limited to paths lists each path (each is set: a folder
-// may hold paths left out of them).
+// files). A restore limited to paths lists each path: a folder there may
+// hold paths left out of them.
 type deletions struct {
 	each  bool
 	n     int
