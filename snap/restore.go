@@ -36,8 +36,13 @@ type RestoreOptions struct {
 	// of the tree is neither written nor deleted. An item that selects
 	// nothing, in the snapshot or the tree, is refused (*UnmatchedError).
 	Paths *Pathspec
+	// Brief leaves out of a dry run's result the lists of what it would
+	// write and change the mode of (the counts stay): a check that the
+	// restore would go through, in memory that does not grow with it.
+	Brief bool
 
 	index *ArchiveIndex // see RestoreIndexed
+	held  bool          // the plan is held whole, never written out (see DiffArchive)
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
@@ -119,9 +124,9 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 		return nil, err
 	}
 	defer p.close()
-	res := p.result(opts.DryRun)
-	if opts.DryRun {
-		return res, nil
+	res, err := p.result(opts.DryRun, opts.Brief)
+	if err != nil || opts.DryRun {
+		return res, err
 	}
 	kept, err := p.apply()
 	res.Kept = kept
@@ -142,6 +147,7 @@ func (e *StoppedError) Unwrap() error { return e.Err }
 // DiffArchive lists the changes between the snapshot in archive and the
 // tree at root, in walk order, comparing file contents byte for byte.
 func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
+	opts.held = true // (its changes are listed from the operations held)
 	p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 	if err != nil {
 		return nil, err
@@ -172,6 +178,7 @@ type restorePlan struct {
 	root      string
 	r         *os.Root
 	stage     string // staging folder name at the root, "" when not staging
+	spillOut  bool   // a dry run's plan too big to hold is written outside the tree (see planSpill)
 	stageLock *os.File
 	snapshot  map[string]Kind
 	state     map[string]bool // state folders inside the root: never compared or written
@@ -258,6 +265,10 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			if err := p.openStage(); err != nil {
 				return nil, err
 			}
+		} else {
+			// A dry run changes nothing in the tree: a plan too big to
+			// hold is written to a temporary folder outside it.
+			p.spillOut = !opts.held
 		}
 		// The tree is compared with the manifest as it is walked, and the
 		// plan made over what differs (see sparsePlan).
@@ -1555,6 +1566,9 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b
 func (p *restorePlan) close() {
 	if p.spill != nil {
 		p.spill.close()
+		if p.spill.tmp != "" {
+			os.RemoveAll(p.spill.tmp)
+		}
 		p.spill = nil
 	}
 	if p.stage != "" {
@@ -1568,48 +1582,58 @@ func (p *restorePlan) close() {
 	p.r.Close()
 }
 
-func (p *restorePlan) result(dry bool) *RestoreResult {
+func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared, Inputs: p.keptIn}
 	for u := range p.alone {
 		res.Unreadable = append(res.Unreadable, u)
 	}
 	sort.Strings(res.Unreadable)
+	list := func(kind opKind, path string) { // what a dry run would write, and change the mode of
+		if !dry || brief {
+			return
+		}
+		switch kind {
+		case opWrite:
+			res.WrittenList = append(res.WrittenList, path)
+		case opMkdir:
+			res.WrittenList = append(res.WrittenList, path+"/")
+		case opChmod:
+			res.ModeList = append(res.ModeList, path)
+		}
+	}
 	for _, op := range p.ops {
 		switch op.kind {
-		case opWrite:
+		case opWrite, opMkdir:
 			res.Written++
-			if dry {
-				res.WrittenList = append(res.WrittenList, op.entry.Path)
-			}
-		case opMkdir:
-			res.Written++
-			if dry {
-				res.WrittenList = append(res.WrittenList, op.entry.Path+"/")
-			}
 		case opChmod:
 			res.ModeChanged++
-			if dry {
-				res.ModeList = append(res.ModeList, op.entry.Path)
-			}
 		case opRename:
 			// Listed after a restore too: a person looking for the tree's
 			// spelling needs to be told where it went.
 			res.Renamed++
 			res.RenamedList = append(res.RenamedList, Rename{From: op.from, To: op.entry.Path})
 		}
+		list(op.kind, op.entry.Path)
 	}
 	if s := p.spill; s != nil {
 		res.Written += s.written
 		res.ModeChanged += s.modes
 		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
-		return res
+		if !dry || brief {
+			return res, nil
+		}
+		err := s.ops.each(func(tag byte, e *Entry, _ string) error {
+			list(opKind(tag&^tagExisted), e.Path)
+			return nil
+		})
+		return res, err
 	}
 	d := deletions{each: p.paths != nil}
 	for i := range p.deletes {
 		d.add(&p.deletes[i])
 	}
 	res.Deleted, res.DeletedList = d.n, d.names
-	return res
+	return res, nil
 }
 
 // deletions lists what a restore deletes, after it too: it is what a person

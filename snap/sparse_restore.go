@@ -194,7 +194,7 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if hold != "" && !strings.HasPrefix(at, hold+"/") {
 			hold = ""
 		}
-		if p.stage != "" && hold == "" && len(sp.snap)+len(tree) >= spillAt {
+		if (p.stage != "" || p.spillOut) && hold == "" && len(sp.snap)+len(tree) >= spillAt {
 			// Too many to hold: written as a block (see spill.go).
 			if err := p.spillBlock(sp, tree); err != nil {
 				return err

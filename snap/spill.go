@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -40,6 +41,7 @@ type planSpill struct {
 	written int        // operations that write an entry
 	modes   int        // operations that change a mode
 	deleted deletions  // the paths deleted, for the result
+	tmp     string     // a dry run's: the temporary folder outside the tree its files are in
 }
 
 // Tags of the blocks file.
@@ -60,8 +62,12 @@ const (
 func (p *restorePlan) dropSpill() {
 	if s := p.spill; s != nil {
 		s.close()
-		for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
-			p.r.Remove(p.stage + "/" + path.Base(f.f.Name()))
+		if s.tmp != "" {
+			os.RemoveAll(s.tmp)
+		} else {
+			for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
+				p.r.Remove(p.stage + "/" + path.Base(f.f.Name()))
+			}
 		}
 		p.spill = nil
 	}
@@ -89,7 +95,13 @@ type spillFile struct {
 
 // newSpill creates the spill file name in the staging folder.
 func (p *restorePlan) newSpill(name string) (*spillFile, error) {
-	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	var f *os.File
+	var err error
+	if tmp := p.spill.tmp; tmp != "" {
+		f, err = os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	} else {
+		f, err = p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("restore into %s: write its plan in the staging folder: %w", p.root, err)
 	}
@@ -217,6 +229,11 @@ func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 		s = &planSpill{deleted: deletions{each: p.paths != nil}}
 		p.spill = s
 		var err error
+		if p.stage == "" { // a dry run's
+			if s.tmp, err = os.MkdirTemp("", "rewind-plan-"); err != nil {
+				return fmt.Errorf("restore into %s: write its plan in a temporary folder: %w", p.root, err)
+			}
+		}
 		for _, f := range []struct {
 			to   **spillFile
 			name string
@@ -256,7 +273,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		for _, d := range known {
 			p.snapshot[d.Path] = d.Kind
 		}
-		if err := p.planManifest(ctx, m, limits, true, rules, &sparsePlan{snap: snap}); err != nil {
+		if err := p.planManifest(ctx, m, limits, p.stage != "", rules, &sparsePlan{snap: snap}); err != nil {
 			return err
 		}
 		var replaced []Entry // folders the snapshot replaces that are deleted, for checkSelection
@@ -327,8 +344,10 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		return err
 	}
 	p.current, p.cur, p.snapshot = nil, treeIndex{}, nil
-	if err := p.fetch(ctx, limits, rules); err != nil {
-		return err
+	if p.stage != "" { // (a dry run stages nothing, as fromManifest)
+		if err := p.fetch(ctx, limits, rules); err != nil {
+			return err
+		}
 	}
 	return s.cands.each(func(tag byte, c *Entry, _ string) error {
 		if !p.judge(c, tag&tagInSnap != 0, false, rules) {

@@ -27,6 +27,8 @@ import (
 // emptied but for their ignored files, and every file rewritten.
 func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 	gitEnv(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // (where a dry run writes its plan)
 	defer func(v int) { spillAt = v }(spillAt)
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -48,6 +50,32 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				m, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
 				if err != nil {
 					t.Fatal(err)
+				}
+				// A dry run writes its plan outside the tree, and says
+				// the same; a brief one only its counts.
+				before := state(t, dir)
+				dry := make([]*RestoreResult, 3)
+				dryErr := make([]string, 3)
+				for j, at := range []int{1 << 30, 1 + k%4, 1 + k%4} {
+					spillAt = at
+					dry[j], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, Brief: j == 2})
+					dryErr[j] = fmt.Sprint(err)
+				}
+				if !reflect.DeepEqual(dry[0], dry[1]) || dryErr[0] != dryErr[1] {
+					t.Fatalf("edit %d, dry run of %d: held\n%+v (%s)\nspilled\n%+v (%s)", k, i, dry[0], dryErr[0], dry[1], dryErr[1])
+				}
+				if dryErr[0] == "<nil>" {
+					brief := *dry[0]
+					brief.WrittenList, brief.ModeList = nil, nil
+					if !reflect.DeepEqual(&brief, dry[2]) || dryErr[2] != "<nil>" {
+						t.Fatalf("edit %d, brief dry run of %d: %+v (%s), want %+v", k, i, dry[2], dryErr[2], &brief)
+					}
+				}
+				if d := diffStates(before, state(t, dir)); d != "" {
+					t.Fatalf("edit %d: a dry run changed the tree:\n%s", k, d)
+				}
+				if left, _ := filepath.Glob(filepath.Join(tmp, "rewind-plan-*")); len(left) > 0 {
+					t.Fatalf("edit %d: a dry run left %v", k, left)
 				}
 				results := make([]string, 2)
 				trees := make([]map[string]string, 2)
@@ -412,5 +440,54 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 				t.Errorf("gone: %v", err)
 			}
 		}
+	}
+}
+
+// TestDryRunWritesItsPlanOutside: a dry run whose plan is too big to hold
+// writes it to a temporary folder outside the tree (none is made inside),
+// says what a held one says, and leaves nothing behind; where no such
+// folder can be made it says so.
+func TestDryRunWritesItsPlanOutside(t *testing.T) {
+	defer func(v int) { spillAt = v }(spillAt)
+	dir, snaps := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("d%d/f%d", i%3, i)] = fmt.Sprint(i)
+	}
+	writeTree(t, dir, files)
+	layerSave(t, dir, snaps, 0, 0)
+	rewriteEveryFile(t, dir)
+	writeTree(t, dir, map[string]string{"new/x": "x"})
+	before := state(t, dir)
+	dryRun := func(at int) (*RestoreResult, error) {
+		spillAt = at
+		m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true})
+	}
+	held, err := dryRun(1 << 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "none"))
+	if _, err := dryRun(1); err == nil || !strings.Contains(err.Error(), "temporary folder") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("no temporary folder to write the plan to: %v", err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	spilled, err := dryRun(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(held, spilled) || held.Written != 20 || len(held.WrittenList) != 20 || held.Deleted != 2 || len(held.DeletedList) != 1 {
+		t.Fatalf("held %+v\nwritten out %+v", held, spilled)
+	}
+	if d := diffStates(before, state(t, dir)); d != "" {
+		t.Fatalf("a dry run changed the tree:\n%s", d)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Fatalf("a dry run left %v", left)
 	}
 }

@@ -124,7 +124,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if opts.Paths != nil && !opts.DryRun {
 		// A path that selects nothing, or a selection that would have to
 		// replace a path outside it, is refused before the backup.
-		if _, err := s.restorePaths(ctx, cp, opts.Paths, true); err != nil {
+		if err := s.checkPaths(ctx, cp, opts.Paths); err != nil {
 			return nil, err
 		}
 	}
@@ -182,6 +182,20 @@ func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*s
 
 // restorePaths is restoreTree limited to the paths selects (all when nil).
 func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec, dryRun bool) (*snap.RestoreResult, error) {
+	return s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: dryRun, Paths: paths})
+}
+
+// checkPaths refuses what restorePaths would refuse, changing nothing: a
+// dry run that keeps its counts only, so it does not grow with what the
+// restore would write.
+func (s *Store) checkPaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec) error {
+	_, err := s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: true, Brief: true, Paths: paths})
+	return err
+}
+
+// restoreWith restores the project's tree to c's snapshot, with o (its
+// manifest and walk set here).
+func (s *Store) restoreWith(ctx context.Context, c *Checkpoint, o snap.RestoreOptions) (*snap.RestoreResult, error) {
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, err
@@ -190,5 +204,6 @@ func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pat
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}
-	return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{DryRun: dryRun, Manifest: m, Walk: walk, Paths: paths})
+	o.Manifest, o.Walk = m, walk
+	return snap.Restore(ctx, s.Project, "", o)
 }
