@@ -81,9 +81,10 @@ func (s *planSpill) close() {
 	}
 }
 
-// spillFile is a file of records in the staging folder: a tag byte, an
-// entry, and a string. Written, then read from its start as often as need
-// be (each reader its own).
+// spillFile is a file of records in the staging folder (a dry run's: in a
+// temporary folder outside the tree): a tag byte, an entry, and a string.
+// Written, then read from its start as often as need be (each reader its
+// own).
 type spillFile struct {
 	f    *os.File
 	root string // the tree restored, for errors
@@ -95,13 +96,14 @@ type spillFile struct {
 
 // newSpill creates the spill file name in the staging folder.
 func (p *restorePlan) newSpill(name string) (*spillFile, error) {
-	var f *os.File
-	var err error
 	if tmp := p.spill.tmp; tmp != "" {
-		f, err = os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	} else {
-		f, err = p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+		f, err := os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("restore into %s: write its plan in a temporary folder: %w", p.root, err)
+		}
+		return &spillFile{f: f, root: p.root, w: bufio.NewWriterSize(f, 256<<10)}, nil
 	}
+	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("restore into %s: write its plan in the staging folder: %w", p.root, err)
 	}
