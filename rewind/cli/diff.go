@@ -133,13 +133,13 @@ func nowPath(ch snap.Change) string {
 type unified struct {
 	e        *env
 	s        *store.Store
-	from, to *store.Checkpoint
+	from     *store.Checkpoint
 	old, cur *snap.FileReader // cur nil when the diff is against the tree
 	toLabel  string
 }
 
 func newUnified(e *env, s *store.Store, from, to *store.Checkpoint) (*unified, error) {
-	u := &unified{e: e, s: s, from: from, to: to, toLabel: "now"}
+	u := &unified{e: e, s: s, from: from, toLabel: "now"}
 	m, err := snap.OpenManifest(from.ManifestPath()) // (read in one pass as the diff goes: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
