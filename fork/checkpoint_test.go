@@ -1,7 +1,10 @@
 package fork
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -104,4 +107,17 @@ func FuzzSetStringFields(f *testing.F) {
 	})
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+// jsonUnmarshal reads b as a JSON reader would, keeping numbers as they are
+// written: one too large for a float64 is JSON all the same (the agents'
+// lines are read by readers that keep it, and Rewind never changes it).
+func jsonUnmarshal(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("more after the value (%v)", err)
+	}
+	return nil
+}
