@@ -99,7 +99,7 @@ func (p *restorePlan) newSpill(name string) (*spillFile, error) {
 	if tmp := p.spill.tmp; tmp != "" {
 		f, err := os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 		if err != nil {
-			return nil, fmt.Errorf("restore into %s: write its plan in a temporary folder: %w", p.root, err)
+			return nil, fmt.Errorf("restore into %s: write its plan in a temporary folder (a dry run too big to hold; set TMPDIR to a folder it may write): %w", p.root, err)
 		}
 		return &spillFile{f: f, root: p.root, w: bufio.NewWriterSize(f, 256<<10)}, nil
 	}
@@ -233,7 +233,7 @@ func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 		var err error
 		if p.stage == "" { // a dry run's
 			if s.tmp, err = os.MkdirTemp("", "rewind-plan-"); err != nil {
-				return fmt.Errorf("restore into %s: write its plan in a temporary folder: %w", p.root, err)
+				return fmt.Errorf("restore into %s: write its plan in a temporary folder (a dry run too big to hold; set TMPDIR to a folder it may write): %w", p.root, err)
 			}
 		}
 		for _, f := range []struct {
