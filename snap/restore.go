@@ -53,15 +53,21 @@ type RestoreResult struct {
 	Deleted     int      `json:"deleted"`
 	Unchanged   int      `json:"unchanged"`
 	ModeChanged int      `json:"mode_changed"`
-	Renamed     int      `json:"renamed,omitempty"` // on a file system that folds names (see Folding)
-	WrittenList []string `json:"written_paths,omitempty"`
-	DeletedList []string `json:"deleted_paths,omitempty"`
-	RenamedList []Rename `json:"renamed_paths,omitempty"` // on a file system that folds names (see Folding)
-	ModeList    []string `json:"mode_paths,omitempty"`
+	Renamed     int      `json:"renamed,omitempty"`      // on a file system that folds names (see Folding)
+	WrittenList PathList `json:"written_paths,omitzero"` // in a dry run
+	DeletedList PathList `json:"deleted_paths,omitzero"`
+	RenamedList []Rename `json:"renamed_paths,omitempty"`    // on a file system that folds names (see Folding)
+	ModeList    PathList `json:"mode_paths,omitzero"`        // in a dry run
 	Kept        []string `json:"kept_folders,omitempty"`     // folders not in the snapshot kept because they hold ignored files
 	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
 	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
+}
+
+// Close removes the temporary files that hold the result's longest lists
+// (see PathList), once they are printed.
+func (r *RestoreResult) Close() error {
+	return errors.Join(r.WrittenList.Close(), r.DeletedList.Close(), r.ModeList.Close())
 }
 
 // Rename is a tree's entry a restore gives the snapshot's spelling of its
@@ -1594,11 +1600,11 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		}
 		switch kind {
 		case opWrite:
-			res.WrittenList = append(res.WrittenList, path)
+			res.WrittenList.Add(path)
 		case opMkdir:
-			res.WrittenList = append(res.WrittenList, path+"/")
+			res.WrittenList.Add(path + "/")
 		case opChmod:
-			res.ModeList = append(res.ModeList, path)
+			res.ModeList.Add(path)
 		}
 	}
 	for _, op := range p.ops {
@@ -1619,20 +1625,27 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		res.Written += s.written
 		res.ModeChanged += s.modes
 		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
-		if !dry || brief {
-			return res, nil
+		s.deleted = deletions{} // (the result's now)
+		if dry && !brief {
+			if err := s.ops.each(func(tag byte, e *Entry, _ string) error {
+				list(opKind(tag&^tagExisted), e.Path)
+				return nil
+			}); err != nil {
+				res.Close()
+				return nil, err
+			}
 		}
-		err := s.ops.each(func(tag byte, e *Entry, _ string) error {
-			list(opKind(tag&^tagExisted), e.Path)
-			return nil
-		})
-		return res, err
+	} else {
+		d := deletions{each: p.paths != nil}
+		for i := range p.deletes {
+			d.add(&p.deletes[i])
+		}
+		res.Deleted, res.DeletedList = d.n, d.names
 	}
-	d := deletions{each: p.paths != nil}
-	for i := range p.deletes {
-		d.add(&p.deletes[i])
+	if err := errors.Join(res.WrittenList.Err(), res.DeletedList.Err(), res.ModeList.Err()); err != nil {
+		res.Close()
+		return nil, err
 	}
-	res.Deleted, res.DeletedList = d.n, d.names
 	return res, nil
 }
 
@@ -1646,7 +1659,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 type deletions struct {
 	each  bool
 	n     int
-	names []string
+	names PathList
 	top   string // the last folder listed, with its "/"
 }
 
@@ -1662,7 +1675,7 @@ func (d *deletions) add(e *Entry) {
 			d.top = name
 		}
 	}
-	d.names = append(d.names, name)
+	d.names.Add(name)
 }
 
 func (p *restorePlan) changes() []Change {

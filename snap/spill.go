@@ -79,6 +79,7 @@ func (s *planSpill) close() {
 			f.f.Close()
 		}
 	}
+	s.deleted.names.Close() // (unless the result took it)
 }
 
 // spillFile is a file of records in the staging folder (a dry run's: in a

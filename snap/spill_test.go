@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -66,7 +67,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				}
 				if dryErr[0] == "<nil>" {
 					brief := *dry[0]
-					brief.WrittenList, brief.ModeList = nil, nil
+					brief.WrittenList, brief.ModeList = PathList{}, PathList{}
 					if !reflect.DeepEqual(&brief, dry[2]) || dryErr[2] != "<nil>" {
 						t.Fatalf("edit %d, brief dry run of %d: %+v (%s), want %+v", k, i, dry[2], dryErr[2], &brief)
 					}
@@ -432,8 +433,8 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Deleted != 7 || !reflect.DeepEqual(res.DeletedList, want) {
-					t.Errorf("blocks of %d, limited %v, dry run %v: deleted %d %q, want 7 %q", at, limited, dry, res.Deleted, res.DeletedList, want)
+				if res.Deleted != 7 || !reflect.DeepEqual(slices.Collect(res.DeletedList.All()), want) {
+					t.Errorf("blocks of %d, limited %v, dry run %v: deleted %d %q, want 7 %q", at, limited, dry, res.Deleted, slices.Collect(res.DeletedList.All()), want)
 				}
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "gone")); !os.IsNotExist(err) {
@@ -481,7 +482,7 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(held, spilled) || held.Written != 20 || len(held.WrittenList) != 20 || held.Deleted != 2 || len(held.DeletedList) != 1 {
+	if !reflect.DeepEqual(held, spilled) || held.Written != 20 || held.WrittenList.Len() != 20 || held.Deleted != 2 || held.DeletedList.Len() != 1 {
 		t.Fatalf("held %+v\nwritten out %+v", held, spilled)
 	}
 	if d := diffStates(before, state(t, dir)); d != "" {

@@ -34,7 +34,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +47,7 @@ import (
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 const name = "rewind"
@@ -326,11 +326,10 @@ func (c *common) open(e *env) (*store.Store, error) {
 	return s, nil
 }
 
-func (e *env) json(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+// json writes v on stdout as one line of JSON; the longest lists a
+// restore reports are read from their files as they are written (see
+// snap.WriteJSON).
+func (e *env) json(v any) error { return snap.WriteJSON(e.stdout, v) }
 
 func (e *env) table() *tabwriter.Writer { return tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0) }
 

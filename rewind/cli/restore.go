@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"os"
+	"slices"
 	"strings"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 type restoreCmd struct {
@@ -111,6 +114,7 @@ func confirmPlan(e *env, plan *store.RestoreResult, question string) error {
 		return nil
 	}
 	writeRestore(e.stderr, plan, false)
+	closeLists(plan)
 	fmt.Fprintf(e.stderr, "%s A backup checkpoint is taken first. [y/N] ", question)
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
@@ -132,8 +136,11 @@ const listCap = 20
 // its JSON, or text on stdout (warnings on stderr). failed says the command
 // stopped part way.
 func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
+	defer closeLists(r)
 	if asJSON {
-		e.json(r)
+		if err := e.json(r); err != nil {
+			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+		}
 		return
 	}
 	writeRestore(e.stdout, r, failed)
@@ -172,23 +179,30 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		}
 		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
 			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
-		paths := func(verb string, ps []string) {
-			for i, p := range ps {
+		paths := func(verb string, n int, ps iter.Seq[string]) {
+			i := 0
+			for p := range ps {
 				if !r.DryRun && i == listCap {
-					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, len(ps)-listCap)
+					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, n-listCap)
 					break
 				}
 				fmt.Fprintf(w, "  %-6s %s\n", verb, p)
+				i++
 			}
 		}
-		paths("write", r.Code.WrittenList)
-		paths("delete", r.Code.DeletedList)
-		paths("chmod", r.Code.ModeList)
+		paths("write", r.Code.WrittenList.Len(), r.Code.WrittenList.All())
+		paths("delete", r.Code.DeletedList.Len(), r.Code.DeletedList.All())
+		paths("chmod", r.Code.ModeList.Len(), r.Code.ModeList.All())
 		var renames []string
 		for _, rn := range r.Code.RenamedList {
 			renames = append(renames, rn.From+" -> "+rn.To)
 		}
-		paths("rename", renames)
+		paths("rename", len(renames), slices.Values(renames))
+		for _, l := range []*snap.PathList{&r.Code.WrittenList, &r.Code.DeletedList, &r.Code.ModeList} {
+			if err := l.Err(); err != nil {
+				fmt.Fprintf(w, "  (the list stops here: %v)\n", err)
+			}
+		}
 		for _, p := range r.Code.Spared {
 			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
 		}
@@ -227,6 +241,14 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	}
 	if r.Backup != "" {
 		fmt.Fprintf(w, "Backup checkpoint %s%s\n", r.Backup, undoHint(r, failed))
+	}
+}
+
+// closeLists removes the temporary files a restore's longest lists were
+// written to (see snap.PathList), once they are printed.
+func closeLists(r *store.RestoreResult) {
+	if r.Code != nil {
+		r.Code.Close()
 	}
 }
 

@@ -29,7 +29,7 @@ func TestUndoWalksWithTheIgnorePatterns(t *testing.T) {
 	if res.Checkpoint != a.ID {
 		t.Errorf("undo --dry-run goes to %s, want %s (the tree, but for an ignored file, equals the newest)", res.Checkpoint, a.ID)
 	}
-	if res.Code == nil || len(res.Code.DeletedList) != 0 {
+	if res.Code == nil || res.Code.DeletedList.Len() != 0 {
 		t.Errorf("undo would delete the ignored file: %+v", res.Code)
 	}
 }

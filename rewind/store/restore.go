@@ -189,7 +189,10 @@ func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pat
 // dry run that keeps its counts only, so it does not grow with what the
 // restore would write.
 func (s *Store) checkPaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec) error {
-	_, err := s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: true, Brief: true, Paths: paths})
+	res, err := s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: true, Brief: true, Paths: paths})
+	if res != nil {
+		res.Close()
+	}
 	return err
 }
 

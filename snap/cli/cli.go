@@ -34,7 +34,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer buf.Flush()
 	out := json.NewEncoder(buf)
 	out.SetEscapeHTML(false)
-	env := &env{stdout: stdout, stderr: stderr, out: out}
+	env := &env{stdout: stdout, stderr: stderr, out: out, buffered: buf}
 	root := &ffcli.Command{
 		ShortUsage: name + " <create|restore|diff|ls> [flags]",
 		ShortHelp:  "snapshot, diff and restore a project tree",
@@ -56,7 +56,8 @@ Output is JSON on stdout. See rewind-snap(1).`),
 
 type env struct {
 	stdout, stderr io.Writer
-	out            *json.Encoder
+	out            *json.Encoder // on buffered, a value a line
+	buffered       io.Writer     // stdout, buffered
 }
 
 // runner is one subcommand's configuration.

@@ -144,7 +144,8 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	return e.out.Encode(res)
+	defer res.Close()
+	return snap.WriteJSON(e.buffered, res) // (its longest lists read from their files as they are written)
 }
 
 type diffCmd struct {
