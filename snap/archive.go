@@ -66,11 +66,19 @@ type archiveScanner struct {
 	disordered bool // an entry was out of walk order (refused)
 	last       string
 	above      []listed
+	// scoped checks spellings (see recordSpelling) among each folder's
+	// entries, in the listed folders above, rather than in a map of every
+	// path: two names one folder holds are all that can collide where
+	// every folder is listed, and a manifest that implies one is
+	// errImpliedFolder. rootNames is the root's.
+	scoped    bool
+	rootNames map[string]string
 }
 
 type listed struct {
-	path string
-	kind Kind
+	path  string
+	kind  Kind
+	names map[string]string // scoped: the fold keys of the names in it, to their paths
 }
 
 func openArchive(name string, limits Limits, fold Folding) (*archiveScanner, error) {
@@ -290,6 +298,34 @@ func (s *archiveScanner) recordSpelling(raw, name string) error {
 	return nil
 }
 
+// recordSpellingIn is recordSpelling for a scanner that is scoped: name
+// is checked against the other names of its folder, the nearest listed
+// entry above it.
+func (s *archiveScanner) recordSpellingIn(raw, name string) error {
+	dir, base := path.Split(name)
+	names := &s.rootNames
+	if n := len(s.above); n > 0 {
+		names = &s.above[n-1].names
+		if s.above[n-1].path+"/" != dir {
+			return errImpliedFolder
+		}
+	} else if dir != "" {
+		return errImpliedFolder
+	}
+	if !s.fold.Folds() {
+		return nil
+	}
+	if *names == nil {
+		*names = map[string]string{}
+	}
+	key := s.fold.Key(base)
+	if other, ok := (*names)[key]; ok {
+		return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
+	}
+	(*names)[key] = name
+	return nil
+}
+
 // recordInOrder is record for entries in walk order. Walk order leaves no
 // room for a duplicate, nor for an entry where an earlier one needed a
 // folder (that one would come after it), and a listed file or symlink
@@ -310,10 +346,14 @@ func (s *archiveScanner) recordInOrder(raw string, e *Entry) error {
 	if n := len(s.above); n > 0 && s.above[n-1].kind != KindDir {
 		return s.refuse(raw, "inside %s, which the archive holds as a %s", s.above[n-1].path, s.above[n-1].kind)
 	}
-	if err := s.recordSpelling(raw, e.Path); err != nil {
+	if s.scoped {
+		if err := s.recordSpellingIn(raw, e.Path); err != nil {
+			return err
+		}
+	} else if err := s.recordSpelling(raw, e.Path); err != nil {
 		return err
 	}
-	s.above = append(s.above, listed{e.Path, e.Kind})
+	s.above = append(s.above, listed{path: e.Path, kind: e.Kind})
 	s.last = e.Path
 	return nil
 }

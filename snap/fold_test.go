@@ -2,12 +2,17 @@ package snap
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 
 	"rewind.dev/internal/fileid"
 	"rewind.dev/snap/foldtest"
@@ -318,4 +323,99 @@ func TestRestoreRefusesNamesThatFoldToOne(t *testing.T) {
 	if d := diffStates(state(t, linux), state(t, other)); d != "" {
 		t.Fatalf("restored where names are compared byte for byte:\n%s", d)
 	}
+}
+
+// TestSparseRestoreOnAFoldingFileSystem: on a file system that folds
+// names, a restore from a manifest plans over what differs too (pairs
+// spelt the same on both sides left out, spellings paired among the rest):
+// over random edits and entries respelt (case swapped, files and folders;
+// a name's other normalisation form), its dry run says what one planned
+// over the whole tree says, and the restore brings back the snapshot's
+// tree, spellings and all.
+func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
+	gitEnv(t)
+	defer func(v bool, w int) { sparseRestores, spillAt = v, w }(sparseRestores, spillAt)
+	spillAt = 3
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			root, snaps := foldingRoot(t), t.TempDir()
+			genTree(t, rng, root, 80)
+			writeTree(t, root, map[string]string{"d0/" + nfc: "accent"})
+			const n = 3
+			states := layerChain(t, rng, root, snaps, n)
+			renamed := 0
+			for k := range 5 {
+				i := rng.Intn(n)
+				mutate(t, rng, root)
+				respell(t, rng, root)
+				m, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, items := range [][]string{nil, {fmt.Sprintf("d%d", rng.Intn(6))}} {
+					plans := make([]*RestoreResult, 2)
+					errs := make([]string, 2)
+					for j, sparse := range []bool{false, true} {
+						sparseRestores = sparse
+						opts := RestoreOptions{Manifest: m, DryRun: true}
+						if items != nil {
+							if opts.Paths, err = ParsePathspec(items, ""); err != nil {
+								t.Fatal(err)
+							}
+						}
+						plans[j], err = Restore(context.Background(), root, "", opts)
+						errs[j] = fmt.Sprint(err)
+					}
+					if !reflect.DeepEqual(plans[0], plans[1]) || errs[0] != errs[1] {
+						t.Fatalf("restore of %d, paths %q: over what differs\n%+v (%s)\nover the whole tree\n%+v (%s)", i, items, plans[1], errs[1], plans[0], errs[0])
+					}
+					if items == nil && errs[0] != "<nil>" {
+						t.Fatalf("dry run of %d: %s", i, errs[0])
+					}
+				}
+				sparseRestores = k%3 != 2
+				res, err := Restore(context.Background(), root, "", RestoreOptions{Manifest: m})
+				if err != nil {
+					t.Fatalf("restore of %d: %v", i, err)
+				}
+				renamed += res.Renamed
+				// (A name in another normalisation form is the same name
+				// there, and left as it is spelt.)
+				got, _ := splitIgnored(state(t, root))
+				if d := diffStates(nfcKeys(states[i]), nfcKeys(got)); d != "" {
+					t.Fatalf("restore of %d differs:\n%s", i, d)
+				}
+			}
+			if renamed == 0 {
+				t.Fatal("no restore renamed anything")
+			}
+		})
+	}
+}
+
+func nfcKeys(st map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range st {
+		out[norm.NFC.String(k)] = v
+	}
+	return out
+}
+
+// respell gives a few entries under dir the other case of their name
+// (files and folders), and the file named nfc its NFD spelling.
+func respell(t *testing.T, rng *rand.Rand, dir string) {
+	t.Helper()
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if p != dir && !strings.Contains(p, "node_modules") && !strings.HasSuffix(p, ".ignored") && !strings.HasSuffix(p, ".gitignore") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	for range 1 + len(paths)/15 {
+		p := paths[rng.Intn(len(paths))]
+		os.Rename(p, filepath.Join(filepath.Dir(p), swapCase(filepath.Base(p)))) // (gone already, perhaps: its folder respelt)
+	}
+	os.Rename(filepath.Join(dir, "d0", nfc), filepath.Join(dir, "d0", nfd))
 }

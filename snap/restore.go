@@ -264,7 +264,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
 	}
 	walk := opts.Walk
-	if m != nil && p.index == nil && p.spell == nil && sparseRestores {
+	if m != nil && p.index == nil && sparseRestores {
 		if stage {
 			// (before the walk, which leaves it out: a plan too big to
 			// hold is written into it as the walk goes)

@@ -20,7 +20,11 @@ var sparseRestores = true
 // plan reads), the snapshot's own files, and the folders above all those —
 // is what the plan would have looked at anyway. The plan's checks and
 // lookups (the folders above a path, what stands in its way) find there
-// what they would find in the whole tree and manifest.
+// what they would find in the whole tree and manifest; where names fold
+// (see Folding), so do its spellings: only a pair spelt alike is left out,
+// so a name the two sides spell otherwise is kept on both, and a manifest
+// that spells one name twice in a folder is refused as the pass goes
+// (see archiveScanner.scoped).
 type sparsePlan struct {
 	tree    *Tree          // the walk's, with only the tree's entries kept
 	snap    []Entry        // the manifest's entries kept, their own copies
@@ -45,7 +49,7 @@ type sparseFolder struct {
 // staging folder, a block at a time (see spill.go): the sparsePlan then
 // holds the last block.
 func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest, limits Limits) (*sparsePlan, error) {
-	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, csize: 1 << 62}
+	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, scoped: true, csize: 1 << 62}
 	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)
 	for _, u := range m.Header.Unreadable {
 		p.leave(u)
@@ -194,8 +198,11 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if hold != "" && !strings.HasPrefix(at, hold+"/") {
 			hold = ""
 		}
-		if (p.stage != "" || p.spillOut) && hold == "" && len(sp.snap)+len(tree) >= spillAt {
-			// Too many to hold: written as a block (see spill.go).
+		if (p.stage != "" || p.spillOut) && p.spell == nil && hold == "" && len(sp.snap)+len(tree) >= spillAt {
+			// Too many to hold: written as a block (see spill.go). Not
+			// where names fold: two spellings of a name the plan pairs
+			// may lie blocks apart in walk order (README.md, then
+			// everything from README.x to Readme, then Readme.md).
 			if err := p.spillBlock(sp, tree); err != nil {
 				return err
 			}
