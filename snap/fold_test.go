@@ -353,18 +353,32 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, items := range [][]string{nil, {fmt.Sprintf("d%d", rng.Intn(6))}} {
+				// From the manifest, limited to paths or not, and from the
+				// first snapshot's archive read whole (the others are
+				// layers).
+				archive := ""
+				if i == 0 {
+					archive = filepath.Join(snaps, "0", "snapshot.tar.gz")
+				}
+				for _, items := range [][]string{nil, {fmt.Sprintf("d%d", rng.Intn(6))}, {"archive"}} {
 					plans := make([]*RestoreResult, 2)
 					errs := make([]string, 2)
 					for j, sparse := range []bool{false, true} {
 						sparseRestores = sparse
 						opts := RestoreOptions{Manifest: m, DryRun: true}
-						if items != nil {
+						from := ""
+						switch {
+						case items == nil:
+						case items[0] == "archive" && archive == "":
+							continue
+						case items[0] == "archive":
+							opts.Manifest, from = nil, archive
+						default:
 							if opts.Paths, err = ParsePathspec(items, ""); err != nil {
 								t.Fatal(err)
 							}
 						}
-						plans[j], err = Restore(context.Background(), root, "", opts)
+						plans[j], err = Restore(context.Background(), root, from, opts)
 						errs[j] = fmt.Sprint(err)
 					}
 					if !reflect.DeepEqual(plans[0], plans[1]) || errs[0] != errs[1] {
@@ -375,7 +389,11 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 					}
 				}
 				sparseRestores = k%3 != 2
-				res, err := Restore(context.Background(), root, "", RestoreOptions{Manifest: m})
+				opts := RestoreOptions{Manifest: m}
+				if archive != "" && k%2 == 1 {
+					opts.Manifest = nil
+				}
+				res, err := Restore(context.Background(), root, archive, opts)
 				if err != nil {
 					t.Fatalf("restore of %d: %v", i, err)
 				}
@@ -418,4 +436,41 @@ func respell(t *testing.T, rng *rand.Rand, dir string) {
 		os.Rename(p, filepath.Join(filepath.Dir(p), swapCase(filepath.Base(p)))) // (gone already, perhaps: its folder respelt)
 	}
 	os.Rename(filepath.Join(dir, "d0", nfc), filepath.Join(dir, "d0", nfd))
+}
+
+// TestArchiveRespeltThroughASymlink: where the snapshot has a/x and the
+// tree a symlink A to a folder that holds the same x, the file a/x opens
+// is not the tree's a/x: a restore from the archive read beside the walk
+// stages x, deletes the symlink and makes the folder, as one planned over
+// the whole tree does, and the folder the symlink pointed to is left as
+// it was.
+func TestArchiveRespeltThroughASymlink(t *testing.T) {
+	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	root := foldingRoot(t)
+	writeTree(t, root, map[string]string{"a/x": "same\n", "real/x": "same\n"})
+	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
+	want := state(t, root)
+	if err := os.RemoveAll(filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(root, "A")); err != nil {
+		t.Fatal(err)
+	}
+	plans := make([]*RestoreResult, 2)
+	for j, sparse := range []bool{false, true} {
+		sparseRestores = sparse
+		var err error
+		if plans[j], err = Restore(context.Background(), root, snap.Archive, RestoreOptions{DryRun: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(plans[0], plans[1]) || plans[1].Written != 2 || plans[1].Deleted != 1 {
+		t.Fatalf("over what differs %+v\nover the whole tree %+v\nwant a/ and a/x written, A deleted", plans[1], plans[0])
+	}
+	if _, err := Restore(context.Background(), root, snap.Archive, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffStates(want, state(t, root)); d != "" {
+		t.Fatalf("after the restore:\n%s", d)
+	}
 }

@@ -289,7 +289,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			return p, nil
 		}
 	}
-	if m == nil && p.index == nil && p.spell == nil && p.paths == nil && sparseRestores {
+	if m == nil && p.index == nil && p.paths == nil && sparseRestores {
 		if stage {
 			if err := p.openStage(); err != nil {
 				return nil, err

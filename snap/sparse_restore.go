@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -84,7 +85,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		return nil, err
 	}
 	defer as.Close()
-	as.ordered = true // (checked in walk order: no map of every path)
+	as.ordered, as.scoped = true, true // (checked in walk order: no map of every path)
 	if err := as.refuseLayer(); err != nil {
 		return nil, err
 	}
@@ -136,7 +137,11 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		if newTop != "" {
 			name = inStagedTree(e.Path)
 		}
-		same, staged, err := p.compareFile(e, c, content, stage, name, buf, buf2)
+		tc := c
+		if tc == nil && p.spell != nil {
+			tc = p.speltOtherwise(e.Path)
+		}
+		same, staged, err := p.compareFile(e, tc, content, stage, name, buf, buf2)
 		if err != nil {
 			return nil, false, err
 		}
@@ -148,7 +153,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		default:
 			e.Src = staged
 		}
-		return e, same && c.Mode == e.Mode, nil
+		return e, same && c != nil && c.Mode == e.Mode, nil
 	})
 	if as.disordered {
 		p.dropSpill()
@@ -161,6 +166,25 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 	sp.rules = rules
 	p.compared = true
 	return sp, nil
+}
+
+// speltOtherwise returns, on a file system that folds names, the tree's
+// file that name opens where the walk met none at name: one it spells
+// otherwise (see Folding), which the plan pairs with the snapshot's, so
+// its content is compared as a file at name would be. Nil where name opens
+// nothing, or not a regular file, or through a symlink: each folder above
+// is looked at in turn, as itself.
+func (p *restorePlan) speltOtherwise(name string) *Entry {
+	fi, err := p.r.Lstat(filepath.FromSlash(name))
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	for d := path.Dir(name); d != "."; d = path.Dir(d) {
+		if di, err := p.r.Lstat(filepath.FromSlash(d)); err != nil || !di.IsDir() {
+			return nil
+		}
+	}
+	return &Entry{Path: name, Kind: KindFile, Size: fi.Size()}
 }
 
 // sparseOver is sparse over the snapshot's entries each gives, in walk
