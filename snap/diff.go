@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -28,8 +27,8 @@ func DiffManifest(ctx context.Context, root string, m *Manifest, opts WalkOption
 // walked and m read, neither held; on a file system that folds names (see
 // Folding), where a path the snapshot spells otherwise than the tree is one
 // path (renamed when only the case of its name differs, and never deleted
-// and added), they are held to be paired, and handed on once the walk is
-// done.
+// and added), a change is held as long as a spelling that pairs with it
+// may come (see respeltQueue).
 func DiffManifestEach(ctx context.Context, root string, m *Manifest, opts WalkOptions, fn func(Change) error) error {
 	fold := ProbeFolding(root)
 	same := sameSpelt(func(name string) (os.FileInfo, error) { return os.Lstat(filepath.Join(root, name)) })
@@ -41,16 +40,18 @@ func DiffManifestEach(ctx context.Context, root string, m *Manifest, opts WalkOp
 // On a file system that folds names, fold and same (see spellings) pair the
 // paths that the merge of the two lists leaves on one side only.
 func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, fold Folding, same func(treePath, snapPath string) bool, emit func(Change) error) error {
-	// Where names fold, what the merge leaves on one side is paired by
-	// spelling once the walk is done: the changes are held till then.
-	held := fold.Folds()
-	var out []Change
-	add := func(ch Change) error {
-		if held {
-			out = append(out, ch)
-			return nil
-		}
-		return emit(ch)
+	// Where names fold, what the merge leaves on one side may be the other
+	// side's under another spelling: the changes go through a queue that
+	// holds them only as long as that may be (see respeltQueue).
+	var q *respeltQueue
+	if fold.Folds() {
+		q = newRespeltQueue(fold, same, func(e, o *Entry) (Change, bool, error) {
+			op, err := compareEntry(ctx, root, m, e, o)
+			if op == "" && respelled(e.Path, o.Path) {
+				op = OpRenamed
+			}
+			return Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)}, op != "", err
+		}, emit)
 	}
 	state := stateExcludes(root)
 	for _, u := range m.Header.Unreadable {
@@ -70,7 +71,6 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 		defer mu.Unlock()
 		return len(now) > 0 && underAny(p, now)
 	}
-	var added, deleted []*Entry // left on one side by the merge, where names fold
 	n := 0
 	_, err := walkMerged(ctx, root, opts, m.each, func(o, e *Entry) error {
 		if n++; n&1023 == 0 {
@@ -83,21 +83,19 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 			if underAny(e.Path, state) {
 				return nil
 			}
-			if held {
+			if q != nil {
 				a := *e // (the walk's entries are let go as the merge goes)
-				added = append(added, &a)
-				return nil
+				return q.added(&a)
 			}
 			return emit(Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
 		case e == nil:
 			if underAny(o.Path, state) || unreadNow(o.Path) { // left out of the walk, and never compared
 				return nil
 			}
-			if held {
+			if q != nil {
 				d := *o // (m may be read as the pass goes: see each)
 				d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
-				deleted = append(deleted, &d)
-				return nil
+				return q.deleted(&d)
 			}
 			return emit(Change{Type: "change", Op: OpDeleted, Path: strings.Clone(o.Path), Kind: o.Kind.String()})
 		default:
@@ -105,42 +103,17 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 			if err != nil || op == "" {
 				return err
 			}
-			return add(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
+			ch := Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()}
+			if q != nil {
+				return q.change(ch)
+			}
+			return emit(ch)
 		}
 	})
-	if err != nil || !held {
+	if err != nil || q == nil {
 		return err
 	}
-	pairs := pairSpellings(added, deleted, fold, same)
-	for _, e := range added {
-		if pairs.tree[e] == nil {
-			out = append(out, Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
-		}
-	}
-	for _, o := range deleted {
-		e := pairs.snap[o]
-		if e == nil {
-			out = append(out, Change{Type: "change", Op: OpDeleted, Path: o.Path, Kind: o.Kind.String()})
-			continue
-		}
-		op, err := compareEntry(ctx, root, m, e, o)
-		if err != nil {
-			return err
-		}
-		if op == "" && respelled(e.Path, o.Path) {
-			op = OpRenamed
-		}
-		if op != "" {
-			out = append(out, Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
-	for _, ch := range out {
-		if err := emit(ch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return q.finish()
 }
 
 // compareEntry compares the tree's entry e with the snapshot's o, which
@@ -170,32 +143,4 @@ func compareEntry(ctx context.Context, root string, m *Manifest, e, o *Entry) (O
 		return OpMode, nil
 	}
 	return "", nil
-}
-
-// spelt pairs entries of a tree (or a later snapshot) with a snapshot's
-// that name the same path spelt otherwise; both maps nil when none do.
-type spelt struct {
-	snap map[*Entry]*Entry // the snapshot's entry -> the tree's
-	tree map[*Entry]*Entry // the tree's entry -> the snapshot's
-}
-
-// pairSpellings pairs the tree's entries the snapshot lacks with the
-// snapshot's entries the tree lacks that name one file on a file system
-// that folds names (fold and same as for spellings).
-func pairSpellings(tree, snap []*Entry, fold Folding, same func(treePath, snapPath string) bool) spelt {
-	var p spelt
-	if !fold.Folds() || len(tree) == 0 || len(snap) == 0 {
-		return p
-	}
-	s := newSpellings(fold, same)
-	s.tree = tree
-	for _, o := range snap {
-		if e := s.find(o.Path); e != nil {
-			if p.snap == nil {
-				p.snap, p.tree = map[*Entry]*Entry{}, map[*Entry]*Entry{}
-			}
-			p.snap[o], p.tree[e] = e, o
-		}
-	}
-	return p
 }

@@ -474,3 +474,68 @@ func TestArchiveRespeltThroughASymlink(t *testing.T) {
 		t.Fatalf("after the restore:\n%s", d)
 	}
 }
+
+// TestDiffOnAFoldingFileSystemAsPlanned: on a file system that folds
+// names, the diff hands its changes on through a queue that holds each
+// only as long as its other spelling may come (respeltQueue); over random
+// edits and entries respelt both ways (upper to lower case and back, a
+// name out of ASCII), it says what a restore's plan says of the same
+// tree (DiffArchive, which pairs spellings over the whole tree), in path
+// order, and so does the diff between two snapshots of it.
+func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
+	gitEnv(t)
+	for seed := int64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			root, out := foldingRoot(t), t.TempDir()
+			genTree(t, rng, root, 80)
+			writeTree(t, root, map[string]string{"d1/" + nfc: "accent", "Écrit/Été.txt": "été", "d2/MiXeD.go": "x"})
+			respell(t, rng, root)
+			old := create(t, root, filepath.Join(out, "old.tar.gz"))
+			for k := range 3 {
+				mutate(t, rng, root)
+				respell(t, rng, root)
+				if k == 1 {
+					os.Rename(filepath.Join(root, "Écrit"), filepath.Join(root, "écrit"))
+				}
+				want, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := diffNow(t, root, old.Manifest)
+				// (A kind changed is told in the tree's kind by a diff, in
+				// the snapshot's by a plan.)
+				kindless := func(chs []Change) []Change {
+					out := slices.Clone(chs)
+					for i := range out {
+						if out[i].Op == OpModified {
+							out[i].Kind = ""
+						}
+					}
+					return out
+				}
+				got, want = kindless(got), kindless(want)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("edit %d: diff\n%v\nwant (the restore's plan)\n%v", k, got, want)
+				}
+				renamed := 0
+				for _, ch := range got {
+					if ch.TreePath != "" {
+						renamed++
+					}
+				}
+				if k == 2 && renamed == 0 {
+					t.Fatal("no change of spelling to pair")
+				}
+				cur := create(t, root, filepath.Join(out, fmt.Sprint(k, ".tar.gz")))
+				between, err := DiffManifests(old.Manifest, cur.Manifest, ProbeFolding(root))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if between = kindless(between); !reflect.DeepEqual(between, want) {
+					t.Fatalf("edit %d: diff between two snapshots\n%v\nwant\n%v", k, between, want)
+				}
+			}
+		})
+	}
+}

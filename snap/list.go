@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -576,10 +575,9 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 // held). With fold, the way the file system the snapshots were taken on
 // compares names (see ProbeFolding), a path the two spell otherwise is one
 // path (renamed when only the case of its name differs), not one deleted
-// and one added: the changes are then held to be paired, and handed on once
-// both are read. The zero Folding compares names byte for byte, and the
-// changes are handed on as they are found. An error from fn ends the
-// comparison and is returned.
+// and one added: a change is then held as long as a spelling that pairs
+// with it may come (see respeltQueue). The zero Folding compares names
+// byte for byte. An error from fn ends the comparison and is returned.
 func DiffManifestsEach(old, cur *Manifest, fold Folding, fn func(Change) error) error {
 	if old == cur {
 		return nil
@@ -587,70 +585,52 @@ func DiffManifestsEach(old, cur *Manifest, fold Folding, fn func(Change) error) 
 	if err := cur.sparseOver(old); err != nil {
 		return err
 	}
-	held := fold.Folds()
-	var out []Change
-	var added, deleted []*Entry
+	// Where names fold, the changes go through a queue that pairs the
+	// spellings the merge leaves on either side (see respeltQueue). Two
+	// snapshots of one tree on such a file system cannot hold two
+	// spellings of one name at once: a key match is the same path.
+	var q *respeltQueue
+	if fold.Folds() {
+		q = newRespeltQueue(fold, func(string, string) bool { return true }, func(e, o *Entry) (Change, bool, error) {
+			op := compareSnapshots(e, o)
+			if op == "" && respelled(e.Path, o.Path) {
+				op = OpRenamed
+			}
+			return Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)}, op != "", nil
+		}, fn)
+	}
 	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
 	if cur.stream != nil { // read beside old, the entries a chunk's own: copied to be kept
 		merge = func(fn func(o, e *Entry) error) error { return mergeManifests(old, cur, fn) }
 	}
 	err := merge(func(o, e *Entry) error {
 		switch {
-		case o == nil && held:
+		case o == nil && q != nil:
 			a := *e
-			added = append(added, &a)
+			return q.added(&a)
 		case o == nil:
 			return fn(Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
-		case e == nil && held:
+		case e == nil && q != nil:
 			d := *o // (old may be read as the pass goes: see each)
 			d.Path, d.Hash, d.Link = strings.Clone(o.Path), strings.Clone(o.Hash), strings.Clone(o.Link)
-			deleted = append(deleted, &d)
+			return q.deleted(&d)
 		case e == nil:
 			return fn(Change{Type: "change", Op: OpDeleted, Path: strings.Clone(o.Path), Kind: o.Kind.String()})
+		}
+		op := compareSnapshots(e, o)
+		switch {
+		case op == "":
+		case q != nil:
+			return q.change(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 		default:
-			op := compareSnapshots(e, o)
-			switch {
-			case op == "":
-			case held:
-				out = append(out, Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
-			default:
-				return fn(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
-			}
+			return fn(Change{Type: "change", Op: op, Path: e.Path, Kind: e.Kind.String()})
 		}
 		return nil
 	})
-	if err != nil || !held {
+	if err != nil || q == nil {
 		return err
 	}
-	// Two snapshots of one tree on such a file system cannot hold two
-	// spellings of one name at once: a key match is the same path.
-	pairs := pairSpellings(added, deleted, fold, func(string, string) bool { return true })
-	for _, e := range added {
-		if pairs.tree[e] == nil {
-			out = append(out, Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
-		}
-	}
-	for _, o := range deleted {
-		e := pairs.snap[o]
-		if e == nil {
-			out = append(out, Change{Type: "change", Op: OpDeleted, Path: o.Path, Kind: o.Kind.String()})
-			continue
-		}
-		op := compareSnapshots(e, o)
-		if op == "" && respelled(e.Path, o.Path) {
-			op = OpRenamed
-		}
-		if op != "" {
-			out = append(out, Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
-	for _, ch := range out {
-		if err := fn(ch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return q.finish()
 }
 
 // ChangeCounts counts the files and symlinks a snapshot added, deleted and
@@ -661,8 +641,8 @@ type ChangeCounts struct {
 }
 
 // CountChanges counts what DiffManifestsEach hands on, in memory that does
-// not grow with the changes where names do not fold: a save of a whole tree
-// counts its changes however many.
+// not grow with the changes: a save of a whole tree counts its changes
+// however many.
 func CountChanges(old, cur *Manifest, fold Folding) (ChangeCounts, error) {
 	var c ChangeCounts
 	err := DiffManifestsEach(old, cur, fold, func(ch Change) error {

@@ -1,0 +1,168 @@
+package snap
+
+// respeltQueue hands on a diff's changes in path order on a file system
+// that folds names (see Folding), where a path the merge of the two sides
+// leaves on one side may be the other side's under another spelling, met
+// before it or after. It holds what it must, not every change: an entry
+// left on one side waits for its other spelling only as far as that could
+// come in walk order — for a name in ASCII, up to its spelling in lower
+// case, the last of them all (README.md waits up to readme.md) — and the
+// changes after it wait behind it. A name not in ASCII may be spelt in
+// ways no bound is known for: it waits to the end. (Nor does a name in
+// ASCII wait for a spelling out of it that Unicode's case folding takes
+// for it — a Kelvin sign for its k — which lies past that bound: such a
+// pair is told as deleted and added.)
+type respeltQueue struct {
+	fold Folding
+	same func(treePath, snapPath string) bool // see spellings
+	// pair gives the change a pair of spellings makes (the tree's e, the
+	// snapshot's o), or ok false where they are the same.
+	pair func(e, o *Entry) (ch Change, ok bool, err error)
+	emit func(Change) error
+
+	items []*queuedChange            // in path order, the oldest not handed on first
+	open  map[string][]*queuedChange // those left on one side and still unpaired, by fold key
+}
+
+type queuedChange struct {
+	ch    Change
+	drop  bool   // no change after all (a pair the same on both sides, or the tree's side of a pair)
+	one   *Entry // left on one side, unpaired yet: the tree's (added) or the snapshot's (deleted)
+	snap  bool   // one is the snapshot's
+	until string // one's other spelling cannot come after this path; "" where no bound is known
+}
+
+func newRespeltQueue(fold Folding, same func(treePath, snapPath string) bool, pair func(e, o *Entry) (Change, bool, error), emit func(Change) error) *respeltQueue {
+	return &respeltQueue{fold: fold, same: same, pair: pair, emit: emit, open: map[string][]*queuedChange{}}
+}
+
+// change queues a change at the path the merge is at.
+func (q *respeltQueue) change(ch Change) error {
+	q.items = append(q.items, &queuedChange{ch: ch})
+	return q.flush(ch.Path)
+}
+
+// added queues the tree's entry e, which the snapshot lacks as spelt, and
+// pairs it with the snapshot's entry left over earlier that names it.
+func (q *respeltQueue) added(e *Entry) error {
+	if o := q.take(e.Path, false); o != nil {
+		// The snapshot's spelling came first: the change stands there.
+		ch, ok, err := q.pair(e, o.one)
+		if err != nil {
+			return err
+		}
+		o.one, o.ch, o.drop = nil, ch, !ok
+		return q.flush(e.Path)
+	}
+	q.wait(e, false, Change{Type: "change", Op: OpAdded, Path: e.Path, Kind: e.Kind.String()})
+	return q.flush(e.Path)
+}
+
+// deleted queues the snapshot's entry o, which the tree lacks as spelt,
+// and pairs it with the tree's entry left over earlier that it names.
+func (q *respeltQueue) deleted(o *Entry) error {
+	if t := q.take(o.Path, true); t != nil {
+		// The tree's spelling came first: its place is given up, and the
+		// change stands at the snapshot's spelling, here.
+		ch, ok, err := q.pair(t.one, o)
+		if err != nil {
+			return err
+		}
+		t.one, t.drop = nil, true
+		if ok {
+			q.items = append(q.items, &queuedChange{ch: ch})
+		}
+		return q.flush(o.Path)
+	}
+	q.wait(o, true, Change{Type: "change", Op: OpDeleted, Path: o.Path, Kind: o.Kind.String()})
+	return q.flush(o.Path)
+}
+
+// take finds, among the entries of the other side left unpaired, the one
+// that names p (a snapshot's path when snap), and takes it out of those.
+func (q *respeltQueue) take(p string, snap bool) *queuedChange {
+	k := q.fold.Key(p)
+	for i, c := range q.open[k] {
+		if c.snap == snap || c.one == nil {
+			continue
+		}
+		treePath, snapPath := c.one.Path, p
+		if snap {
+			treePath, snapPath = p, c.one.Path
+		}
+		if treePath != snapPath && q.same(treePath, snapPath) {
+			q.open[k] = append(q.open[k][:i:i], q.open[k][i+1:]...)
+			if len(q.open[k]) == 0 {
+				delete(q.open, k)
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// wait queues one, left on its side, as the change ch it is unless its
+// other spelling comes.
+func (q *respeltQueue) wait(one *Entry, snap bool, ch Change) {
+	c := &queuedChange{ch: ch, one: one, snap: snap}
+	if isASCII(one.Path) {
+		c.until = one.Path
+		if q.fold.Case {
+			c.until = asciiLower(one.Path)
+		}
+	}
+	q.items = append(q.items, c)
+	k := q.fold.Key(one.Path)
+	q.open[k] = append(q.open[k], c)
+}
+
+// flush hands on the changes at the head of the queue that nothing met
+// at or after at (the path the merge is at) can change.
+func (q *respeltQueue) flush(at string) error {
+	n := 0
+	for _, c := range q.items {
+		if c.one != nil && (c.until == "" || comparePaths(c.until, at) >= 0) {
+			break // its other spelling may yet come
+		}
+		if c.one != nil {
+			q.forget(c)
+		}
+		if !c.drop {
+			if err := q.emit(c.ch); err != nil {
+				return err
+			}
+		}
+		n++
+	}
+	clear(q.items[:n]) // (what is handed on is let go)
+	q.items = q.items[n:]
+	return nil
+}
+
+// forget takes c, left on its side, out of those that may yet be paired.
+func (q *respeltQueue) forget(c *queuedChange) {
+	k := q.fold.Key(c.one.Path)
+	for i, o := range q.open[k] {
+		if o == c {
+			q.open[k] = append(q.open[k][:i:i], q.open[k][i+1:]...)
+			break
+		}
+	}
+	if len(q.open[k]) == 0 {
+		delete(q.open, k)
+	}
+	c.one = nil
+}
+
+// finish hands on what is left: nothing else is coming.
+func (q *respeltQueue) finish() error {
+	for _, c := range q.items {
+		if !c.drop {
+			if err := q.emit(c.ch); err != nil {
+				return err
+			}
+		}
+	}
+	q.items, q.open = nil, nil
+	return nil
+}
