@@ -3,6 +3,7 @@ package snap
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,9 +175,12 @@ func (l *PathList) Close() error {
 }
 
 // holePrefix begins the JSON string a list written out marshals to: a
-// placeholder WriteJSON replaces by the list. No path holds a NUL, so no
-// path a result reports marshals to it.
-const holePrefix = `"\u0000rewind-paths-`
+// placeholder WriteJSON replaces by the list. It holds a NUL and a token
+// drawn for the process, so no string of the value around it (a path, a
+// prompt from a transcript) marshals to it by chance or by design.
+var holePrefix = sync.OnceValue(func() string {
+	return `"\u0000rewind-paths-` + rand.Text() + "-"
+})
 
 // MarshalJSON writes the list as a JSON array of strings; one written out
 // to a file is a placeholder, which WriteJSON replaces by its paths.
@@ -189,7 +193,7 @@ func (l PathList) MarshalJSON() ([]byte, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	return []byte(holePrefix + strconv.Itoa(l.spill.id) + `"`), nil
+	return []byte(holePrefix() + strconv.Itoa(l.spill.id) + `"`), nil
 }
 
 // UnmarshalJSON reads a JSON array of strings into a held list.
@@ -214,8 +218,16 @@ func WriteJSON(w io.Writer, v any) error {
 		return err
 	}
 	b := buf.Bytes()
+	spills.Lock()
+	none := len(spills.byID) == 0
+	spills.Unlock()
+	if none { // (no list is written out: the value is all there is)
+		_, err := w.Write(b)
+		return err
+	}
+	hole := []byte(holePrefix())
 	for {
-		i := bytes.Index(b, []byte(holePrefix))
+		i := bytes.Index(b, hole)
 		if i < 0 {
 			_, err := w.Write(b)
 			return err
@@ -223,7 +235,7 @@ func WriteJSON(w io.Writer, v any) error {
 		if _, err := w.Write(b[:i]); err != nil {
 			return err
 		}
-		b = b[i+len(holePrefix):]
+		b = b[i+len(hole):]
 		end := bytes.IndexByte(b, '"')
 		id, err := strconv.Atoi(string(b[:max(end, 0)]))
 		if end < 0 || err != nil {

@@ -15,7 +15,8 @@ import (
 
 // TestPathListWrittenOut: a list past listHeld paths is written to a
 // temporary file and read back as it was given, whatever its names hold;
-// WriteJSON prints it as the held list's JSON would be; where no temporary
+// WriteJSON prints it as the held list's JSON would be (and a string
+// around it that looks like its placeholder as it is); where no temporary
 // file can be made the list is held.
 func TestPathListWrittenOut(t *testing.T) {
 	defer func(v int) { listHeld = v }(listHeld)
@@ -61,7 +62,7 @@ func TestPathListWrittenOut(t *testing.T) {
 			None  []string `json:"none,omitempty"`
 			Other []string `json:"other"`
 		}
-		v := lists{Long: l, Other: []string{"<x>"}}
+		v := lists{Long: l, Other: []string{"<x>", "\x00rewind-paths-1", "\x00rewind-paths-"}}
 		v.Short.Add("<b>")
 		var got, want bytes.Buffer
 		if err := WriteJSON(&got, &v); err != nil {
@@ -69,7 +70,7 @@ func TestPathListWrittenOut(t *testing.T) {
 		}
 		enc := json.NewEncoder(&want)
 		enc.SetEscapeHTML(false)
-		enc.Encode(plain{Long: append(slices.Clone(names), "after"), Short: []string{"<b>"}, Other: []string{"<x>"}})
+		enc.Encode(plain{Long: append(slices.Clone(names), "after"), Short: []string{"<b>"}, Other: []string{"<x>", "\x00rewind-paths-1", "\x00rewind-paths-"}})
 		if got.String() != want.String() {
 			t.Fatalf("TMPDIR %s: WriteJSON\n%.300s\nwant\n%.300s", tmpdir, got.String(), want.String())
 		}
