@@ -3,7 +3,6 @@ package snap
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -424,13 +423,7 @@ func nfcKeys(st map[string]string) map[string]string {
 // (files and folders), and the file named nfc its NFD spelling.
 func respell(t *testing.T, rng *rand.Rand, dir string) {
 	t.Helper()
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if p != dir && !strings.Contains(p, "node_modules") && !strings.HasSuffix(p, ".ignored") && !strings.HasSuffix(p, ".gitignore") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	paths := editable(dir)
 	for range 1 + len(paths)/15 {
 		p := paths[rng.Intn(len(paths))]
 		os.Rename(p, filepath.Join(filepath.Dir(p), swapCase(filepath.Base(p)))) // (gone already, perhaps: its folder respelt)

@@ -119,9 +119,9 @@ func genTree(t *testing.T, rng *rand.Rand, dir string, n int) {
 	os.WriteFile(filepath.Join(dir, "node_modules", "pkg", "index.js"), []byte("ignored"), 0o644)
 }
 
-// mutate applies random edits of every kind a restore has to undo.
-func mutate(t *testing.T, rng *rand.Rand, dir string) {
-	t.Helper()
+// editable lists what under dir (as genTree makes it) a test may edit:
+// all but the ignored files and the ignore file.
+func editable(dir string) []string {
 	var paths []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if p != dir && !strings.Contains(p, "node_modules") && !strings.HasSuffix(p, ".ignored") && !strings.HasSuffix(p, ".gitignore") {
@@ -129,6 +129,13 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) {
 		}
 		return nil
 	})
+	return paths
+}
+
+// mutate applies random edits of every kind a restore has to undo.
+func mutate(t *testing.T, rng *rand.Rand, dir string) {
+	t.Helper()
+	paths := editable(dir)
 	for i := 0; i < 1+len(paths)/5; i++ {
 		p := paths[rng.Intn(len(paths))]
 		fi, err := os.Lstat(p)
