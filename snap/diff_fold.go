@@ -105,12 +105,7 @@ func (q *respeltQueue) take(p string, snap bool) *queuedChange {
 // other spelling comes.
 func (q *respeltQueue) wait(one *Entry, snap bool, ch Change) {
 	c := &queuedChange{ch: ch, one: one, snap: snap}
-	if isASCII(one.Path) {
-		c.until = one.Path
-		if q.fold.Case {
-			c.until = asciiLower(one.Path)
-		}
-	}
+	c.until, _ = lastSpelling(q.fold, one.Path)
 	q.items = append(q.items, c)
 	k := q.fold.Key(one.Path)
 	q.open[k] = append(q.open[k], c)
@@ -165,4 +160,52 @@ func (q *respeltQueue) finish() error {
 	}
 	q.items, q.open = nil, nil
 	return nil
+}
+
+// lastSpelling returns the last path in walk order that a file system
+// folding names as fold does may take for p: for a path in ASCII, its
+// spelling in lower case (upper-case letters sort before lower-case ones,
+// and a spelling keeps every slash where it is), or p itself where case
+// is not folded. ok is false for a path out of ASCII, whose spellings may
+// lie anywhere after it. (Unicode's case folding takes a few letters out
+// of ASCII for ones in it — a Kelvin sign for k — which sort after: they
+// are not looked for.)
+func lastSpelling(fold Folding, p string) (last string, ok bool) {
+	if !isASCII(p) {
+		return "", false
+	}
+	if fold.Case {
+		return asciiLower(p), true
+	}
+	return p, true
+}
+
+// spellingsOpen follows, along a pass in walk order, the entries left on
+// one side whose other spelling may still come: a pass where names fold
+// is only cut (see sparseOver) where none may.
+type spellingsOpen struct {
+	fold    Folding
+	last    string // the last path in walk order an entry open may be paired at
+	forever bool   // an entry open may be paired anywhere after (its name is out of ASCII)
+}
+
+// add opens p, left on one side.
+func (o *spellingsOpen) add(p string) {
+	last, ok := lastSpelling(o.fold, p)
+	switch {
+	case !ok:
+		o.forever = true
+	case comparePaths(last, o.last) > 0:
+		o.last = last
+	}
+}
+
+// closedAt reports whether no entry opened may be paired at at or after,
+// and then forgets them.
+func (o *spellingsOpen) closedAt(at string) bool {
+	if o.forever || o.last != "" && comparePaths(o.last, at) >= 0 {
+		return false
+	}
+	o.last = ""
+	return true
 }

@@ -997,8 +997,9 @@ func (p *restorePlan) eachOp(fn func(i int, op *restoreOp) error) error {
 	}
 	i := 0
 	var op restoreOp
-	return p.spill.ops.each(func(tag byte, e *Entry, staged string) error {
-		op = restoreOp{kind: opKind(tag &^ tagExisted), entry: *e, staged: staged, existed: tag&tagExisted != 0}
+	return p.spill.ops.each(func(tag byte, e *Entry, extra string) error {
+		staged, from, _ := strings.Cut(extra, "\x00")
+		op = restoreOp{kind: opKind(tag &^ tagExisted), entry: *e, staged: staged, existed: tag&tagExisted != 0, from: from}
 		i++
 		return fn(i-1, &op)
 	})
@@ -1624,6 +1625,8 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 	if s := p.spill; s != nil {
 		res.Written += s.written
 		res.ModeChanged += s.modes
+		res.Renamed += len(s.renamed)
+		res.RenamedList = append(res.RenamedList, s.renamed...)
 		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
 		s.deleted = deletions{} // (the result's now)
 		if dry && !brief {
@@ -1742,18 +1745,21 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		}
 		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
 	}
-	for _, op := range p.ops {
+	if err := p.eachOp(func(_ int, op *restoreOp) error {
 		if op.kind != opRename {
-			continue
+			return nil
 		}
 		// Spelt either way, the path leads to the same file: the one
 		// renamed, or the folder above it renamed before.
 		if err := writable(op.entry.Path); err != nil {
-			return kept, fmt.Errorf("rename %s: %w", op.from, err)
+			return fmt.Errorf("rename %s: %w", op.from, err)
 		}
 		if err := p.r.Rename(filepath.FromSlash(op.from), filepath.FromSlash(op.entry.Path)); err != nil {
-			return kept, fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
+			return fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
 		}
+		return nil
+	}); err != nil {
+		return kept, err
 	}
 	// Deepest first: a folder once the entries in it are (they follow it
 	// in walk order, the deletions' order).

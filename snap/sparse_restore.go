@@ -194,8 +194,19 @@ func (p *restorePlan) speltOtherwise(name string) *Entry {
 func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each func(fn func(e *Entry) error) error, take func(o, c *Entry) (own *Entry, sameFile bool, err error)) (*sparsePlan, error) {
 	sp := &sparsePlan{}
 	var tree []Entry
-	var snapUp, treeUp []sparseFolder // the folders above the last path met, each side
-	hold := ""                        // a folder the next block must not start inside
+	var snapUp, treeUp []sparseFolder   // the folders above the last path met, each side
+	hold := ""                          // a folder the next block must not start inside
+	open := spellingsOpen{fold: p.fold} // where names fold: entries a pair may yet be made of (see cut)
+	// cut reports whether a block may end before the entry at: not inside
+	// a folder the snapshot replaces (hold), and, where names fold, not
+	// while an entry on one side may be paired with one at or after at
+	// (the planner pairs spellings within a block).
+	cut := func(at string) bool {
+		if hold != "" {
+			return false
+		}
+		return p.spell == nil || open.closedAt(at)
+	}
 	pop := func(up []sparseFolder, at string) []sparseFolder {
 		for len(up) > 0 {
 			d := up[len(up)-1].e.Path
@@ -222,11 +233,8 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if hold != "" && !strings.HasPrefix(at, hold+"/") {
 			hold = ""
 		}
-		if (p.stage != "" || p.spillOut) && p.spell == nil && hold == "" && len(sp.snap)+len(tree) >= spillAt {
-			// Too many to hold: written as a block (see spill.go). Not
-			// where names fold: two spellings of a name the plan pairs
-			// may lie blocks apart in walk order (README.md, then
-			// everything from README.x to Readme, then Readme.md).
+		if (p.stage != "" || p.spillOut) && len(sp.snap)+len(tree) >= spillAt && cut(at) {
+			// Too many to hold: written as a block (see spill.go).
 			if err := p.spillBlock(sp, tree); err != nil {
 				return err
 			}
@@ -265,6 +273,9 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 				f.kept = true
 				tree = append(tree, f.e)
 			}
+		}
+		if p.spell != nil && (own == nil) != (c == nil) {
+			open.add(at) // (left on one side: its other spelling may come)
 		}
 		if own != nil {
 			sp.snap = append(sp.snap, *own)

@@ -25,7 +25,9 @@ import (
 // ones, over the same entries: a block is planned with the entries above
 // it (the folders open at its start, and the last entry each side) as
 // context, and is never cut inside a folder the snapshot replaces by a
-// file (whose check needs every entry of it at hand).
+// file (whose check needs every entry of it at hand), nor, where names
+// fold, where an entry in it may yet be paired with a spelling to come
+// (see spellingsOpen): a block is planned with its own spellings.
 
 // spillAt is how many entries, of both sides, the plan over what differs
 // holds before it writes them to the staging folder as a block (a
@@ -40,6 +42,7 @@ type planSpill struct {
 	dels    *spillFile // of those, the ones deleted (tag: inSnap)
 	written int        // operations that write an entry
 	modes   int        // operations that change a mode
+	renamed []Rename   // where names fold: the entries given the snapshot's spelling, for the result
 	deleted deletions  // the paths deleted, for the result
 	tmp     string     // a dry run's: the temporary folder outside the tree its files are in
 }
@@ -272,6 +275,14 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 	block := func(snap, tree []Entry) error {
 		p.current = append(append(make([]Entry, 0, len(treeUp)+len(tree)), treeUp...), tree...)
 		p.cur = treeIndex{entries: p.current}
+		if p.spell != nil {
+			// Where names fold, the spellings the block's entries pair
+			// with are in it (see sparseOver's cut).
+			p.spell = newSpellings(p.fold, p.spell.same)
+			for i := range p.current {
+				p.spell.tree = append(p.spell.tree, &p.current[i])
+			}
+		}
 		p.snapshot = make(map[string]Kind, len(snapUp)+len(snap))
 		for _, d := range known {
 			p.snapshot[d.Path] = d.Kind
@@ -282,7 +293,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		var replaced []Entry // folders the snapshot replaces that are deleted, for checkSelection
 		for i := len(treeUp); i < len(p.current); i++ {
 			c := &p.current[i]
-			k, ok := p.snapshot[c.Path]
+			k, ok := p.snapshot[p.snapName(c.Path)]
 			if ok && k == c.Kind {
 				continue
 			}
@@ -306,7 +317,11 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			if op.existed {
 				tag |= tagExisted
 			}
-			if err := s.ops.put(tag, &op.entry, op.staged); err != nil {
+			extra := op.staged
+			if op.from != "" { // (no staged name holds a NUL)
+				extra += "\x00" + op.from
+			}
+			if err := s.ops.put(tag, &op.entry, extra); err != nil {
 				return err
 			}
 			switch op.kind {
@@ -314,6 +329,8 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 				s.written++
 			case opChmod:
 				s.modes++
+			case opRename:
+				s.renamed = append(s.renamed, Rename{From: op.from, To: op.entry.Path})
 			}
 		}
 		p.ops = p.ops[:0]
