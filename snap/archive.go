@@ -290,11 +290,16 @@ func (s *archiveScanner) recordSpelling(raw, name string) error {
 	if s.folded == nil {
 		return nil
 	}
-	key := s.fold.Key(name)
-	if other, ok := s.folded[key]; ok {
+	return s.spelling(s.folded, s.fold.Key(name), raw, name)
+}
+
+// spelling refuses name where names, the spellings met so far by fold key,
+// holds its key already, and records it.
+func (s *archiveScanner) spelling(names map[string]string, key, raw, name string) error {
+	if other, ok := names[key]; ok {
 		return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
 	}
-	s.folded[key] = name
+	names[key] = name
 	return nil
 }
 
@@ -318,12 +323,7 @@ func (s *archiveScanner) recordSpellingIn(raw, name string) error {
 	if *names == nil {
 		*names = map[string]string{}
 	}
-	key := s.fold.Key(base)
-	if other, ok := (*names)[key]; ok {
-		return s.refuse(raw, "collides with %q on this file system, which takes them for one name (%s)", other, s.fold)
-	}
-	(*names)[key] = name
-	return nil
+	return s.spelling(*names, s.fold.Key(base), raw, name)
 }
 
 // recordInOrder is record for entries in walk order. Walk order leaves no

@@ -45,13 +45,7 @@ func diffTree(ctx context.Context, root string, opts WalkOptions, m *Manifest, f
 	// holds them only as long as that may be (see respeltQueue).
 	var q *respeltQueue
 	if fold.Folds() {
-		q = newRespeltQueue(fold, same, func(e, o *Entry) (Change, bool, error) {
-			op, err := compareEntry(ctx, root, m, e, o)
-			if op == "" && respelled(e.Path, o.Path) {
-				op = OpRenamed
-			}
-			return Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)}, op != "", err
-		}, emit)
+		q = newRespeltQueue(fold, same, func(e, o *Entry) (Op, error) { return compareEntry(ctx, root, m, e, o) }, emit)
 	}
 	state := stateExcludes(root)
 	for _, u := range m.Header.Unreadable {

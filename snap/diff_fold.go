@@ -15,10 +15,10 @@ package snap
 type respeltQueue struct {
 	fold Folding
 	same func(treePath, snapPath string) bool // see spellings
-	// pair gives the change a pair of spellings makes (the tree's e, the
-	// snapshot's o), or ok false where they are the same.
-	pair func(e, o *Entry) (ch Change, ok bool, err error)
-	emit func(Change) error
+	// compare tells how the tree's e differs from the snapshot's o, which
+	// name one path spelt otherwise: "" for not at all but the spelling.
+	compare func(e, o *Entry) (Op, error)
+	emit    func(Change) error
 
 	items []*queuedChange            // in path order, the oldest not handed on first
 	open  map[string][]*queuedChange // those left on one side and still unpaired, by fold key
@@ -32,8 +32,19 @@ type queuedChange struct {
 	until string // one's other spelling cannot come after this path; "" where no bound is known
 }
 
-func newRespeltQueue(fold Folding, same func(treePath, snapPath string) bool, pair func(e, o *Entry) (Change, bool, error), emit func(Change) error) *respeltQueue {
-	return &respeltQueue{fold: fold, same: same, pair: pair, emit: emit, open: map[string][]*queuedChange{}}
+func newRespeltQueue(fold Folding, same func(treePath, snapPath string) bool, compare func(e, o *Entry) (Op, error), emit func(Change) error) *respeltQueue {
+	return &respeltQueue{fold: fold, same: same, compare: compare, emit: emit, open: map[string][]*queuedChange{}}
+}
+
+// pair gives the change the tree's e and the snapshot's o make, one path
+// spelt two ways: at the snapshot's spelling, renamed where nothing else
+// differs but the case of its name; ok false where nothing does.
+func (q *respeltQueue) pair(e, o *Entry) (ch Change, ok bool, err error) {
+	op, err := q.compare(e, o)
+	if op == "" && respelled(e.Path, o.Path) {
+		op = OpRenamed
+	}
+	return Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)}, op != "", err
 }
 
 // change queues a change at the path the merge is at.

@@ -591,13 +591,7 @@ func DiffManifestsEach(old, cur *Manifest, fold Folding, fn func(Change) error) 
 	// spellings of one name at once: a key match is the same path.
 	var q *respeltQueue
 	if fold.Folds() {
-		q = newRespeltQueue(fold, func(string, string) bool { return true }, func(e, o *Entry) (Change, bool, error) {
-			op := compareSnapshots(e, o)
-			if op == "" && respelled(e.Path, o.Path) {
-				op = OpRenamed
-			}
-			return Change{Type: "change", Op: op, Path: o.Path, Kind: e.Kind.String(), TreePath: treeName(e, o.Path)}, op != "", nil
-		}, fn)
+		q = newRespeltQueue(fold, func(string, string) bool { return true }, func(e, o *Entry) (Op, error) { return compareSnapshots(e, o), nil }, fn)
 	}
 	merge := func(fn func(o, e *Entry) error) error { return mergeWith(old, cur.Entries, fn) }
 	if cur.stream != nil { // read beside old, the entries a chunk's own: copied to be kept

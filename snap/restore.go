@@ -978,6 +978,20 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 	return err
 }
 
+// eachRename calls fn with each of the plan's renames (see eachOp): a
+// plan written out is read for them only where it has some.
+func (p *restorePlan) eachRename(fn func(op *restoreOp) error) error {
+	if p.spill != nil && len(p.spill.renamed) == 0 {
+		return nil
+	}
+	return p.eachOp(func(_ int, op *restoreOp) error {
+		if op.kind != opRename {
+			return nil
+		}
+		return fn(op)
+	})
+}
+
 // fetched tells whether op writes a file whose content the plan has not
 // staged yet: one read from a manifest.
 func fetched(op *restoreOp) bool {
@@ -1745,10 +1759,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 		}
 		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
 	}
-	if err := p.eachOp(func(_ int, op *restoreOp) error {
-		if op.kind != opRename {
-			return nil
-		}
+	if err := p.eachRename(func(op *restoreOp) error {
 		// Spelt either way, the path leads to the same file: the one
 		// renamed, or the folder above it renamed before.
 		if err := writable(op.entry.Path); err != nil {
