@@ -361,7 +361,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	var names []string
 	var dfd dirFD
 	for attempt := 0; ; attempt++ {
-		fd, ns, err := openDir(abs)
+		fd, ns, err := openFolder(abs)
 		if err == nil {
 			dfd, names = fd, ns
 			break
@@ -373,8 +373,13 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		case denied(err):
 			res.denied = true
 			return
-		case !changed(err) || attempt == maxRetries:
+		case !changed(err):
 			w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
+			return
+		case attempt == maxRetries:
+			// Still changing after the last look: it was gone when last
+			// opened, and the checkpoint holds it so, as for a symlink.
+			res.gone = true
 			return
 		}
 		// Removed or replaced since its parent was read: what is there now?
@@ -487,6 +492,10 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		}
 	}
 }
+
+// openFolder is openDir (a variable for tests, which change a folder as it
+// is opened).
+var openFolder = openDir
 
 // maxRetries bounds how often the walk looks again at an entry that keeps
 // changing type while it is read.

@@ -150,3 +150,47 @@ func TestTreeIndexFindsWhatAMapFinds(t *testing.T) {
 		t.Fatal("an empty tree holds a")
 	}
 }
+
+// TestWalkFolderThatKeepsChanging: a folder made again each time the walk
+// opens it (it is gone when opened, a folder when looked at again) does not
+// fail the walk: it is taken as gone, as it was when last opened, and the
+// rest of the tree as it is.
+func TestWalkFolderThatKeepsChanging(t *testing.T) {
+	gitEnv(t)
+	dir := t.TempDir()
+	deeper := filepath.Join(dir, "swap", "inner", "deeper")
+	for _, f := range []string{"a.txt", "swap/b.txt", "swap/inner/deeper/f"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := 0
+	openFolder = func(abs string) (dirFD, []string, error) {
+		if abs != deeper {
+			return openDir(abs)
+		}
+		opened++
+		os.RemoveAll(deeper)
+		fd, names, err := openDir(abs)
+		os.MkdirAll(deeper, 0o755)
+		return fd, names, err
+	}
+	defer func() { openFolder = openDir }()
+	tree, err := Walk(context.Background(), dir, WalkOptions{})
+	if err != nil {
+		t.Fatalf("the walk failed on a folder that keeps changing: %v", err)
+	}
+	var got []string
+	for _, e := range tree.Entries {
+		got = append(got, e.Path)
+	}
+	if want := []string{"a.txt", "swap", "swap/b.txt", "swap/inner"}; !slices.Equal(got, want) {
+		t.Fatalf("walked %q, want %q", got, want)
+	}
+	if opened != maxRetries+1 {
+		t.Fatalf("the folder was opened %d times, want %d", opened, maxRetries+1)
+	}
+}
