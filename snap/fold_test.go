@@ -335,7 +335,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 	gitEnv(t)
 	defer func(v bool, w int) { sparseRestores, spillAt = v, w }(sparseRestores, spillAt)
 	spillAt = 3
-	for seed := int64(1); seed <= 4; seed++ {
+	for seed := int64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			root, snaps := foldingRoot(t), t.TempDir()

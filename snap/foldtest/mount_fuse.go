@@ -39,8 +39,12 @@ func Mount(dir, mnt string) (unmount func() error, err error) {
 	// ask the file system, which is what changes the case on disk.
 	root := pathfs.NewPathNodeFs(fs, nil).Root()
 	// Nothing is cached by the kernel: a name's spelling can change under
-	// it by a rename through another spelling.
-	opts := &nodefs.Options{}
+	// it by a rename through another spelling. A name looked up again is
+	// looked up, not merely stat'ed: a file removed under one spelling and
+	// made a folder under another would otherwise keep its node as a file,
+	// and what is inside the folder could not be reached ("not a
+	// directory").
+	opts := &nodefs.Options{LookupKnownChildren: true}
 	srv, _, err := nodefs.Mount(mnt, root, &fuse.MountOptions{
 		DirectMount: true,
 		FsName:      "foldtest",
