@@ -1,17 +1,20 @@
 package snap
 
+import "unicode/utf8"
+
 // respeltQueue hands on a diff's changes in path order on a file system
 // that folds names (see Folding), where a path the merge of the two sides
 // leaves on one side may be the other side's under another spelling, met
 // before it or after. It holds what it must, not every change: an entry
 // left on one side waits for its other spelling only as far as that could
-// come in walk order — for a name in ASCII, up to its spelling in lower
-// case, the last of them all (README.md waits up to readme.md) — and the
-// changes after it wait behind it. A name not in ASCII may be spelt in
-// ways no bound is known for: it waits to the end. (Nor does a name in
-// ASCII wait for a spelling out of it that Unicode's case folding takes
-// for it — a Kelvin sign for its k — which lies past that bound: such a
-// pair is told as deleted and added.)
+// come in walk order (see lastSpelling) — for a name in ASCII, up to its
+// spelling in lower case, the last of them all (README.md waits up to
+// readme.md); for one out of ASCII, past the names that start as it does
+// up to the letter before its first one out of ASCII (Été waits to the end
+// of its folder) — and the changes after it wait behind it. (Nor does a
+// name wait for a spelling out of ASCII that Unicode's case folding takes
+// for a letter in it — a Kelvin sign for its k — which lies past that
+// bound: such a pair is told as deleted and added.)
 type respeltQueue struct {
 	fold Folding
 	same func(treePath, snapPath string) bool // see spellings
@@ -173,22 +176,43 @@ func (q *respeltQueue) finish() error {
 	return nil
 }
 
-// lastSpelling returns the last path in walk order that a file system
-// folding names as fold does may take for p: for a path in ASCII, its
-// spelling in lower case (upper-case letters sort before lower-case ones,
-// and a spelling keeps every slash where it is), or p itself where case
-// is not folded. ok is false for a path out of ASCII, whose spellings may
-// lie anywhere after it. (Unicode's case folding takes a few letters out
-// of ASCII for ones in it — a Kelvin sign for k — which sort after: they
-// are not looked for.)
+// lastSpelling returns a path in walk order that no spelling of p a file
+// system folding names as fold does may take comes after: for a path in
+// ASCII, its spelling in lower case (upper-case letters sort before
+// lower-case ones, and a spelling keeps every slash where it is), or p
+// itself where case is not folded. Out of ASCII, a spelling keeps what
+// comes before p's first byte out of it, in some case, but for the letter
+// just before (e and a combining acute accent spell é): the bound is that
+// start in lower case and then the end of the byte order (0xff, which no
+// name in UTF-8 holds) — for a name whose first letter is out of ASCII,
+// the end of its folder. ok is false where the bound is the end of the
+// tree. (Unicode's case folding takes a few letters out of ASCII for ones
+// in it — a Kelvin sign for k — which sort after: they are not looked for.)
 func lastSpelling(fold Folding, p string) (last string, ok bool) {
-	if !isASCII(p) {
+	if !fold.Folds() {
+		return p, true
+	}
+	i := 0
+	for i < len(p) && p[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(p) {
+		if fold.Case {
+			return asciiLower(p), true
+		}
+		return p, true
+	}
+	if i > 0 && p[i-1] != '/' {
+		i-- // may compose with what follows
+	}
+	if i == 0 {
 		return "", false
 	}
+	start := p[:i]
 	if fold.Case {
-		return asciiLower(p), true
+		start = asciiLower(start)
 	}
-	return p, true
+	return start + "\xff", true
 }
 
 // spellingsOpen follows, along a pass in walk order, the entries left on
@@ -196,19 +220,34 @@ func lastSpelling(fold Folding, p string) (last string, ok bool) {
 // is only cut (see sparseOver) where none may.
 type spellingsOpen struct {
 	fold    Folding
-	last    string // the last path in walk order an entry open may be paired at
-	forever bool   // an entry open may be paired anywhere after (its name is out of ASCII)
+	last    string          // the last path in walk order an entry open may be paired at
+	forever bool            // an entry open may be paired anywhere after (see lastSpelling)
+	notDirs map[string]bool // the fold keys of the tree's entries open that are not folders
 }
 
-// add opens p, left on one side.
-func (o *spellingsOpen) add(p string) {
-	last, ok := lastSpelling(o.fold, p)
+// add opens e, left on one side (the tree's when tree).
+func (o *spellingsOpen) add(e *Entry, tree bool) {
+	last, ok := lastSpelling(o.fold, e.Path)
 	switch {
 	case !ok:
 		o.forever = true
 	case comparePaths(last, o.last) > 0:
 		o.last = last
 	}
+	if tree && e.Kind != KindDir {
+		if o.notDirs == nil {
+			o.notDirs = map[string]bool{}
+		}
+		o.notDirs[o.fold.Key(e.Path)] = true
+	}
+}
+
+// replacesNotDir reports whether the snapshot's folder d, left on its
+// side, may be paired with a tree's entry open that is not a folder: the
+// snapshot replaces it by a folder, and what is below d is planned with it
+// (see sparseOver).
+func (o *spellingsOpen) replacesNotDir(d string) bool {
+	return o.notDirs[o.fold.Key(d)]
 }
 
 // closedAt reports whether no entry opened may be paired at at or after,
@@ -218,5 +257,6 @@ func (o *spellingsOpen) closedAt(at string) bool {
 		return false
 	}
 	o.last = ""
+	clear(o.notDirs)
 	return true
 }

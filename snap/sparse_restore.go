@@ -274,8 +274,16 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 				tree = append(tree, f.e)
 			}
 		}
-		if p.spell != nil && (own == nil) != (c == nil) {
-			open.add(at) // (left on one side: its other spelling may come)
+		if p.spell != nil && own == nil {
+			open.add(c, true) // (left on one side: its other spelling may come)
+		}
+		if p.spell != nil && c == nil {
+			open.add(own, false)
+			if hold == "" && own.Kind == KindDir && open.replacesNotDir(own.Path) {
+				// The tree's file spelt otherwise, before it, is planned
+				// in this block: what the folder holds must be too.
+				hold = own.Path
+			}
 		}
 		if own != nil {
 			sp.snap = append(sp.snap, *own)

@@ -27,7 +27,9 @@ import (
 // context, and is never cut inside a folder the snapshot replaces by a
 // file (whose check needs every entry of it at hand), nor, where names
 // fold, where an entry in it may yet be paired with a spelling to come
-// (see spellingsOpen): a block is planned with its own spellings.
+// (see spellingsOpen): a block is planned with its own spellings — and so
+// not inside a folder of the snapshot's either that a file of the tree's
+// spelt otherwise stands for (the file is no entry above the next block).
 
 // spillAt is how many entries, of both sides, the plan over what differs
 // holds before it writes them to the staging folder as a block (a
