@@ -3,6 +3,7 @@ package snap
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,15 +96,70 @@ func TestPathListKeepsWhatGitTracksUnderThePrefix(t *testing.T) {
 			b.add([]byte(p))
 		}
 		l := b.done()
-		var got []string
-		for i := range l.len() {
-			got = append(got, l.at(i))
-		}
-		if want := []string{"b", "c/d"}; !slices.Equal(got, want) {
+		if got, want := allPaths(l), []string{"b", "c/d"}; !slices.Equal(got, want) {
 			t.Errorf("from %q: %q, want %q", in, got, want)
 		}
-		if i := l.search("c"); i != 1 || l.search("c/d") != 1 || l.search("zz") != 2 {
-			t.Errorf("search: %d", i)
+		for s, want := range map[string]string{"": "b", "c": "c/d", "c/d": "c/d", "zz": ""} {
+			if got := l.first(s, nil); string(got) != want {
+				t.Errorf("first path not before %q: %q, want %q", s, got, want)
+			}
+		}
+	}
+}
+
+// allPaths lists l's paths, in its order.
+func allPaths(l *pathList) []string {
+	var out []string
+	for p := l.first("", nil); p != nil; p = l.first(string(p)+"\x00", nil) {
+		out = append(out, string(p))
+	}
+	return out
+}
+
+// TestPathListFindsWhatASortedSliceFinds: a list of many paths sharing
+// their starts (blocks of them, in and out of order as given) holds every
+// path once, in order, and finds for any string the first path not before
+// it, as a search of the sorted paths does.
+func TestPathListFindsWhatASortedSliceFinds(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var paths []string
+	for range 2000 {
+		var b strings.Builder
+		for d := range 1 + rng.Intn(4) {
+			if d > 0 {
+				b.WriteByte('/')
+			}
+			b.WriteString([]string{"a", "ab", "b", "b.c", "src", "x-y", strings.Repeat("long", 80), "\u00e9"}[rng.Intn(8)])
+		}
+		paths = append(paths, b.String())
+	}
+	for _, shuffled := range []bool{false, true} {
+		in := slices.Clone(paths)
+		if shuffled {
+			rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+		} else {
+			slices.Sort(in)
+		}
+		var b pathListBuilder
+		for _, p := range in {
+			b.add([]byte(p))
+		}
+		l := b.done()
+		want := slices.Compact(slices.Sorted(slices.Values(paths)))
+		if got := allPaths(l); !slices.Equal(got, want) {
+			t.Fatalf("shuffled %v: the list holds %d paths, want %d", shuffled, len(got), len(want))
+		}
+		for range 3000 {
+			s := want[rng.Intn(len(want))]
+			s = s[:rng.Intn(len(s)+1)] + []string{"", "\x00", "/", "b", "\xff"}[rng.Intn(5)]
+			i, _ := slices.BinarySearch(want, s)
+			wantFirst := ""
+			if i < len(want) {
+				wantFirst = want[i]
+			}
+			if got := l.first(s, nil); string(got) != wantFirst {
+				t.Fatalf("first path not before %q: %q, want %q", s, got, wantFirst)
+			}
 		}
 	}
 }
