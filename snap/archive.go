@@ -73,6 +73,10 @@ type archiveScanner struct {
 	// errImpliedFolder. rootNames is the root's.
 	scoped    bool
 	rootNames map[string]string
+	// unchecked leaves out the checks across entries (duplicates,
+	// conflicts, spellings): an archive copied into walk order is checked
+	// as its copy is read (see inWalkOrder).
+	unchecked bool
 }
 
 type listed struct {
@@ -442,6 +446,9 @@ func (s *archiveScanner) record(raw string, e *Entry) error {
 	s.n++
 	if s.n > s.limits.MaxEntries {
 		return s.refuse(raw, "more than %d entries", s.limits.MaxEntries)
+	}
+	if s.unchecked {
+		return nil
 	}
 	if s.ordered {
 		if s.kind == "layer" && e.Kind == KindFile && strings.HasPrefix(path.Base(e.Path), whiteoutPrefix) {

@@ -433,8 +433,9 @@ func checkInOrder(ctx context.Context, archive string, limits Limits, each func(
 // that checkBig indexes whole after all.
 var indexedWhole func(archive string)
 
-// errDisordered is checkInOrder's answer for an archive not in walk order
-// (not written by Rewind): it is indexed instead.
+// errDisordered is an archive not in walk order (not written by Rewind),
+// met where it is read in that order: checkInOrder's archive is indexed
+// instead, and a restore's is copied into walk order (inWalkOrder).
 var errDisordered = errors.New("archive not in walk order")
 
 // ReadFiles calls fn with the content of each file of the snapshot m

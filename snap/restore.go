@@ -43,6 +43,9 @@ type RestoreOptions struct {
 
 	index *ArchiveIndex // see RestoreIndexed
 	held  bool          // the plan is held whole, never written out (see DiffArchive)
+	// original is the archive as the caller named it, where the restore
+	// reads its copy in walk order (see withArchiveInOrder): an input all the same.
+	original string
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
@@ -119,6 +122,36 @@ const (
 // archive is read beside the walk, and the plan made over what differs
 // (see sparseArchive).
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
+	var res *RestoreResult
+	err := withArchiveInOrder(ctx, archive, &opts, func(archive string) (err error) {
+		res, err = restore(ctx, root, archive, opts)
+		return err
+	})
+	return res, err
+}
+
+// withArchiveInOrder calls fn with archive, and where fn finds it out of walk order
+// (errDisordered), with its copy in walk order (see inWalkOrder): errors
+// about the copy name archive.
+func withArchiveInOrder(ctx context.Context, archive string, opts *RestoreOptions, fn func(archive string) error) error {
+	err := fn(archive)
+	if err != errDisordered {
+		return err
+	}
+	sorted, remove, err := inWalkOrder(ctx, archive, opts.Limits.Or(DefaultLimits))
+	if err != nil {
+		return err
+	}
+	defer remove()
+	opts.original = archive
+	err = fn(sorted)
+	if ae := (*ArchiveError)(nil); errors.As(err, &ae) && ae.Archive == sorted {
+		ae.Archive = archive
+	}
+	return err
+}
+
+func restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && extractEmpty {
 		res, err := extract(ctx, root, archive, opts)
 		if err != errNotExtracted {
@@ -154,12 +187,17 @@ func (e *StoppedError) Unwrap() error { return e.Err }
 // tree at root, in walk order, comparing file contents byte for byte.
 func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
 	opts.held = true // (its changes are listed from the operations held)
-	p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	return p.changes(), nil
+	var changes []Change
+	err := withArchiveInOrder(ctx, archive, &opts, func(archive string) error {
+		p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
+		if err != nil {
+			return err
+		}
+		defer p.close()
+		changes = p.changes()
+		return nil
+	})
+	return changes, err
 }
 
 type opKind int
@@ -189,6 +227,7 @@ type restorePlan struct {
 	snapshot  map[string]Kind
 	state     map[string]bool // state folders inside the root: never compared or written
 	inputs    map[string]bool // the snapshot's own files inside the root: never deleted or written
+	copied    bool            // the archive is a copy in walk order (see withArchiveInOrder)
 	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
 	keptIn    []string
 	current   []Entry
@@ -248,6 +287,10 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	var inputs []string
 	if archive != "" {
 		inputs = append(inputs, archive)
+	}
+	if opts.original != "" {
+		inputs = append(inputs, opts.original)
+		p.copied = true
 	}
 	if m != nil {
 		inputs = append(inputs, m.Files()...)

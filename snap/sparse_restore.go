@@ -76,8 +76,9 @@ const inTree = "="
 // sparseArchive is sparse over an archive read whole, beside the walk:
 // each file is compared byte for byte with the tree's at its path as it
 // is read, and staged when it differs (see inTree); the ignore files' rules
-// are read as it goes. It returns nil when the archive is out of walk
-// order (not one Rewind wrote) or implies a folder it does not list: the
+// are read as it goes. It returns errDisordered when the archive is out
+// of walk order (not one Rewind wrote: see inWalkOrder) or, but for such a
+// copy, implies a folder it does not list; nil when the copy does: the
 // caller plans over the whole tree then.
 func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archive string, limits Limits, rules *snapshotRules, stage bool) (*sparsePlan, error) {
 	as, err := openArchive(archive, limits, p.fold)
@@ -155,9 +156,12 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		}
 		return e, same && c != nil && c.Mode == e.Mode, nil
 	})
-	if as.disordered {
+	if as.disordered || sp == nil && err == nil && !p.copied {
+		// Out of walk order, or a file before the folder it is in (which
+		// may come later: so it is out of walk order too, or the archive
+		// implies the folder, which its copy in walk order tells).
 		p.dropSpill()
-		return nil, nil
+		return nil, errDisordered
 	}
 	if sp == nil || err != nil {
 		return nil, err

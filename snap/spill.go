@@ -118,7 +118,21 @@ func (p *restorePlan) newSpill(name string) (*spillFile, error) {
 
 // put writes a record.
 func (s *spillFile) put(tag byte, e *Entry, extra string) error {
-	b := append(s.buf[:0], tag, byte(e.Kind))
+	var b []byte
+	b, s.src = appendRecord(s.buf[:0], tag, e, extra, s.src)
+	s.buf = b
+	s.n++
+	if _, err := s.w.Write(b); err != nil {
+		return fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
+	}
+	return nil
+}
+
+// appendRecord appends the record of a tag, an entry and a string to b,
+// its Src only where it is not src (the last written), and returns the
+// Src written last.
+func appendRecord(b []byte, tag byte, e *Entry, extra, src string) ([]byte, string) {
+	b = append(b, tag, byte(e.Kind))
 	b = binary.AppendUvarint(b, uint64(e.Mode))
 	for _, v := range [...]int64{e.Size, e.MTime, e.CTime, e.COff, e.Skip} {
 		b = binary.AppendVarint(b, v)
@@ -129,20 +143,12 @@ func (s *spillFile) put(tag byte, e *Entry, extra string) error {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
-	if e.Src == s.src {
-		b = append(b, 0)
-	} else {
-		b = append(b, 1)
-		b = binary.AppendUvarint(b, uint64(len(e.Src)))
-		b = append(b, e.Src...)
-		s.src = e.Src
+	if e.Src == src {
+		return append(b, 0), src
 	}
-	s.buf = b
-	s.n++
-	if _, err := s.w.Write(b); err != nil {
-		return fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
-	}
-	return nil
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(e.Src)))
+	return append(b, e.Src...), e.Src
 }
 
 // each reads the records from the first: fn gets each (its entry reused

@@ -1,0 +1,177 @@
+//go:build unix
+
+package snap
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestRestoreFromAnArchiveOutOfWalkOrder: an archive out of walk order (its
+// entries shuffled: a file may come before its folder) is copied into walk
+// order, in runs of a few entries here, and restored as that archive in
+// walk order is — into an empty folder, and over a tree that differs, dry
+// run and restore: the same result and tree. Nothing is left in TMPDIR.
+// (Read against maps of every path, as it was before the copy, such an
+// archive fails the restore: "folder d2/s0: no such file or directory".)
+func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
+	gitEnv(t)
+	defer func(n int) { sortRun = n }(sortRun)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	for seed := int64(1); seed <= 4; seed++ {
+		sortRun = int(seed*seed) + 1
+		rng := rand.New(rand.NewSource(seed))
+		src := t.TempDir()
+		genTree(t, rng, src, 80)
+		os.RemoveAll(filepath.Join(src, "node_modules"))
+		ignored, _ := filepath.Glob(filepath.Join(src, "*", "*", "*.ignored"))
+		for _, p := range ignored {
+			os.Remove(p) // (an ignored file the archive holds stands in a diff's way)
+		}
+		entries := tarEntriesOf(t, src)
+		archives := []string{filepath.Join(t.TempDir(), "shuffled.tar.gz"), filepath.Join(t.TempDir(), "ordered.tar.gz")}
+		if err := os.WriteFile(archives[1], craft(t, entries), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+		if err := os.WriteFile(archives[0], craft(t, entries), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		trees := make([]string, 2)
+		for i := range trees {
+			trees[i] = t.TempDir()
+			genTree(t, rand.New(rand.NewSource(seed+100)), trees[i], 60)
+			mutate(t, rand.New(rand.NewSource(seed+200)), trees[i])
+		}
+		for _, dry := range []bool{true, false} {
+			var results [2]*RestoreResult
+			for i := range trees {
+				res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{DryRun: dry})
+				if err != nil {
+					t.Fatalf("seed %d, dry run %v, %s: %v", seed, dry, filepath.Base(archives[i]), err)
+				}
+				results[i] = res
+			}
+			if !reflect.DeepEqual(results[0], results[1]) {
+				t.Fatalf("seed %d, dry run %v: shuffled\n%+v\nin walk order\n%+v", seed, dry, results[0], results[1])
+			}
+		}
+		if d := diffStates(state(t, trees[1]), state(t, trees[0])); d != "" {
+			t.Fatalf("seed %d: the trees restored differ:\n%s", seed, d)
+		}
+		empty := t.TempDir()
+		if _, err := Restore(ctx, empty, archives[0], RestoreOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffStates(state(t, src), state(t, empty)); d != "" {
+			t.Fatalf("seed %d: restored into an empty folder:\n%s", seed, d)
+		}
+		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{})
+		if err != nil || len(changes) > 0 {
+			t.Fatalf("seed %d: diff of the tree the archive was made of: %v, %v", seed, changes, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Fatalf("left in TMPDIR: %v", left)
+		}
+	}
+}
+
+// TestArchiveOutOfWalkOrderRefused: what the copy's reader finds wrong
+// with an archive out of walk order — a path listed twice, as a file or a
+// folder, a file's content cut short — is refused as the archive's, naming
+// it, before anything changes; nothing is left in TMPDIR; and a TMPDIR the
+// copy cannot be written to is named in the error.
+func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
+	gitEnv(t)
+	defer func(n int) { sortRun = n }(sortRun)
+	sortRun = 2
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		entries []tarEntry
+		cut     bool
+		want    string
+	}{
+		{"listed twice", []tarEntry{{name: "b", typ: tar.TypeReg, body: "1"}, {name: "a", typ: tar.TypeReg, body: "a"}, {name: "b", typ: tar.TypeReg, body: "2"}}, false, "duplicate entry"},
+		{"a file and a folder", []tarEntry{{name: "c/", typ: tar.TypeDir}, {name: "a", typ: tar.TypeReg, body: "a"}, {name: "c", typ: tar.TypeReg, body: "c"}}, false, "duplicate entry"},
+		{"cut short", []tarEntry{{name: "b", typ: tar.TypeReg, body: strings.Repeat("b", 5000)}, {name: "a", typ: tar.TypeReg, body: strings.Repeat("a", 50000)}}, true, "archive"},
+	} {
+		archive := filepath.Join(t.TempDir(), "bad.tar.gz")
+		b := craft(t, tc.entries)
+		if tc.cut {
+			b = b[:len(b)-40]
+		}
+		if err := os.WriteFile(archive, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"keep": "mine"})
+		before := state(t, dir)
+		_, err := Restore(ctx, dir, archive, RestoreOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+		var ae *ArchiveError
+		if !tc.cut && (!errors.As(err, &ae) || ae.Archive != archive) {
+			t.Fatalf("%s: %v does not name the archive %s", tc.name, err, archive)
+		}
+		if d := diffStates(before, state(t, dir)); d != "" {
+			t.Fatalf("%s: refused, yet the tree changed:\n%s", tc.name, d)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Fatalf("%s: left in TMPDIR: %v", tc.name, left)
+		}
+	}
+
+	archive := filepath.Join(t.TempDir(), "shuffled.tar.gz")
+	os.WriteFile(archive, craft(t, []tarEntry{{name: "b", typ: tar.TypeReg, body: "b"}, {name: "a", typ: tar.TypeReg, body: "a"}}), 0o644)
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	_, err := Restore(ctx, t.TempDir(), archive, RestoreOptions{})
+	if err == nil || !strings.Contains(err.Error(), "TMPDIR") || !strings.Contains(err.Error(), archive) {
+		t.Fatalf("with TMPDIR missing: %v, want an error naming the archive and TMPDIR", err)
+	}
+}
+
+// tarEntriesOf lists the tree at dir as tar entries, in walk order.
+func tarEntriesOf(t *testing.T, dir string) []tarEntry {
+	t.Helper()
+	var out []tarEntry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			out = append(out, tarEntry{name: rel, typ: tar.TypeSymlink, link: l})
+		case fi.IsDir():
+			out = append(out, tarEntry{name: rel + "/", typ: tar.TypeDir, mode: int64(fi.Mode().Perm())})
+		default:
+			b, _ := os.ReadFile(p)
+			out = append(out, tarEntry{name: rel, typ: tar.TypeReg, mode: int64(fi.Mode().Perm()), body: string(b)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
