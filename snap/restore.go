@@ -337,6 +337,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			if err := p.openStage(); err != nil {
 				return nil, err
 			}
+		} else {
+			p.spillOut = !opts.held // (as over a manifest, above)
 		}
 		// The archive is compared with the tree as both are read, each
 		// file staged when it differs, and the plan made over what differs
