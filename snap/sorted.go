@@ -45,14 +45,9 @@ func inWalkOrder(ctx context.Context, archive string, limits Limits) (sorted str
 			os.RemoveAll(dir)
 		}
 	}()
+	// (what is wrong with the archive is told as it is; what went wrong
+	// with the copy, where it was made)
 	wrap := func(err error) error {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return err
-		}
-		var ae *ArchiveError
-		if errors.As(err, &ae) {
-			return err
-		}
 		return fmt.Errorf("archive %s is not in walk order (not one Rewind wrote): copy it into walk order in %s (set TMPDIR to a folder with room for twice its content): %w", archive, dir, err)
 	}
 	spool, err := os.Create(filepath.Join(dir, "content"))
@@ -66,16 +61,42 @@ func inWalkOrder(ctx context.Context, archive string, limits Limits) (sorted str
 	}
 	defer runs.Close()
 	bounds, err := writeRuns(ctx, archive, limits, spool, runs)
+	if we := (*copyError)(nil); errors.As(err, &we) {
+		return "", nil, wrap(we.err)
+	}
 	if err != nil {
-		return "", nil, wrap(err)
+		return "", nil, err
 	}
 	sorted = filepath.Join(dir, "sorted.tar.gz")
 	if err := mergeRuns(ctx, sorted, runs, bounds, spool); err != nil {
+		if ctx.Err() != nil {
+			return "", nil, err
+		}
 		return "", nil, wrap(err)
 	}
 	os.Remove(spool.Name()) // (the copy holds the content now)
 	os.Remove(runs.Name())
 	return sorted, func() { os.RemoveAll(dir) }, nil
+}
+
+// copyError is a failure to write the copy's own files (the disk), not
+// the archive's.
+type copyError struct{ err error }
+
+func (e *copyError) Error() string { return e.err.Error() }
+
+// copyWriter records what its writer fails to write.
+type copyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *copyWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // run is where a sorted run lies in the runs file, and how many records.
@@ -92,6 +113,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 	defer as.Close()
 	as.unchecked = true
 	sw := bufio.NewWriterSize(spool, 256<<10)
+	cw := &copyWriter{w: sw}
 	rw := bufio.NewWriterSize(runs, 256<<10)
 	var bounds []run
 	var held []Entry
@@ -105,7 +127,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 		for i := range held {
 			buf, _ = appendRecord(buf[:0], 0, &held[i], "", "")
 			if _, err := rw.Write(buf); err != nil {
-				return err
+				return &copyError{err}
 			}
 			written += int64(len(buf))
 		}
@@ -129,12 +151,12 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 			return nil, err
 		}
 		if content != nil {
-			n, err := io.Copy(sw, content)
+			n, err := io.Copy(cw, content)
+			if cw.err != nil {
+				return nil, &copyError{cw.err}
+			}
 			if err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) || n < e.Size {
-					return nil, archiveReadErr(e, err)
-				}
-				return nil, err
+				return nil, archiveReadErr(e, err)
 			}
 			e.COff = at
 			at += n
@@ -152,9 +174,12 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 		}
 	}
 	if err := sw.Flush(); err != nil {
-		return nil, err
+		return nil, &copyError{err}
 	}
-	return bounds, rw.Flush()
+	if err := rw.Flush(); err != nil {
+		return nil, &copyError{err}
+	}
+	return bounds, nil
 }
 
 // mergeRuns writes the entries of the runs, merged into walk order, to a
