@@ -44,7 +44,8 @@ type RestoreOptions struct {
 	index *ArchiveIndex // see RestoreIndexed
 	held  bool          // the plan is held whole, never written out (see DiffArchive)
 	// original is the archive as the caller named it, where the restore
-	// reads its copy in walk order (see withArchiveInOrder): an input all the same.
+	// reads its copy in walk order (see withArchiveInOrder): an input all
+	// the same.
 	original string
 }
 
@@ -120,7 +121,8 @@ const (
 // folder is written as it is read instead, into a staging folder moved up
 // at the end (see extract): nothing is held per file. Over a tree, the
 // archive is read beside the walk, and the plan made over what differs
-// (see sparseArchive).
+// (see sparseArchive). An archive out of walk order (not Rewind's) is
+// copied into walk order first, in TMPDIR (see inWalkOrder).
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	var res *RestoreResult
 	err := withArchiveInOrder(ctx, archive, &opts, func(archive string) (err error) {
@@ -130,9 +132,9 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	return res, err
 }
 
-// withArchiveInOrder calls fn with archive, and where fn finds it out of walk order
-// (errDisordered), with its copy in walk order (see inWalkOrder): errors
-// about the copy name archive.
+// withArchiveInOrder calls fn with archive, and where fn finds it out of
+// walk order (errDisordered), with its copy in walk order (see
+// inWalkOrder): errors about the copy name archive.
 func withArchiveInOrder(ctx context.Context, archive string, opts *RestoreOptions, fn func(archive string) error) error {
 	err := fn(archive)
 	if err != errDisordered {
