@@ -168,7 +168,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 			}
 		}
 	}
-	if len(held) > 0 || len(bounds) == 0 {
+	if len(held) > 0 {
 		if err := flush(); err != nil {
 			return nil, err
 		}
