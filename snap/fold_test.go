@@ -473,10 +473,12 @@ func TestArchiveRespeltThroughASymlink(t *testing.T) {
 // only as long as its other spelling may come (respeltQueue); over random
 // edits and entries respelt both ways (upper to lower case and back, a
 // name out of ASCII), it says what a restore's plan says of the same
-// tree (DiffArchive, which pairs spellings over the whole tree), in path
-// order, and so does the diff between two snapshots of it.
+// tree (DiffArchive, which pairs spellings over the whole tree, or over
+// each block of its plan written out), in path order, and so does the
+// diff between two snapshots of it.
 func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 	gitEnv(t)
+	defer func(v int) { spillAt = v }(spillAt)
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -494,6 +496,16 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 				want, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{})
 				if err != nil {
 					t.Fatal(err)
+				}
+				// (so does its plan written out a few entries a block)
+				spillAt = 1 + k
+				spilled, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{})
+				spillAt = 1 << 30
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(spilled, want) {
+					t.Fatalf("edit %d: the plan written out %d entries a block says\n%v\nwant (held)\n%v", k, 1+k, spilled, want)
 				}
 				got := diffNow(t, root, old.Manifest)
 				// (A kind changed is told in the tree's kind by a diff, in

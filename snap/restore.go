@@ -42,7 +42,6 @@ type RestoreOptions struct {
 	Brief bool
 
 	index *ArchiveIndex // see RestoreIndexed
-	held  bool          // the plan is held whole, never written out (see DiffArchive)
 	// original is the archive as the caller named it, where the restore
 	// reads its copy in walk order (see withArchiveInOrder): an input all
 	// the same.
@@ -186,20 +185,31 @@ func (e *StoppedError) Error() string { return e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
 // DiffArchive lists the changes between the snapshot in archive and the
-// tree at root, in walk order, comparing file contents byte for byte.
+// tree at root, as DiffArchiveEach hands them on.
 func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
-	opts.held = true // (its changes are listed from the operations held)
-	var changes []Change
-	err := withArchiveInOrder(ctx, archive, &opts, func(archive string) error {
+	var out []Change
+	err := DiffArchiveEach(ctx, root, archive, opts, func(ch Change) error {
+		out = append(out, ch)
+		return nil
+	})
+	return out, err
+}
+
+// DiffArchiveEach hands fn the changes between the snapshot in archive and
+// the tree at root, in path order, comparing file contents byte for byte.
+// They are what a dry run of the restore plans: a plan too big to hold is
+// written to a temporary folder (TMPDIR) as it is made, and its changes
+// handed on as it is read back (see eachChange). An error from fn ends it
+// and is returned.
+func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
+	return withArchiveInOrder(ctx, archive, &opts, func(archive string) error {
 		p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 		if err != nil {
 			return err
 		}
 		defer p.close()
-		changes = p.changes()
-		return nil
+		return p.eachChange(fn)
 	})
-	return changes, err
 }
 
 type opKind int
@@ -319,7 +329,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		} else {
 			// A dry run changes nothing in the tree: a plan too big to
 			// hold is written to a temporary folder outside it.
-			p.spillOut = !opts.held
+			p.spillOut = true
 		}
 		// The tree is compared with the manifest as it is walked, and the
 		// plan made over what differs (see sparsePlan).
@@ -340,7 +350,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 				return nil, err
 			}
 		} else {
-			p.spillOut = !opts.held // (as over a manifest, above)
+			p.spillOut = true // (as over a manifest, above)
 		}
 		// The archive is compared with the tree as both are read, each
 		// file staged when it differs, and the plan made over what differs
@@ -1742,15 +1752,92 @@ func (d *deletions) add(e *Entry) {
 	d.names.Add(name)
 }
 
-func (p *restorePlan) changes() []Change {
+// eachChange hands fn the plan's changes in path order, as a diff lists
+// them: each path it writes (modified, or deleted from the tree where
+// nothing was there), changes the mode of or respells, then each it deletes
+// that the snapshot does not have (added). A plan written out (see
+// spill.go) is read back as it is handed on: each block's operations are
+// of paths after the block's before, and its deletions are in walk order,
+// so the two are merged as they are read, a block's changes held at a time.
+func (p *restorePlan) eachChange(fn func(Change) error) error {
+	s := p.spill
+	if s == nil {
+		out := opChanges(p.ops)
+		for _, d := range p.deletes {
+			if _, ok := p.snapshot[p.snapName(d.Path)]; !ok { // (else a kind change, modified above)
+				out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
+			}
+		}
+		slices.SortStableFunc(out, func(a, b Change) int { return comparePaths(a.Path, b.Path) })
+		for i := range out {
+			if err := fn(out[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r, err := s.ops.reader()
+	if err != nil {
+		return err
+	}
+	var block []Change // the block's changes not yet handed on, in path order
+	var ops []restoreOp
+	read, b := 0, 0 // operations read, blocks
+	// handUpTo hands on the operations' changes at or before path (all of
+	// them, for "").
+	handUpTo := func(path string) error {
+		for {
+			for len(block) == 0 && b < len(s.blockOps) {
+				ops = ops[:0]
+				for ; read < s.blockOps[b]; read++ {
+					var op restoreOp
+					tag, extra, err := r.next(&op.entry)
+					if err != nil {
+						return s.ops.readError(err)
+					}
+					op.kind, op.existed = opKind(tag&^tagExisted), tag&tagExisted != 0
+					_, op.from, _ = strings.Cut(extra, "\x00")
+					ops = append(ops, op)
+				}
+				b++
+				block = opChanges(ops)
+				slices.SortStableFunc(block, func(a, b Change) int { return comparePaths(a.Path, b.Path) })
+			}
+			if len(block) == 0 || path != "" && comparePaths(block[0].Path, path) > 0 {
+				return nil
+			}
+			if err := fn(block[0]); err != nil {
+				return err
+			}
+			block = block[1:]
+		}
+	}
+	err = s.dels.each(func(tag byte, d *Entry, _ string) error {
+		if tag&tagInSnap != 0 {
+			return nil // (a kind change, modified)
+		}
+		if err := handUpTo(d.Path); err != nil {
+			return err
+		}
+		return fn(Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
+	})
+	if err != nil {
+		return err
+	}
+	return handUpTo("")
+}
+
+// opChanges is the changes the operations make, as a diff lists them (not
+// sorted).
+func opChanges(ops []restoreOp) []Change {
 	var out []Change
 	other := map[string]bool{} // paths with a change besides their spelling's, which says both
-	for _, op := range p.ops {
+	for _, op := range ops {
 		if op.kind != opRename {
 			other[op.entry.Path] = true
 		}
 	}
-	for _, op := range p.ops {
+	for _, op := range ops {
 		if op.kind == opRename && other[op.entry.Path] {
 			continue
 		}
@@ -1767,13 +1854,6 @@ func (p *restorePlan) changes() []Change {
 		}
 		out = append(out, c)
 	}
-	for _, d := range p.deletes {
-		if _, ok := p.snapshot[p.snapName(d.Path)]; ok {
-			continue // a kind change, reported as modified above
-		}
-		out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return comparePaths(out[i].Path, out[j].Path) < 0 })
 	return out
 }
 

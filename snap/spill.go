@@ -38,15 +38,16 @@ var spillAt = 1 << 15
 
 // planSpill is the plan's part written to the staging folder.
 type planSpill struct {
-	blocks  *spillFile // the sparse walk's kept entries: blockSnap, blockTree, then blockEnd
-	ops     *spillFile // the plan's operations, in walk order (tag: kind, existed)
-	cands   *spillFile // the tree's entries the snapshot does not have as they are (tag: inSnap)
-	dels    *spillFile // of those, the ones deleted (tag: inSnap)
-	written int        // operations that write an entry
-	modes   int        // operations that change a mode
-	renamed []Rename   // where names fold: the entries given the snapshot's spelling, for the result
-	deleted deletions  // the paths deleted, for the result
-	tmp     string     // a dry run's: the temporary folder outside the tree its files are in
+	blocks   *spillFile // the sparse walk's kept entries: blockSnap, blockTree, then blockEnd
+	ops      *spillFile // the plan's operations, a block's after the block's before (tag: kind, existed)
+	blockOps []int      // the operations written when each block ended
+	cands    *spillFile // the tree's entries the snapshot does not have as they are (tag: inSnap)
+	dels     *spillFile // of those, the ones deleted (tag: inSnap)
+	written  int        // operations that write an entry
+	modes    int        // operations that change a mode
+	renamed  []Rename   // where names fold: the entries given the snapshot's spelling, for the result
+	deleted  deletions  // the paths deleted, for the result
+	tmp      string     // a dry run's: the temporary folder outside the tree its files are in
 }
 
 // Tags of the blocks file.
@@ -154,21 +155,33 @@ func appendRecord(b []byte, tag byte, e *Entry, extra, src string) ([]byte, stri
 // each reads the records from the first: fn gets each (its entry reused
 // from one call to the next; its strings are its own).
 func (s *spillFile) each(fn func(tag byte, e *Entry, extra string) error) error {
-	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
+	r, err := s.reader()
+	if err != nil {
+		return err
 	}
-	r := &spillReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 256<<10)}
 	var e Entry
 	for i := 0; i < s.n; i++ {
 		tag, extra, err := r.next(&e)
 		if err != nil {
-			return fmt.Errorf("restore into %s: read its plan back from %s: %w", s.root, s.f.Name(), err)
+			return s.readError(err)
 		}
 		if err := fn(tag, &e, extra); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// reader reads the records from the first (s.n of them).
+func (s *spillFile) reader() (*spillReader, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, fmt.Errorf("restore into %s: write its plan in the staging folder: %w", s.root, err)
+	}
+	return &spillReader{r: bufio.NewReaderSize(io.NewSectionReader(s.f, 0, 1<<62), 256<<10)}, nil
+}
+
+func (s *spillFile) readError(err error) error {
+	return fmt.Errorf("restore into %s: read its plan back from %s: %w", s.root, s.f.Name(), err)
 }
 
 type spillReader struct {
@@ -342,6 +355,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			}
 		}
 		p.ops = p.ops[:0]
+		s.blockOps = append(s.blockOps, s.ops.n)
 		snapUp, treeUp = stillAbove(snapUp, snap), stillAbove(treeUp, tree)
 		known = known[:0]
 		for _, d := range snapUp {

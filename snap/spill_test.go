@@ -492,3 +492,68 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 		t.Fatalf("a dry run left %v", left)
 	}
 }
+
+// TestSpilledDiffIsTheHeldDiff lists the changes between an archive and
+// its tree edited every way a restore undoes, with the plan held and
+// written out a few entries a block (DiffArchiveEach reads it back): the
+// lists must be the same, in path order, and nothing left in TMPDIR. An
+// error from the caller's function ends the listing and is returned.
+func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
+	gitEnv(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // (where a plan too big to hold is written)
+	defer func(v int) { spillAt = v }(spillAt)
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			dir := filepath.Join(t.TempDir(), "tree")
+			os.Mkdir(dir, 0o755)
+			genTree(t, rng, dir, 150)
+			snap := create(t, dir, filepath.Join(t.TempDir(), "snap.tar.gz"))
+			edits := []func(){
+				func() { mutate(t, rng, dir); chmodSomeFolders(t, rng, dir) },
+				func() { closeSomeFolders(t, rng, dir) },
+				func() { rewriteEveryFile(t, dir) },
+				func() { emptyButIgnored(t, dir) },
+			}
+			for k, edit := range edits {
+				edit()
+				spillAt = 1 << 30
+				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.IsSortedFunc(held, func(a, b Change) int { return comparePaths(a.Path, b.Path) }) {
+					t.Fatalf("edit %d: held changes out of path order: %v", k, held)
+				}
+				at := 1 + rng.Intn(5)
+				if len(held) <= at {
+					t.Fatalf("edit %d: %d changes, too few to write the plan out %d entries a block", k, len(held), at)
+				}
+				spillAt = at
+				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(spilled, held) {
+					t.Fatalf("edit %d, spill at %d: changes\n%v\nwant (held)\n%v", k, at, spilled, held)
+				}
+				stop := errors.New("stop")
+				n := 0
+				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{}, func(Change) error {
+					if n++; n == 3 {
+						return stop
+					}
+					return nil
+				})
+				if err != stop || n != 3 {
+					t.Fatalf("edit %d: the function's error ended it after %d changes with %v, want after 3 with %v", k, n, err, stop)
+				}
+				if left, _ := filepath.Glob(filepath.Join(tmp, "rewind-*")); len(left) > 0 {
+					t.Fatalf("edit %d: the diff left %v", k, left)
+				}
+			}
+			makeWritable(dir)
+		})
+	}
+}

@@ -170,16 +170,8 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		// (handed on as the tree is walked and m read: neither held)
 		return snap.DiffManifestEach(ctx, c.root, m, snap.WalkOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 	}
-	changes, err := snap.DiffArchive(ctx, c.root, c.from, snap.RestoreOptions{})
-	if err != nil {
-		return err
-	}
-	for i := range changes {
-		if err := e.out.Encode(&changes[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	// (handed on as the plan is read back: a plan too big to hold is written to TMPDIR)
+	return snap.DiffArchiveEach(ctx, c.root, c.from, snap.RestoreOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 }
 
 type lsCmd struct{ from string }
