@@ -124,7 +124,7 @@ const (
 // copied into walk order first, in TMPDIR (see inWalkOrder).
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	var res *RestoreResult
-	err := withArchiveInOrder(ctx, archive, &opts, func(archive string) (err error) {
+	err := withArchiveInOrder(ctx, root, archive, &opts, func(archive string) (err error) {
 		res, err = restore(ctx, root, archive, opts)
 		return err
 	})
@@ -134,12 +134,12 @@ func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 // withArchiveInOrder calls fn with archive, and where fn finds it out of
 // walk order (errDisordered), with its copy in walk order (see
 // inWalkOrder): errors about the copy name archive.
-func withArchiveInOrder(ctx context.Context, archive string, opts *RestoreOptions, fn func(archive string) error) error {
+func withArchiveInOrder(ctx context.Context, root, archive string, opts *RestoreOptions, fn func(archive string) error) error {
 	err := fn(archive)
 	if err != errDisordered {
 		return err
 	}
-	sorted, remove, err := inWalkOrder(ctx, archive, opts.Limits.Or(DefaultLimits))
+	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits))
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions)
 // handed on as it is read back (see eachChange). An error from fn ends it
 // and is returned.
 func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
-	return withArchiveInOrder(ctx, archive, &opts, func(archive string) error {
+	return withArchiveInOrder(ctx, root, archive, &opts, func(archive string) error {
 		p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 		if err != nil {
 			return err
@@ -211,6 +211,10 @@ func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOpti
 		return p.eachChange(fn)
 	})
 }
+
+// wholeArchivePlanned, when set (by tests), is told of each plan made
+// over a whole archive and tree rather than what differs (sparseArchive).
+var wholeArchivePlanned func()
 
 type opKind int
 
@@ -369,6 +373,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	if m != nil {
 		p.snapshot = make(map[string]Kind, m.size()) // (every path of it, here)
+	} else if wholeArchivePlanned != nil {
+		wholeArchivePlanned()
 	}
 	type walked struct {
 		t   *Tree
@@ -709,10 +715,15 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 		if !ok {
 			mode = 0o755
 		}
+		// (as a folder listed with the mode of the tree's, or 0755)
 		implied := Entry{Path: d, Kind: KindDir, Mode: mode}
-		if c := p.lookup(d); c == nil && !p.ignoredDir(d) {
+		switch c := p.lookup(d); {
+		case c == nil && !p.ignoredDir(d):
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
-		} else {
+		case c != nil && c.Kind != KindDir:
+			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied, existed: true, from: treeName(c, d)})
+		default:
+			p.unchanged++
 			p.respell(&implied, c)
 		}
 	}

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -26,16 +29,23 @@ import (
 // read back from the spool. Memory holds a run and a buffer per run; the
 // disk holds the spool and the copy for a moment (twice the content), then
 // the copy until the restore ends.
+//
+// An archive that implies folders, not listing them (tar's of a list of
+// files), is copied into walk order too, each such folder listed before
+// the first entry in it, as the restore takes one it implies: with the
+// mode of the folder the tree holds there, which it keeps, or 0755.
 
 // sortRun is how many entries the copy into walk order sorts in memory at
 // a time (a variable for tests, which make runs of a few).
 var sortRun = 1 << 15
 
 // inWalkOrder copies archive into walk order, in a temporary folder, and
-// returns the copy's path and how to remove it. Only what each entry is
-// checked for alone is checked here (names, kinds, sizes, the limits): the
-// copy is read in walk order, which finds duplicates and conflicts.
-func inWalkOrder(ctx context.Context, archive string, limits Limits) (sorted string, remove func(), err error) {
+// returns the copy's path and how to remove it; root is the tree it is
+// restored over, whose folders give those the archive implies their modes.
+// Only what each entry is checked for alone is checked here (names, kinds,
+// sizes, the limits): the copy is read in walk order, which finds
+// duplicates and conflicts.
+func inWalkOrder(ctx context.Context, archive, root string, limits Limits) (sorted string, remove func(), err error) {
 	dir, err := os.MkdirTemp("", "rewind-sorted-")
 	if err != nil {
 		return "", nil, fmt.Errorf("archive %s is not in walk order (not one Rewind wrote): copy it into walk order in a temporary folder (set TMPDIR to a folder with room for twice its content): %w", archive, err)
@@ -68,7 +78,7 @@ func inWalkOrder(ctx context.Context, archive string, limits Limits) (sorted str
 		return "", nil, err
 	}
 	sorted = filepath.Join(dir, "sorted.tar.gz")
-	if err := mergeRuns(ctx, sorted, runs, bounds, spool); err != nil {
+	if err := mergeRuns(ctx, sorted, runs, bounds, spool, root); err != nil {
 		if ctx.Err() != nil {
 			return "", nil, err
 		}
@@ -183,8 +193,10 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 }
 
 // mergeRuns writes the entries of the runs, merged into walk order, to a
-// new archive at name, each file's content read back from spool.
-func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, spool *os.File) error {
+// new archive at name, each file's content read back from spool, and each
+// folder they imply before the first entry in it, with the mode of root's
+// folder there (or 0755).
+func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, spool *os.File, root string) error {
 	out, err := os.Create(name)
 	if err != nil {
 		return err
@@ -208,12 +220,35 @@ func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, sp
 	heap.Init(h)
 	copyBuf := make([]byte, 256<<10)
 	uid, gid := os.Getuid(), os.Getgid()
+	var up []Entry // the entries written that the one at hand may be inside, each inside the one before
+	var implied []string
 	for h.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rr := h.runs[0]
 		e := &rr.e
+		for len(up) > 0 && !strings.HasPrefix(e.Path, up[len(up)-1].Path+"/") {
+			up = up[:len(up)-1]
+		}
+		top := ""
+		if len(up) > 0 {
+			top = up[len(up)-1].Path
+		}
+		if len(up) == 0 || up[len(up)-1].Kind == KindDir { // (inside a file: the copy's reader refuses it)
+			implied = implied[:0]
+			for d := path.Dir(e.Path); d != "." && d != top; d = path.Dir(d) {
+				implied = append(implied, d)
+			}
+			for _, d := range slices.Backward(implied) {
+				f := Entry{Path: d, Kind: KindDir, Mode: treeFolderMode(root, d)}
+				hdr, _ := tarHeader(&f, uid, gid)
+				if err := tw.WriteHeader(hdr); err != nil {
+					return err
+				}
+				up = append(up, f)
+			}
+		}
 		hdr, _ := tarHeader(e, uid, gid) // (every kind the archive held)
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
@@ -223,6 +258,7 @@ func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, sp
 				return err
 			}
 		}
+		up = append(up, Entry{Path: e.Path, Kind: e.Kind})
 		if ok, err := rr.next(); err != nil {
 			return err
 		} else if ok {
@@ -241,6 +277,23 @@ func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, sp
 		return err
 	}
 	return out.Close()
+}
+
+// treeFolderMode is the mode of the folder at name in the tree at root,
+// where it and every folder above it is a real one (no symlink), or 0755:
+// the restore keeps a folder it implies as it is, and makes one so.
+func treeFolderMode(root, name string) fs.FileMode {
+	var fi fs.FileInfo
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		var err error
+		if fi, err = os.Lstat(filepath.Join(root, filepath.FromSlash(name[:i]))); err != nil || !fi.IsDir() {
+			return 0o755
+		}
+	}
+	return fi.Mode().Perm()
 }
 
 // runReader reads one sorted run back, an entry at a time.

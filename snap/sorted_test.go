@@ -175,3 +175,111 @@ func tarEntriesOf(t *testing.T, dir string) []tarEntry {
 	}
 	return out
 }
+
+// TestArchiveImplyingFoldersIsCopied: an archive that leaves folders out,
+// implying them (tar's of a list of files), in walk order or not, is
+// copied into walk order with those folders listed, and restored beside
+// the walk, never planned whole; as the plan over the whole archive takes
+// a folder implied — kept as the tree has it, mode and all, or made 0755 —
+// so does the copy: the same dry runs, results, trees and diffs, into an
+// empty folder and over trees that differ (folders of other modes, files
+// where folders were).
+func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
+	gitEnv(t)
+	defer func(n int) { sortRun = n }(sortRun)
+	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	defer func() { wholeArchivePlanned = nil }()
+	whole := 0
+	wholeArchivePlanned = func() { whole++ }
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx := context.Background()
+	for seed := int64(1); seed <= 4; seed++ {
+		sortRun = int(seed*seed) + 1
+		rng := rand.New(rand.NewSource(seed))
+		src := t.TempDir()
+		genTree(t, rng, src, 80)
+		os.RemoveAll(filepath.Join(src, "node_modules"))
+		ignored, _ := filepath.Glob(filepath.Join(src, "*", "*", "*.ignored"))
+		for _, p := range ignored {
+			os.Remove(p)
+		}
+		var entries []tarEntry
+		for _, e := range tarEntriesOf(t, src) {
+			if e.typ != tar.TypeDir || seed%2 == 0 && rng.Intn(2) == 0 { // (all left out, or half)
+				entries = append(entries, e)
+			}
+		}
+		ordered, shuffled := filepath.Join(t.TempDir(), "ordered.tar.gz"), filepath.Join(t.TempDir(), "shuffled.tar.gz")
+		if err := os.WriteFile(ordered, craft(t, entries), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rng.Shuffle(len(entries), func(i, j int) { entries[i], entries[j] = entries[j], entries[i] })
+		if err := os.WriteFile(shuffled, craft(t, entries), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Three copies of a tree: restored planned whole, from the archive
+		// in walk order, and from the one shuffled.
+		trees := make([]string, 3)
+		for i := range trees {
+			trees[i] = t.TempDir()
+			genTree(t, rand.New(rand.NewSource(seed+100)), trees[i], 60)
+			mutate(t, rand.New(rand.NewSource(seed+200)), trees[i])
+			chmodSomeFolders(t, rand.New(rand.NewSource(seed+300)), trees[i])
+		}
+		archives := []string{ordered, ordered, shuffled}
+		run := func(i int, fn func() error) {
+			t.Helper()
+			sparseRestores, whole = i > 0, 0
+			if err := fn(); err != nil {
+				t.Fatalf("seed %d, tree %d: %v", seed, i, err)
+			}
+			if i > 0 && whole > 0 {
+				t.Fatalf("seed %d, tree %d: the archive implying folders was planned whole", seed, i)
+			}
+		}
+		var diffs [3][]Change
+		for i := range trees {
+			run(i, func() (err error) { diffs[i], err = DiffArchive(ctx, trees[i], archives[i], RestoreOptions{}); return err })
+		}
+		if !reflect.DeepEqual(diffs[1], diffs[0]) || !reflect.DeepEqual(diffs[2], diffs[0]) {
+			t.Fatalf("seed %d: diffs\n%v\n%v\nwant (planned whole)\n%v", seed, diffs[1], diffs[2], diffs[0])
+		}
+		if len(diffs[0]) == 0 {
+			t.Fatalf("seed %d: nothing to restore", seed)
+		}
+		for _, dry := range []bool{true, false} {
+			var results [3]RestoreResult
+			for i := range trees {
+				run(i, func() error {
+					res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{DryRun: dry})
+					if err == nil {
+						results[i] = *res
+					}
+					return err
+				})
+			}
+			if !reflect.DeepEqual(results[1], results[0]) || !reflect.DeepEqual(results[2], results[0]) {
+				t.Fatalf("seed %d, dry run %v:\n%+v\n%+v\nwant (planned whole)\n%+v", seed, dry, results[1], results[2], results[0])
+			}
+		}
+		for i := 1; i < len(trees); i++ {
+			if d := diffStates(state(t, trees[0]), state(t, trees[i])); d != "" {
+				t.Fatalf("seed %d: tree %d restored differs from the tree planned whole:\n%s", seed, i, d)
+			}
+		}
+		// Into an empty folder, the archive in walk order is written as it
+		// is read (see extract), the one shuffled copied first.
+		var empty [2]string
+		for i, a := range []string{ordered, shuffled} {
+			empty[i] = t.TempDir()
+			run(1, func() error { _, err := Restore(ctx, empty[i], a, RestoreOptions{}); return err })
+		}
+		if d := diffStates(state(t, empty[0]), state(t, empty[1])); d != "" {
+			t.Fatalf("seed %d: restored into an empty folder, shuffled against in walk order:\n%s", seed, d)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Fatalf("left in TMPDIR: %v", left)
+		}
+	}
+}

@@ -77,9 +77,10 @@ const inTree = "="
 // each file is compared byte for byte with the tree's at its path as it
 // is read, and staged when it differs (see inTree); the ignore files' rules
 // are read as it goes. It returns errDisordered when the archive is out
-// of walk order (not one Rewind wrote: see inWalkOrder) or, but for such a
-// copy, implies a folder it does not list; nil when the copy does: the
-// caller plans over the whole tree then.
+// of walk order (not one Rewind wrote) or implies a folder it does not
+// list: its copy in walk order lists such folders (see inWalkOrder); nil,
+// should a copy imply one all the same: the caller plans over the whole
+// tree then.
 func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archive string, limits Limits, rules *snapshotRules, stage bool) (*sparsePlan, error) {
 	as, err := openArchive(archive, limits, p.fold)
 	if err != nil {
@@ -159,7 +160,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 	if as.disordered || sp == nil && err == nil && !p.copied {
 		// Out of walk order, or a file before the folder it is in (which
 		// may come later: so it is out of walk order too, or the archive
-		// implies the folder, which its copy in walk order tells).
+		// implies the folder, which its copy in walk order lists).
 		p.dropSpill()
 		return nil, errDisordered
 	}
