@@ -341,7 +341,9 @@ func hashFile(ctx context.Context, name string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
+	buf := copyBuffers.Get().(*[]byte) // (io.Copy would make one a file)
+	defer copyBuffers.Put(buf)
+	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, *buf); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}

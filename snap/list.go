@@ -140,8 +140,9 @@ func (p *placed) hashIs(hexHash string) bool {
 	return string(b[:]) == hexHash
 }
 
-// copyBuffers are the buffers indexArchive hashes through: one per archive
-// was most of what reading thousands of small layers allocated.
+// copyBuffers are the buffers indexArchive and hashFile hash through: one
+// per archive was most of what reading thousands of small layers allocated,
+// one per file most of what hashing a tree's did.
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // NewVerifier returns an empty Verifier.

@@ -129,6 +129,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 	var held []Entry
 	var at, written int64 // the spool's length, the runs file's
 	var buf []byte
+	copyBuf := make([]byte, 32<<10)
 	flush := func() error {
 		// Stable: a path listed twice stays in archive order, for the copy's
 		// reader to refuse the second.
@@ -161,7 +162,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 			return nil, err
 		}
 		if content != nil {
-			n, err := io.Copy(cw, content)
+			n, err := io.CopyBuffer(cw, content, copyBuf) // (io.Copy would make a buffer a file)
 			if cw.err != nil {
 				return nil, &copyError{cw.err}
 			}
