@@ -348,7 +348,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			return p, nil
 		}
 	}
-	if m == nil && p.index == nil && p.paths == nil && sparseRestores {
+	if m == nil && p.index == nil && sparseRestores {
 		if stage {
 			if err := p.openStage(); err != nil {
 				return nil, err
@@ -574,6 +574,9 @@ func (p *restorePlan) leftOut(e *Entry, m *Manifest, rules *snapshotRules) (fetc
 	if base := path.Base(e.Path); e.Kind != KindFile || base != ".gitignore" && base != ".rewindignore" || e.Size > 1<<20 {
 		return false
 	}
+	if p.compared {
+		return false // (read as the archive was: see sparseArchive)
+	}
 	if m == nil {
 		return true
 	}
@@ -723,7 +726,9 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 		case c != nil && c.Kind != KindDir:
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied, existed: true, from: treeName(c, d)})
 		default:
-			p.unchanged++
+			if p.paths.Match(d, true) { // (not a folder above the paths restored)
+				p.unchanged++
+			}
 			p.respell(&implied, c)
 		}
 	}

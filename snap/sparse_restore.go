@@ -129,8 +129,21 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {
 			return e, false, nil // (the plan leaves the last three as they are)
 		}
+		rulesOf := false
 		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
 			rules.add(e.Path, &content)
+			rulesOf = true
+		}
+		if !p.paths.Match(e.Path, false) {
+			// Outside the paths restored: left as it is, neither compared
+			// nor staged (a pair of one kind is left out; see leftOut),
+			// but for an ignore file's rules, read.
+			if rulesOf {
+				if _, err := io.Copy(io.Discard, content); err != nil {
+					return nil, false, archiveReadErr(e, err)
+				}
+			}
+			return e, true, nil
 		}
 		// A file in a folder the plan will most often create is staged at
 		// its path in the staging folder's tree, to be moved in with that

@@ -557,3 +557,77 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 		})
 	}
 }
+
+// TestArchivePathsOverWhatDiffers restores paths of a whole archive (no
+// manifest) over an edited tree planned over the whole tree, over what
+// differs, and over what differs written out a few entries a block: the
+// results, refusals and trees must be the same (a refusal for a path
+// outside the paths in the way may name another path, in blocks).
+func TestArchivePathsOverWhatDiffers(t *testing.T) {
+	gitEnv(t)
+	defer func(v int) { spillAt = v }(spillAt)
+	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	defer func() { wholeArchivePlanned = nil }()
+	whole := 0
+	wholeArchivePlanned = func() { whole++ }
+	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}, {"d5/s1/*"}, {"d*/s0/f1*"}}
+	refused, done := 0, 0
+	for seed := int64(1); seed <= 14; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		base := t.TempDir()
+		genTree(t, rng, base, 150)
+		snap := create(t, base, filepath.Join(t.TempDir(), "snap.tar.gz"))
+		mutate(t, rng, base)
+		mutate(t, rng, base)
+		// (a folder the tree lacks, whose files are partly selected)
+		os.RemoveAll(filepath.Join(base, fmt.Sprintf("d%d/s%d", seed%6, seed%3)))
+		spec := specs[int(seed)%len(specs)]
+		type outcome struct {
+			res  *RestoreResult
+			err  string
+			sel  bool // a SelectionError
+			tree map[string]string
+		}
+		var outs []outcome
+		for _, how := range []struct {
+			sparse bool
+			at     int
+		}{{false, 1 << 30}, {true, 1 << 30}, {true, 1 + int(seed)%4}} {
+			dir := t.TempDir()
+			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			sparseRestores, spillAt, whole = how.sparse, how.at, 0
+			ps, err := ParsePathspec(spec, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Restore(context.Background(), dir, snap.Archive, RestoreOptions{Paths: ps})
+			if how.sparse && whole > 0 {
+				t.Fatalf("seed %d, paths %q: planned over the whole archive and tree", seed, spec)
+			}
+			var sel *SelectionError
+			outs = append(outs, outcome{res, strings.ReplaceAll(fmt.Sprint(err), dir, "TREE"), errors.As(err, &sel), state(t, dir)})
+		}
+		for i, o := range outs[1:] {
+			if i == 1 && o.sel && outs[0].sel {
+				// (in blocks, the first path found outside the paths may be another)
+				o.err = outs[0].err
+			}
+			if o.err != outs[0].err || !reflect.DeepEqual(o.res, outs[0].res) {
+				t.Fatalf("seed %d, paths %q, plan %d: %+v (%s); over the whole tree %+v (%s)", seed, spec, i+1, o.res, o.err, outs[0].res, outs[0].err)
+			}
+			if d := diffStates(outs[0].tree, o.tree); d != "" {
+				t.Fatalf("seed %d, paths %q, plan %d: the trees differ:\n%s", seed, spec, i+1, d)
+			}
+		}
+		if outs[0].err != "<nil>" {
+			refused++
+		} else if outs[0].res.Written+outs[0].res.Deleted > 0 {
+			done++
+		}
+	}
+	if refused == 0 || done == 0 {
+		t.Fatalf("%d refused, %d restored: the seeds no longer try both", refused, done)
+	}
+}
