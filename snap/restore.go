@@ -270,9 +270,12 @@ type restorePlan struct {
 	// the snapshot's folders it leaves out, for those a path inside needs
 	// created, and rulesOnly the ignore files it leaves out that are still
 	// read for their rules.
-	paths     *Pathspec
-	outDirs   map[string]fs.FileMode
-	rulesOnly []*Entry
+	paths   *Pathspec
+	outDirs map[string]fs.FileMode
+	// replaceChecked holds, in a plan over what differs, the folders the
+	// snapshot replaces, each looked at as the walk went through it.
+	replaceChecked map[string]*replaceCheck
+	rulesOnly      []*Entry
 	// index, when set (RestoreIndexed), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
@@ -298,7 +301,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root),
-		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index}
+		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{}}
 	p.paths.forget()
 	var inputs []string
 	if archive != "" {
@@ -528,7 +531,8 @@ func (e *SelectionError) Error() string {
 // selected path needs a folder, or a folder it replaces (one of deletes)
 // that holds paths outside them. A plan written out in blocks is checked a
 // block at a time: a block holds the tree's entries above its first (see
-// stillAbove), and a folder replaced with all it holds (see sparseOver).
+// stillAbove); a folder replaced was looked at as the walk went through it
+// (see replaceCheck).
 func (p *restorePlan) checkSelection(deletes []Entry) error {
 	if p.paths == nil {
 		return nil
@@ -542,6 +546,12 @@ func (p *restorePlan) checkSelection(deletes []Entry) error {
 	}
 	for _, d := range deletes {
 		if _, replaced := p.snapshot[p.snapName(d.Path)]; !replaced || d.Kind != KindDir {
+			continue
+		}
+		if rc := p.replaceChecked[d.Path]; rc != nil { // (looked at as the walk went)
+			if rc.outside != "" {
+				return &SelectionError{Path: d.Path, Outside: rc.outside}
+			}
 			continue
 		}
 		for i := range p.current {
@@ -1378,42 +1388,23 @@ func (p *restorePlan) ignoredDir(name string) bool {
 
 // checkReplaceable refuses to replace the folder name by a file or symlink
 // when it holds anything that is not in scope (ignored files), which a
-// restore must never delete.
+// restore must never delete: its entries on disk are merged with the
+// walk's (see replaceCheck), here or, in a plan over what differs, as the
+// walk went through it.
 func (p *restorePlan) checkReplaceable(name string) error {
-	var extra []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		f, err := p.r.Open(filepath.FromSlash(dir))
-		if err != nil {
-			return err
-		}
-		des, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		for _, de := range des {
-			child := dir + "/" + de.Name()
-			if p.cur.get(child) == nil {
-				extra = append(extra, child)
-			} else if de.IsDir() {
-				if err := walk(child); err != nil {
-					return err
-				}
-			}
-			if len(extra) >= 3 {
-				return nil
-			}
-		}
-		return nil
+	if rc := p.replaceChecked[name]; rc != nil {
+		return rc.refusal()
 	}
-	if err := walk(name); err != nil {
-		return fmt.Errorf("cannot restore %s: %w", name, err)
+	rc := p.startReplaceCheck(name)
+	i, found := slices.BinarySearchFunc(p.current, name, func(e Entry, name string) int { return comparePaths(e.Path, name) })
+	if found {
+		i++
 	}
-	if len(extra) > 0 {
-		return fmt.Errorf("cannot restore %s as a file: the folder there holds ignored files (%s); move them away and retry", name, strings.Join(extra, ", "))
+	for ; i < len(p.current) && strings.HasPrefix(p.current[i].Path, name+"/") && !rc.done(); i++ {
+		p.replaceWalked(rc, &p.current[i])
 	}
-	return nil
+	rc.finish()
+	return rc.refusal()
 }
 
 func describeMode(m fs.FileMode) string {

@@ -240,7 +240,10 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		}
 		var diffs [3][]Change
 		for i := range trees {
-			run(i, func() (err error) { diffs[i], err = DiffArchive(ctx, trees[i], archives[i], RestoreOptions{}); return err })
+			run(i, func() (err error) {
+				diffs[i], err = DiffArchive(ctx, trees[i], archives[i], RestoreOptions{})
+				return err
+			})
 		}
 		if !reflect.DeepEqual(diffs[1], diffs[0]) || !reflect.DeepEqual(diffs[2], diffs[0]) {
 			t.Fatalf("seed %d: diffs\n%v\n%v\nwant (planned whole)\n%v", seed, diffs[1], diffs[2], diffs[0])

@@ -214,11 +214,13 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 	var tree []Entry
 	var snapUp, treeUp []sparseFolder   // the folders above the last path met, each side
 	hold := ""                          // a folder the next block must not start inside
+	var rc *replaceCheck                // a folder the snapshot replaces, looked at as the walk goes through it
 	open := spellingsOpen{fold: p.fold} // where names fold: entries a pair may yet be made of (see cut)
-	// cut reports whether a block may end before the entry at: not inside
-	// a folder the snapshot replaces (hold), and, where names fold, not
-	// while an entry on one side may be paired with one at or after at
-	// (the planner pairs spellings within a block).
+	// cut reports whether a block may end before the entry at: where names
+	// fold, not while an entry on one side may be paired with one at or
+	// after at (the planner pairs spellings within a block), nor inside a
+	// folder of the snapshot's that the tree's file spelt otherwise stands
+	// for (hold).
 	cut := func(at string) bool {
 		if hold != "" {
 			return false
@@ -250,6 +252,13 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		}
 		if hold != "" && !strings.HasPrefix(at, hold+"/") {
 			hold = ""
+		}
+		if rc != nil && !strings.HasPrefix(at, rc.dir+"/") {
+			rc.finish()
+			rc = nil
+		}
+		if rc != nil && c != nil {
+			p.replaceWalked(rc, c)
 		}
 		if (p.stage != "" || p.spillOut) && len(sp.snap)+len(tree) >= spillAt && cut(at) {
 			// Too many to hold: written as a block (see spill.go).
@@ -310,10 +319,11 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 			}
 		}
 		if c != nil && c.Kind == KindDir && own != nil && own.Kind != KindDir {
-			// A folder the snapshot replaces: its check needs every entry
-			// of it in the block (see checkReplaceable), and so does a
-			// restore limited to paths (see checkSelection).
-			hold = c.Path
+			// A folder the snapshot replaces: checked as the walk goes
+			// through it, for checkReplaceable and checkSelection (a block
+			// may end inside it).
+			rc = p.startReplaceCheck(c.Path)
+			p.replaceChecked[c.Path] = rc
 		}
 		if c != nil {
 			tree = append(tree, *c)
@@ -323,8 +333,12 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		}
 		return nil
 	})
+	if rc != nil {
+		rc.finish()
+	}
 	if errors.Is(err, errImpliedFolder) {
 		p.dropSpill()
+		p.replaceChecked = map[string]*replaceCheck{} // (the whole plan looks again)
 		return nil, nil
 	}
 	if err != nil {

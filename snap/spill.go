@@ -24,12 +24,13 @@ import (
 // one block, whatever the tree's size. The plan's checks are the same
 // ones, over the same entries: a block is planned with the entries above
 // it (the folders open at its start, and the last entry each side) as
-// context, and is never cut inside a folder the snapshot replaces by a
-// file (whose check needs every entry of it at hand), nor, where names
-// fold, where an entry in it may yet be paired with a spelling to come
-// (see spellingsOpen): a block is planned with its own spellings — and so
-// not inside a folder of the snapshot's either that a file of the tree's
-// spelt otherwise stands for (the file is no entry above the next block).
+// context (a folder the snapshot replaces by a file, whose check needs all
+// it holds, was looked at as the walk went through it: see replaceCheck),
+// and is never cut, where names fold, where an entry in it may yet be
+// paired with a spelling to come (see spellingsOpen): a block is planned
+// with its own spellings — and so not inside a folder of the snapshot's
+// either that a file of the tree's spelt otherwise stands for (the file is
+// no entry above the next block).
 
 // spillAt is how many entries, of both sides, the plan over what differs
 // holds before it writes them to the staging folder as a block (a
@@ -48,6 +49,7 @@ type planSpill struct {
 	renamed  []Rename   // where names fold: the entries given the snapshot's spelling, for the result
 	deleted  deletions  // the paths deleted, for the result
 	tmp      string     // a dry run's: the temporary folder outside the tree its files are in
+	most     int        // the most entries a block held
 }
 
 // Tags of the blocks file.
@@ -270,6 +272,7 @@ func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 			}
 		}
 	}
+	s.most = max(s.most, len(sp.snap)+len(tree))
 	for i := range sp.snap {
 		if err := s.blocks.put(blockSnap, &sp.snap[i], ""); err != nil {
 			return err
