@@ -68,7 +68,7 @@ func (rc *replaceCheck) done() bool {
 	return rc.err != nil || len(rc.extra) >= replaceCheckMost
 }
 
-// next returns the first entry on disk not yet met, or "".
+// next returns the first entry on disk not yet met, or nil.
 func (rc *replaceCheck) next() *dirName {
 	for len(rc.levels) > 0 {
 		if l := rc.levels[len(rc.levels)-1]; len(l) > 0 {
@@ -84,8 +84,8 @@ func (rc *replaceCheck) pop() {
 	*l = (*l)[1:]
 }
 
-// walked takes the walk's entry c, inside the folder: what comes before it
-// on disk was left out of the walk.
+// replaceWalked takes the walk's entry c, inside the folder: what comes
+// before it on disk was left out of the walk.
 func (p *restorePlan) replaceWalked(rc *replaceCheck, c *Entry) {
 	if rc.outside == "" && p.paths != nil && !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir) {
 		rc.outside = c.Path

@@ -1808,7 +1808,7 @@ func (p *restorePlan) eachChange(fn func(Change) error) error {
 				}
 				b++
 				block = opChanges(ops)
-				slices.SortStableFunc(block, func(a, b Change) int { return comparePaths(a.Path, b.Path) })
+				slices.SortStableFunc(block, func(x, y Change) int { return comparePaths(x.Path, y.Path) })
 			}
 			if len(block) == 0 || path != "" && comparePaths(block[0].Path, path) > 0 {
 				return nil
