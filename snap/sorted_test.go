@@ -31,13 +31,7 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		sortRun = int(seed*seed) + 1
 		rng := rand.New(rand.NewSource(seed))
-		src := t.TempDir()
-		genTree(t, rng, src, 80)
-		os.RemoveAll(filepath.Join(src, "node_modules"))
-		ignored, _ := filepath.Glob(filepath.Join(src, "*", "*", "*.ignored"))
-		for _, p := range ignored {
-			os.Remove(p) // (an ignored file the archive holds stands in a diff's way)
-		}
+		src := archiveSource(t, rng)
 		entries := tarEntriesOf(t, src)
 		archives := []string{filepath.Join(t.TempDir(), "shuffled.tar.gz"), filepath.Join(t.TempDir(), "ordered.tar.gz")}
 		if err := os.WriteFile(archives[1], craft(t, entries), 0o644); err != nil {
@@ -47,12 +41,7 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 		if err := os.WriteFile(archives[0], craft(t, entries), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		trees := make([]string, 2)
-		for i := range trees {
-			trees[i] = t.TempDir()
-			genTree(t, rand.New(rand.NewSource(seed+100)), trees[i], 60)
-			mutate(t, rand.New(rand.NewSource(seed+200)), trees[i])
-		}
+		trees := editedTrees(t, seed, 2)
 		for _, dry := range []bool{true, false} {
 			var results [2]*RestoreResult
 			for i := range trees {
@@ -188,22 +177,14 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 	gitEnv(t)
 	defer func(n int) { sortRun = n }(sortRun)
 	defer func(v bool) { sparseRestores = v }(sparseRestores)
-	defer func() { wholeArchivePlanned = nil }()
-	whole := 0
-	wholeArchivePlanned = func() { whole++ }
+	whole := countWholePlans(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
 		sortRun = int(seed*seed) + 1
 		rng := rand.New(rand.NewSource(seed))
-		src := t.TempDir()
-		genTree(t, rng, src, 80)
-		os.RemoveAll(filepath.Join(src, "node_modules"))
-		ignored, _ := filepath.Glob(filepath.Join(src, "*", "*", "*.ignored"))
-		for _, p := range ignored {
-			os.Remove(p)
-		}
+		src := archiveSource(t, rng)
 		var entries []tarEntry
 		for _, e := range tarEntriesOf(t, src) {
 			if e.typ != tar.TypeDir || seed%2 == 0 && rng.Intn(2) == 0 { // (all left out, or half)
@@ -220,21 +201,18 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		}
 		// Three copies of a tree: restored planned whole, from the archive
 		// in walk order, and from the one shuffled.
-		trees := make([]string, 3)
-		for i := range trees {
-			trees[i] = t.TempDir()
-			genTree(t, rand.New(rand.NewSource(seed+100)), trees[i], 60)
-			mutate(t, rand.New(rand.NewSource(seed+200)), trees[i])
-			chmodSomeFolders(t, rand.New(rand.NewSource(seed+300)), trees[i])
+		trees := editedTrees(t, seed, 3)
+		for _, tree := range trees {
+			chmodSomeFolders(t, rand.New(rand.NewSource(seed+300)), tree)
 		}
 		archives := []string{ordered, ordered, shuffled}
 		run := func(i int, fn func() error) {
 			t.Helper()
-			sparseRestores, whole = i > 0, 0
+			sparseRestores, *whole = i > 0, 0
 			if err := fn(); err != nil {
 				t.Fatalf("seed %d, tree %d: %v", seed, i, err)
 			}
-			if i > 0 && whole > 0 {
+			if i > 0 && *whole > 0 {
 				t.Fatalf("seed %d, tree %d: the archive implying folders was planned whole", seed, i)
 			}
 		}
@@ -285,4 +263,31 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 			t.Fatalf("left in TMPDIR: %v", left)
 		}
 	}
+}
+
+// archiveSource makes a random tree to archive by hand, without
+// node_modules or the ignored files (an ignored file the archive holds
+// stands in a diff's way).
+func archiveSource(t *testing.T, rng *rand.Rand) string {
+	t.Helper()
+	src := t.TempDir()
+	genTree(t, rng, src, 80)
+	os.RemoveAll(filepath.Join(src, "node_modules"))
+	ignored, _ := filepath.Glob(filepath.Join(src, "*", "*", "*.ignored"))
+	for _, p := range ignored {
+		os.Remove(p)
+	}
+	return src
+}
+
+// editedTrees makes n copies of a random tree, edited, to restore over.
+func editedTrees(t *testing.T, seed int64, n int) []string {
+	t.Helper()
+	trees := make([]string, n)
+	for i := range trees {
+		trees[i] = t.TempDir()
+		genTree(t, rand.New(rand.NewSource(seed+100)), trees[i], 60)
+		mutate(t, rand.New(rand.NewSource(seed+200)), trees[i])
+	}
+	return trees
 }

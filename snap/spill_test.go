@@ -567,9 +567,7 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 	gitEnv(t)
 	defer func(v int) { spillAt = v }(spillAt)
 	defer func(v bool) { sparseRestores = v }(sparseRestores)
-	defer func() { wholeArchivePlanned = nil }()
-	whole := 0
-	wholeArchivePlanned = func() { whole++ }
+	whole := countWholePlans(t)
 	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}, {"d5/s1/*"}, {"d*/s0/f1*"}}
 	refused, done := 0, 0
 	for seed := int64(1); seed <= 14; seed++ {
@@ -597,13 +595,13 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v\n%s", err, out)
 			}
-			sparseRestores, spillAt, whole = how.sparse, how.at, 0
+			sparseRestores, spillAt, *whole = how.sparse, how.at, 0
 			ps, err := ParsePathspec(spec, "")
 			if err != nil {
 				t.Fatal(err)
 			}
 			res, err := Restore(context.Background(), dir, snap.Archive, RestoreOptions{Paths: ps})
-			if how.sparse && whole > 0 {
+			if how.sparse && *whole > 0 {
 				t.Fatalf("seed %d, paths %q: planned over the whole archive and tree", seed, spec)
 			}
 			var sel *SelectionError
@@ -630,4 +628,13 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 	if refused == 0 || done == 0 {
 		t.Fatalf("%d refused, %d restored: the seeds no longer try both", refused, done)
 	}
+}
+
+// countWholePlans counts the plans made over a whole archive and tree
+// (wholeArchivePlanned) until the test ends.
+func countWholePlans(t *testing.T) *int {
+	n := new(int)
+	wholeArchivePlanned = func() { *n++ }
+	t.Cleanup(func() { wholeArchivePlanned = nil })
+	return n
 }
