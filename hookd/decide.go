@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"rewind.dev/internal/layout"
 )
 
 // DetectAgent tells which agent sent in, from the strongest signal to the
@@ -67,11 +69,16 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		Prompt:         truncateRunes(in.Prompt, 200),
 		Checkpoint:     t.Checkpoint(a, event, in.ToolName),
 	}
-	if req.TranscriptPath == "" && a.TranscriptPath != "" && in.SessionID != "" && !strings.ContainsAny(in.SessionID, "/\\") {
+	if !layout.ValidSessionID(req.SessionID) {
+		// Not an agent's session id: one that could name a path ("../..") is dropped, and
+		// so is what would be derived from it.
+		req.SessionID = ""
+	}
+	if req.TranscriptPath == "" && a.TranscriptPath != "" && req.SessionID != "" {
 		// The agent names no transcript (Copilot before agentStop): its
 		// place follows from the session id; it may appear later.
 		if home, err := userHome(getenv); err == nil {
-			req.TranscriptPath = expandHome(home, strings.ReplaceAll(a.TranscriptPath, "{session_id}", in.SessionID))
+			req.TranscriptPath = expandHome(home, strings.ReplaceAll(a.TranscriptPath, "{session_id}", req.SessionID))
 		}
 	}
 	var err error

@@ -83,4 +83,7 @@ type Response struct {
 	// Message is for the person at the agent (a project without a store
 	// outside any git work tree): rewind-hook shows it once per project.
 	Message string `json:"message,omitempty"`
+	// Warnings are what went wrong without failing the event (a transcript path Rewind would
+	// not read): rewind-hook logs them.
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,21 @@ type Dialect struct {
 	// ForkedFrom is the dotted path, in the first line, of the id of the session the agent
 	// itself forked this one from (Codex's fork: payload.forked_from_id).
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// Home says where the agent keeps its own files and, under them, its sessions: the only
+	// folders a transcript path read from data may name (see CheckTranscriptPath).
+	Home HomeRule `json:"home"`
+}
+
+// HomeRule says where an agent keeps its files.
+type HomeRule struct {
+	// The agent's folder is the environment variable Env when it is set, else Dir below the
+	// user's home (".claude"), which the agent may take from UserHomeEnv (Gemini CLI's
+	// GEMINI_CLI_HOME) before the system's.
+	Env         string `json:"env,omitempty"`
+	Dir         string `json:"dir"`
+	UserHomeEnv string `json:"user_home_env,omitempty"`
+	// Sessions are the folders, relative to the agent's, that hold its transcripts.
+	Sessions []string `json:"sessions"`
 }
 
 // TreeRule names the fields that link a line to its parent.
@@ -213,14 +229,8 @@ type ForkRule struct {
 // ImportRule says where an imported session is installed: beside a session of the project
 // that the fork's Path template then places the new session next to, as it would a fork.
 type ImportRule struct {
-	// Home is the agent's own folder: the environment variable HomeEnv when it is set, else
-	// HomeDir below the user's home (".claude"), which the agent may take from UserHomeEnv
-	// (Gemini CLI's GEMINI_CLI_HOME) before the system's.
-	HomeEnv     string `json:"home_env,omitempty"`
-	HomeDir     string `json:"home_dir"`
-	UserHomeEnv string `json:"user_home_env,omitempty"`
 	// From is the path of a session of the project (it need not exist): a template where
-	// {home} is the agent's folder, {project} the project folder as the agent names it (see
+	// {home} is the agent's folder (Dialect.Home), {project} the project folder as the agent names it (see
 	// Project) and {id} the source session's id.
 	From string `json:"from"`
 	// Project is how the agent names a project folder in From: "claude" (every character but
@@ -352,6 +362,11 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if (d.UpdatesByID || d.RewindField != "") && (d.IDField == "" || d.Tree != nil) {
 		return nil, fmt.Errorf("dialect %s: updates_by_id and rewind_field need an id_field and no tree", d.Name)
+	}
+	for _, f := range append([]string{d.Home.Dir}, d.Home.Sessions...) {
+		if f != "" && !filepath.IsLocal(filepath.FromSlash(f)) {
+			return nil, fmt.Errorf("dialect %s: home folder %q is not a relative path below it", d.Name, f)
+		}
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"

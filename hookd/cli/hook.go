@@ -167,6 +167,9 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	}
 	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
 	le.Created = resp.Created
+	for _, w := range resp.Warnings {
+		problems = append(problems, errors.New(w))
+	}
 	if resp.Message != "" && (event == hookd.EventSessionStart || event == hookd.EventPrompt) && agent.Notify == "system_message" &&
 		firstNotice(home, project) {
 		// Once per project, on the agent's screen: a project without a store

@@ -4,6 +4,7 @@ package fileid
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -30,4 +31,19 @@ func ChangeTime(fi fs.FileInfo) int64 {
 		return ctime(st)
 	}
 	return 0
+}
+
+// Owner is the user id of fi's owner; ok is false when fi does not say.
+func Owner(fi fs.FileInfo) (uid int, ok bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
+}
+
+// Mine reports whether fi's file belongs to the user the process runs as (its effective
+// user), the one whose files Rewind may trust; true when fi does not say.
+func Mine(fi fs.FileInfo) bool {
+	uid, ok := Owner(fi)
+	return !ok || uid == os.Geteuid()
 }

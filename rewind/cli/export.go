@@ -70,7 +70,8 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "Exported %s: %s and %s, %s, to %s\n", res.Checkpoint, count(res.Files, "file"), conv, humanBytes(res.Bytes), res.Path)
-	fmt.Fprintf(e.stdout, "Next: 'rewind import %s' on the other machine (or in another folder).\n", res.Path)
+	fmt.Fprintf(e.stdout, "SHA-256: %s\n", res.SHA256)
+	fmt.Fprintf(e.stdout, "Next: 'rewind import %s --sha256 %s' on the other machine (or in another folder).\n", res.Path, res.SHA256)
 	return nil
 }
 

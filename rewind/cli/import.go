@@ -12,14 +12,16 @@ import (
 
 type importCmd struct {
 	common
-	into  string
-	force bool
+	into   string
+	force  bool
+	sha256 string
 }
 
 func (c *importCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.into, "into", "", "restore into `DIR` (default: a new folder named after the export's source folder, here)")
 	fs.BoolVar(&c.force, "force", false, "import into a folder that is not empty, after a backup checkpoint ('rewind undo-restore' brings it back)")
+	fs.StringVar(&c.sha256, "sha256", "", "refuse the archive unless its SHA-256 is `HEX` (as 'rewind export' printed it)")
 }
 
 func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -39,7 +41,7 @@ func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ctx, stop := e.progress(ctx, "importing")
-	res, err := store.Import(ctx, file, store.ImportOptions{Into: into, Cwd: cwd, Force: c.force})
+	res, err := store.Import(ctx, file, store.ImportOptions{Into: into, Cwd: cwd, Force: c.force, SHA256: c.sha256})
 	stop()
 	if res == nil {
 		return err
@@ -58,6 +60,9 @@ func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "Backed up %s first: checkpoint %s ('rewind undo-restore' brings it back)\n", res.Dir, res.Backup)
 	}
 	fmt.Fprintf(e.stdout, "Imported %s of %s into %s: %s\n", res.From, res.Source, res.Dir, count(res.Files, "file"))
+	if c.sha256 == "" {
+		fmt.Fprintf(e.stdout, "SHA-256: %s (compare it with the one 'rewind export' printed, or pass --sha256)\n", res.SHA256)
+	}
 	if res.Checkpoint != "" {
 		fmt.Fprintf(e.stdout, "Checkpoint: %s\n", res.Checkpoint)
 	}
@@ -75,9 +80,16 @@ func (c *importCmd) doc() doc {
 	return doc{
 		args:    "<file>",
 		summary: "restore an exported checkpoint and install its conversation as a new session",
-		text: `Every member's hash and the format version are checked before anything
-is written, and the tree gets the same checks as a restore (no absolute
-paths, "..", links out, devices, oversized entries). The tree goes into
+		text: `The archive is checked whole before anything is written: its format
+version; every member's size and SHA-256; export.json and checkpoint.json
+holding no field this Rewind does not know, every name in them of its
+grammar (checkpoint and session ids, an agent Rewind knows, clean absolute
+folders), and agreeing with each other; the conversation inflating to
+exactly the bytes its cursor says; and the tree passing the checks of a
+restore (no absolute paths, "..", links out, devices, hard links, duplicates,
+oversized entries), holding as many files as recorded. --sha256 also holds
+the archive to the SHA-256 its sender printed: the one check that covers
+export.json against a changed archive. The tree goes into
 --into DIR, by default a new folder named after the export's source folder in
 the current folder; a folder that is not empty is refused unless --force,
 which takes a backup checkpoint first ('rewind undo-restore' brings it back).

@@ -2,6 +2,8 @@ package store
 
 import (
 	"archive/tar"
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,8 +16,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
+	"rewind.dev/jsonl"
+	"rewind.dev/snap"
 )
 
 // An export archive ('rewind export') is a plain, uncompressed tar whose
@@ -92,14 +98,21 @@ func (e *BundleError) Error() string {
 	return fmt.Sprintf("export archive %s: %s; nothing was written", e.Path, e.Reason)
 }
 
-// bundleLimit bounds the small members read into memory.
-const bundleLimit = 16 << 20
+// Bounds on what an archive may hold, so that one cannot fill the disk or
+// memory before its checks fail: the small members are read into memory.
+const (
+	bundleLimit      = 16 << 20 // export.json, checkpoint.json
+	bundleTreeLimit  = 1 << 40  // tree.tar.gz (its entries are bounded by snap's limits)
+	bundleTextLimit  = 64 << 30 // transcript.jsonl.gz, and the transcript inflated
+	bundleFieldLimit = 4096     // a path or other text of export.json
+)
 
 // Bundle is an export archive read back and checked: its members other
 // than the small ones are copied out to Dir (a temporary folder the caller
 // removes with Close).
 type Bundle struct {
 	Path       string
+	SHA256     string // of the whole archive, as sha256sum prints it
 	Info       BundleInfo
 	Checkpoint Metadata
 	Dir        string
@@ -111,12 +124,18 @@ type Bundle struct {
 func (b *Bundle) Close() { os.RemoveAll(b.Dir) }
 
 // OpenBundle reads the export archive at name and checks it whole before
-// anything is made of it: one top folder, only the members the format
-// names, each once and a regular file, export.json of a version this Rewind
-// reads, and every member's size and SHA-256 as export.json records them.
-// The large members are copied into a temporary folder on the way, hashed
-// as they are copied, so the archive is read once.
-func OpenBundle(name string) (_ *Bundle, err error) {
+// anything is made of it, writing nothing but its copies in a temporary
+// folder: one top folder named for the checkpoint, only the members the
+// format names, each once, a regular file and within its bound; export.json
+// and checkpoint.json of a version this Rewind reads, with no field it does
+// not know, every name in them of its grammar (checkpoint id, session id,
+// agent from the closed list, folders as clean absolute paths), and every
+// field export.json shares with checkpoint.json equal to it; every member's
+// size and SHA-256 as export.json records them; the transcript inflating to
+// exactly the bytes its cursor says; and the tree passing the checks a
+// restore makes, holding the files export.json counts. The archive is read
+// once; the tree and transcript are read again from the copies.
+func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 	bad := func(format string, args ...any) error {
 		return &BundleError{Path: name, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -125,6 +144,11 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, bad("not a regular file")
+	}
 	dir, err := os.MkdirTemp("", "rewind-import-")
 	if err != nil {
 		return nil, err
@@ -142,7 +166,8 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 	}
 	members := map[string]got{}
 	top := ""
-	tr := tar.NewReader(f)
+	whole := sha256.New()
+	tr := tar.NewReader(io.TeeReader(f, whole))
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -151,13 +176,19 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 		if err != nil {
 			return nil, bad("not a tar archive, or damaged (%v)", err)
 		}
-		clean := path.Clean(strings.TrimPrefix(hdr.Name, "./"))
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		clean := strings.TrimSuffix(strings.TrimPrefix(hdr.Name, "./"), "/")
+		if !filepath.IsLocal(clean) || path.Clean(clean) != clean || strings.ContainsFunc(clean, isControl) {
+			return nil, bad("member %q is not a clean relative name", hdr.Name)
+		}
 		first, rest, _ := strings.Cut(clean, "/")
 		if top == "" {
 			top = first
 		}
-		if first != top || !strings.HasPrefix(top, "rewind-export-") || strings.HasPrefix(clean, "/") {
-			return nil, bad("member %q lies outside its rewind-export-… folder", hdr.Name)
+		if first != top || !strings.HasPrefix(top, bundleTop) {
+			return nil, bad("member %q lies outside its %s… folder", hdr.Name, bundleTop)
 		}
 		if rest == "" && hdr.Typeflag == tar.TypeDir {
 			continue
@@ -175,6 +206,13 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 		var g got
 		switch rest {
 		case BundleTree, BundleTranscript:
+			limit := int64(bundleTreeLimit)
+			if rest == BundleTranscript {
+				limit = bundleTextLimit
+			}
+			if hdr.Size > limit {
+				return nil, bad("member %s is %d bytes, more than a %s may be", rest, hdr.Size, rest)
+			}
 			out := filepath.Join(dir, rest)
 			w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 			if err != nil {
@@ -189,7 +227,7 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 				err = cerr
 			}
 			if err != nil {
-				return nil, bad("member %q: %v", hdr.Name, err)
+				return nil, bad("member %s: %v", rest, err)
 			}
 			if rest == BundleTree {
 				b.Tree = out
@@ -198,21 +236,25 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 			}
 		default:
 			if hdr.Size > bundleLimit {
-				return nil, bad("member %q is %d bytes, more than a %s may be", hdr.Name, hdr.Size, rest)
+				return nil, bad("member %s is %d bytes, more than a %s may be", rest, hdr.Size, rest)
 			}
 			if g.data, err = io.ReadAll(io.TeeReader(tr, h)); err != nil {
-				return nil, bad("member %q: %v", hdr.Name, err)
+				return nil, bad("member %s: %v", rest, err)
 			}
 			g.size = int64(len(g.data))
 		}
 		g.sum = hex.EncodeToString(h.Sum(nil))
 		members[rest] = g
 	}
+	if _, err := io.Copy(whole, f); err != nil { // (the archive's end, past tar's)
+		return nil, err
+	}
+	b.SHA256 = hex.EncodeToString(whole.Sum(nil))
 	info, ok := members[BundleManifest]
 	if !ok {
 		return nil, bad("no %s: not an export archive", BundleManifest)
 	}
-	if err := json.Unmarshal(info.data, &b.Info); err != nil {
+	if err := decodeStrict(info.data, &b.Info); err != nil {
 		return nil, bad("%s: %v", BundleManifest, err)
 	}
 	if b.Info.Type != BundleFormat {
@@ -228,7 +270,7 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 		case m.Name == BundleManifest || listed[m.Name]:
 			return nil, bad("%s lists %q twice or lists itself", BundleManifest, m.Name)
 		case !ok:
-			return nil, bad("member %s is missing", m.Name)
+			return nil, bad("member %q is missing", m.Name)
 		case g.size != m.Size:
 			return nil, bad("member %s is %d bytes where %s records %d", m.Name, g.size, BundleManifest, m.Size)
 		case g.sum != m.SHA256:
@@ -244,11 +286,169 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 	if !listed[BundleTree] || !listed[BundleCheckpoint] {
 		return nil, bad("it holds no %s or no %s", BundleTree, BundleCheckpoint)
 	}
-	if err := json.Unmarshal(members[BundleCheckpoint].data, &b.Checkpoint); err != nil {
+	cpJSON := members[BundleCheckpoint].data
+	if err := checkMetadataSum(cpJSON); err != nil {
 		return nil, bad("%s: %v", BundleCheckpoint, err)
 	}
-	if b.Transcript != "" && (b.Info.PrefixSHA256 == "" || b.Info.TranscriptBytes <= 0) {
-		return nil, bad("its transcript has no cursor in %s", BundleManifest)
+	if err := decodeStrict(cpJSON, &b.Checkpoint); err != nil {
+		return nil, bad("%s: %v", BundleCheckpoint, err)
+	}
+	if top != bundleTop+b.Info.Checkpoint {
+		return nil, bad("its folder %q does not name its checkpoint %q", top, b.Info.Checkpoint)
+	}
+	if err := b.Info.check(&b.Checkpoint, b.Transcript != ""); err != nil {
+		return nil, bad("%v", err)
+	}
+	if b.Transcript != "" {
+		if err := checkBundleTranscript(b.Transcript, b.Info); err != nil {
+			return nil, bad("%s: %v", BundleTranscript, err)
+		}
+	}
+	files := 0
+	err = snap.List(b.Tree, func(e *snap.Entry) error {
+		if e.Kind == snap.KindFile {
+			files++
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, bad("%s: %v", BundleTree, err)
+	}
+	if files != b.Info.Files {
+		return nil, bad("%s holds %d files where %s records %d", BundleTree, files, BundleManifest, b.Info.Files)
 	}
 	return b, nil
 }
+
+// bundleTop starts the name of an archive's one folder; the checkpoint's id ends it.
+const bundleTop = "rewind-export-"
+
+// decodeStrict decodes the one JSON value data holds into v, refusing a field
+// v does not have: an archive's JSON says exactly what this Rewind reads.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// check holds export.json to its grammar and to the checkpoint's metadata
+// cp: every name that may become a path, or a word on the screen, is one it
+// may be, and what both files say they say alike. hasTranscript says whether
+// the archive holds the conversation.
+func (i *BundleInfo) check(cp *Metadata, hasTranscript bool) error {
+	if !isID(i.Checkpoint) {
+		return fmt.Errorf("checkpoint %q is not a checkpoint id", i.Checkpoint)
+	}
+	if cp.ID != i.Checkpoint {
+		return fmt.Errorf("%s is of checkpoint %q, %s of %q", BundleCheckpoint, cp.ID, BundleManifest, i.Checkpoint)
+	}
+	for _, f := range []struct{ name, v string }{
+		{"rewind_version", i.RewindVersion}, {"agent_version", i.AgentVersion}, {"source_folder", i.SourceFolder},
+		{"transcript", i.Transcript}, {"description", i.Description}, {"prompt", i.Prompt},
+	} {
+		if len(f.v) > bundleFieldLimit || !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s is longer than %d bytes or not UTF-8", f.name, bundleFieldLimit)
+		}
+	}
+	if !cleanAbs(i.SourceFolder) {
+		return fmt.Errorf("source_folder %q is not a clean absolute path", i.SourceFolder)
+	}
+	if i.Transcript != "" && !cleanAbs(i.Transcript) {
+		return fmt.Errorf("transcript %q is not a clean absolute path", i.Transcript)
+	}
+	if i.Agent != "" {
+		if d, err := jsonl.LookupDialect(i.Agent); err != nil || d.Name != i.Agent {
+			return fmt.Errorf("agent %q is not one Rewind knows (%s)", i.Agent, strings.Join(jsonl.DialectNames(), ", "))
+		}
+	}
+	if i.SessionID != "" && !layout.ValidSessionID(i.SessionID) {
+		return fmt.Errorf("session_id %q is not an agent's session id", i.SessionID)
+	}
+	if i.Files < 0 || i.TranscriptBytes < 0 || i.TranscriptBytes > bundleTextLimit {
+		return fmt.Errorf("its counts are out of range")
+	}
+	for _, r := range i.Redacted {
+		if !filepath.IsLocal(r) || strings.ContainsFunc(r, isControl) {
+			return fmt.Errorf("redacted path %q is not a relative path", r)
+		}
+	}
+	same := func(field string, a, b any) error {
+		if a != b {
+			return fmt.Errorf("%s says %s %v where %s says %v", BundleManifest, field, a, BundleCheckpoint, b)
+		}
+		return nil
+	}
+	t := cp.Transcript
+	if hasTranscript != (t != nil && t.Snapshot != "") || hasTranscript != cp.HasTranscript {
+		return fmt.Errorf("%s and %s disagree on whether it holds a transcript", BundleManifest, BundleCheckpoint)
+	}
+	errs := []error{
+		same("taken_at", i.TakenAt.UTC(), cp.CreatedAt.UTC()), same("description", i.Description, cp.Description),
+		same("prompt", i.Prompt, cp.Trigger.Prompt), same("tree_hash", i.TreeHash, cp.Snapshot.TreeHash),
+	}
+	if hasTranscript {
+		if i.TranscriptBytes <= 0 || i.PrefixSHA256 == "" || i.TailSHA256 == "" {
+			return fmt.Errorf("its transcript has no cursor in %s", BundleManifest)
+		}
+		errs = append(errs, same("agent", i.Agent, t.Agent), same("session_id", i.SessionID, t.SessionID),
+			same("transcript", i.Transcript, t.OriginalPath), same("transcript_bytes", i.TranscriptBytes, t.Cursor.ByteOffsetEnd))
+	} else if i.Agent != "" || i.SessionID != "" || i.TranscriptBytes != 0 {
+		return fmt.Errorf("%s names a conversation the archive does not hold", BundleManifest)
+	}
+	return errors.Join(errs...)
+}
+
+// checkBundleTranscript inflates an archive's transcript and checks that it
+// is exactly the bytes export.json's cursor says: its length and the hashes
+// of its first and last bytes. It stops a byte past that length, so a
+// transcript that inflates without end is refused there.
+func checkBundleTranscript(name string, i BundleInfo) error {
+	r, err := openSmall([]string{name})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	t := (*transcriptSum)(nil).clone()
+	defer t.recycle()
+	buf := make([]byte, 64<<10)
+	lr := io.LimitReader(r, i.TranscriptBytes+1)
+	for {
+		n, err := lr.Read(buf)
+		t.write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("does not inflate: %w", err)
+		}
+	}
+	return t.check(jsonl.Cursor{ByteOffsetEnd: i.TranscriptBytes, PrefixSHA256: i.PrefixSHA256, TailSHA256: i.TailSHA256})
+}
+
+// cleanAbs reports whether p is an absolute path as its system writes one
+// (this system's, or the other family's: an archive may come from Windows),
+// clean, without control characters.
+func cleanAbs(p string) bool {
+	if p == "" || strings.ContainsFunc(p, isControl) {
+		return false
+	}
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p) == p
+	}
+	if len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') { // C:\…
+		return !strings.Contains(p, "..")
+	}
+	return false
+}
+
+// isControl reports a character that has no place in a name: C0 and C1 controls.
+func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r < 0xa0 }

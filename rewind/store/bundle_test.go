@@ -95,7 +95,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if got := strings.Join(names, " "); got != "checkpoint.json transcript.jsonl.gz tree.tar.gz export.json" {
 		t.Errorf("members %s", got)
 	}
-	b, err := OpenBundle(out)
+	b, err := OpenBundle(ctx, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,11 @@ func TestBundleRefused(t *testing.T) {
 		"member outside":     {append([]tarMember{{tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}}, ms...), "outside"},
 		"symlink member":     {edit(BundleCheckpoint, func(m *tarMember) { m.hdr.Typeflag, m.hdr.Linkname = tar.TypeSymlink, "/etc/passwd" }), "not a regular file"},
 		"member twice":       {append(ms[:1:1], ms...), "appears twice"},
-		"member missing":     {append(ms[:2:2], ms[3]), "tree.tar.gz is missing"},
+		"member missing":     {append(ms[:2:2], ms[3]), `"tree.tar.gz" is missing`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := OpenBundle(writeTar(t, c.ms))
+			_, err := OpenBundle(ctx, writeTar(t, c.ms))
 			var be *BundleError
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a BundleError saying %q", err, c.want)

@@ -158,6 +158,11 @@ type Transcript struct {
 	Chain      int          `json:"chain,omitempty"`
 	Cursor     jsonl.Cursor `json:"cursor"`
 	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
+	// Named: the user named this transcript (rewind save --transcript), and it
+	// lies outside its agent's session folders. A transcript a hook or
+	// session.json named never does (jsonl.CheckTranscriptPath), and a
+	// restore cuts one that is not Named only inside them.
+	Named bool `json:"named,omitempty"`
 	// Problem says why the transcript is not in the checkpoint, when a hook
 	// (or a restore's backup) could not read it: the tree was taken all the
 	// same.

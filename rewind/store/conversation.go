@@ -13,7 +13,11 @@ import (
 func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how ContextMode, res *RestoreResult, entry *HistoryEntry) error {
 	// The live transcript is a regular file (checked without blocking)
 	// before the fork opens it.
-	live, err := jsonl.Open(cp.Transcript.OriginalPath, nil)
+	path, err := checkpointTranscript(cp)
+	if err != nil {
+		return err
+	}
+	live, err := jsonl.Open(path, nil)
 	if err != nil {
 		return err
 	}
@@ -24,7 +28,7 @@ func (s *Store) restoreContext(ctx context.Context, cp *Checkpoint, how ContextM
 	}
 	t := cp.Transcript
 	ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
-	return s.cutTranscript(ctx, t.OriginalPath, t.Agent, ck, chain, how, res, entry)
+	return s.cutTranscript(ctx, path, t.Agent, ck, chain, how, res, entry)
 }
 
 // cutTranscript writes a fork of path at ck, or truncates path in place

@@ -43,6 +43,7 @@ type ExportResult struct {
 	SessionID    string         `json:"session_id,omitempty"`
 	Files        int            `json:"files"`
 	Bytes        int64          `json:"bytes"`
+	SHA256       string         `json:"sha256"` // of the archive, as sha256sum prints it
 	Redacted     []string       `json:"redacted,omitempty"`
 	Secrets      []string       `json:"secret_paths,omitempty"` // kept, though the redact patterns match them
 	Members      []BundleMember `json:"members"`
@@ -219,6 +220,16 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 	if res.Bytes, err = out.Seek(0, io.SeekCurrent); err != nil {
 		return nil, err
 	}
+	// The archive's SHA-256, for its receiver to check (rewind import --sha256):
+	// the one hash that covers export.json too.
+	if _, err := out.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	whole := sha256.New()
+	if _, err := io.Copy(whole, out.File); err != nil {
+		return nil, fmt.Errorf("read back %s: %w", o.Out, err)
+	}
+	res.SHA256 = hex.EncodeToString(whole.Sum(nil))
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}

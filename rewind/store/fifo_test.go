@@ -5,7 +5,6 @@ package store
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,7 +32,7 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 // transcript is not in it, and later hooks do too.
 func TestNonRegularTranscriptsNeverBlock(t *testing.T) {
 	s := project(t)
-	fifo := filepath.Join(t.TempDir(), "t.jsonl")
+	fifo := agentTranscript(t, "t.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
+	"rewind.dev/jsonl"
 )
 
 // Version is the version field of every JSON file the store writes. Readers
@@ -27,10 +28,32 @@ func writeJSON(name string, v any, perm fs.FileMode, flags ...durable.Flag) erro
 }
 
 // Session reads session.json (zero when absent).
+//
+// Its fields are data: an agent Rewind does not know, a session id that is
+// not one, or a transcript outside that agent's session folders is an
+// error, and the session returned holds none of them.
 func (s *Store) Session() (layout.Session, error) {
 	var v layout.Session
-	err := layout.ReadJSON(s.path(layout.SessionFile), &v)
-	return v, err
+	if err := layout.ReadJSON(s.path(layout.SessionFile), &v); err != nil {
+		return layout.Session{}, err
+	}
+	bad := func(err error) (layout.Session, error) {
+		return layout.Session{}, fmt.Errorf("%s: %w", s.path(layout.SessionFile), err)
+	}
+	if v.Agent != "" {
+		if _, err := jsonl.LookupDialect(v.Agent); err != nil {
+			return bad(err)
+		}
+	}
+	if v.SessionID != "" && !layout.ValidSessionID(v.SessionID) {
+		return bad(fmt.Errorf("session id %q is not an agent's", v.SessionID))
+	}
+	if v.TranscriptPath != "" {
+		if err := jsonl.CheckTranscriptPath(v.Agent, v.TranscriptPath); err != nil {
+			return bad(err)
+		}
+	}
+	return v, nil
 }
 
 // SetSession writes session.json; call it under the lock.

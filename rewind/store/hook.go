@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"rewind.dev/hookd"
 	"rewind.dev/internal/layout"
+	"rewind.dev/jsonl"
 )
 
 // retentionEvery is how many new checkpoints pass between automatic
@@ -29,6 +31,23 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		return resp, err
 	}
 	defer l.Unlock()
+	if req.Agent != "" {
+		if _, err := jsonl.LookupDialect(req.Agent); err != nil {
+			return resp, err
+		}
+	}
+	if req.SessionID != "" && !layout.ValidSessionID(req.SessionID) {
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("session id %q is not an agent's: not recorded", req.SessionID))
+		req.SessionID = ""
+	}
+	refused := ""
+	if req.TranscriptPath != "" {
+		// The payload's word only: a path outside the agent's sessions is never read.
+		if err := jsonl.CheckTranscriptPath(req.Agent, req.TranscriptPath); err != nil {
+			resp.Warnings = append(resp.Warnings, err.Error())
+			req.TranscriptPath, refused = "", err.Error()
+		}
+	}
 	if req.TranscriptPath != "" || req.SessionID != "" || req.EnvFile != "" {
 		sess, _ := s.Session()
 		before := sess
@@ -74,7 +93,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 	}
 	c, err := s.SaveLocked(ctx, SaveOptions{
 		Trigger:        Trigger{Kind: TriggerHook, Event: req.Event, Tool: req.Tool, File: req.File, Agent: req.Agent, Prompt: prompt},
-		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true, TranscriptBestEffort: true,
+		TranscriptPath: req.TranscriptPath, Agent: req.Agent, SessionID: req.SessionID, UseSession: true, TranscriptBestEffort: true, TranscriptRefused: refused,
 		SkipUnchanged: req.Checkpoint == hookd.CheckpointThrottled && req.MinChangedFiles > 0,
 	})
 	if errors.Is(err, ErrUnchanged) {

@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/google/uuid"
 	"rewind.dev/fork"
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
@@ -34,11 +36,15 @@ type ImportOptions struct {
 	// Force imports into a folder that is not empty, after a backup
 	// checkpoint of it ('rewind undo-restore' brings it back).
 	Force bool
+	// SHA256, when set, is the archive's SHA-256 as its sender gave it: an
+	// archive that differs is refused.
+	SHA256 string
 }
 
 // ImportResult is what Import did.
 type ImportResult struct {
-	Type         string              `json:"type"` // "import"
+	Type         string              `json:"type"`   // "import"
+	SHA256       string              `json:"sha256"` // of the archive
 	Dir          string              `json:"dir"`
 	StoreCreated bool                `json:"store_created"`
 	Source       string              `json:"source_folder"`
@@ -84,23 +90,22 @@ func (e *UnsupportedAgentError) Error() string {
 // that folder, and records a checkpoint of both in the folder's store
 // (made when there is none).
 func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, error) {
-	b, err := OpenBundle(file)
+	b, err := OpenBundle(ctx, file)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
+	if o.SHA256 != "" && !strings.EqualFold(o.SHA256, b.SHA256) {
+		return nil, &BundleError{Path: file, Reason: fmt.Sprintf("its SHA-256 is %s, not the %s it was to have", b.SHA256, o.SHA256)}
+	}
 	dir := o.Into
 	if dir == "" {
-		base := filepath.Base(b.Info.SourceFolder)
-		if base == "" || base == "." || base == "/" || base == string(filepath.Separator) {
-			base = "rewind-import-" + b.Info.Checkpoint
-		}
-		dir = filepath.Join(o.Cwd, base)
+		dir = filepath.Join(o.Cwd, importFolder(b.Info))
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	res := &ImportResult{Type: "import", Dir: dir, Source: b.Info.SourceFolder, From: b.Info.Checkpoint, Files: b.Info.Files,
+	res := &ImportResult{Type: "import", SHA256: b.SHA256, Dir: dir, Source: b.Info.SourceFolder, From: b.Info.Checkpoint, Files: b.Info.Files,
 		Agent: b.Info.Agent, AgentVersion: b.Info.AgentVersion, Redacted: b.Info.Redacted}
 	empty, exists, err := folderState(dir)
 	if err != nil {
@@ -141,11 +146,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			return res, err
 		}
 	} else {
-		// The archive's own checks, made before the backup: a hostile member
-		// refuses the import with nothing written.
-		if err := snap.List(b.Tree, func(*snap.Entry) error { return ctx.Err() }); err != nil {
-			return nil, &BundleError{Path: file, Reason: err.Error()}
-		}
+		// (The archive's tree passed a restore's checks in OpenBundle.)
 		if dir, err = filepath.EvalSymlinks(dir); err == nil {
 			res.Dir = dir
 		}
@@ -172,7 +173,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		switch {
 		case errors.As(err, &um):
 			kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
-			if err := copyFile(b.Transcript, kept); err != nil {
+			if err := copyFile(b.Transcript, kept, durable.NoReplace); err != nil {
 				return res, err
 			}
 			unsupported = &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}
@@ -266,22 +267,38 @@ func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, erro
 	if err != nil || len(d.Fork.CwdFields) == 0 || d.Fork.Import == nil {
 		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
 	}
-	old := b.Info.SessionID
-	if d.Fork.Method == "opencode_import" { // its ids are no UUIDs, and its lines are rewritten whole
-		if old == "" {
-			old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
-		}
-	} else if _, err := uuid.Parse(old); err != nil {
-		old = strings.TrimSuffix(filepath.Base(b.Info.Transcript), ".jsonl")
+	// The session id the lines carry, which the new one replaces: export.json's, else the
+	// transcript's file name, else (but for OpenCode's, rewritten whole) one the lines name,
+	// else none. Each is held to a session id's grammar: it names a file below.
+	isUUID := func(id string) bool { _, err := uuid.Parse(id); return err == nil && layout.ValidSessionID(id) }
+	fileID := strings.TrimSuffix(path.Base(strings.ReplaceAll(b.Info.Transcript, "\\", "/")), ".jsonl")
+	if !layout.ValidSessionID(fileID) {
+		fileID = ""
 	}
-	if _, err := uuid.Parse(old); err != nil && d.Fork.Method != "opencode_import" {
-		// The lines name the session they were written in.
-		if old = sessionInLines(b.Transcript); old == "" {
-			old = uuid.NewString() // unknown: no id to replace
+	old := b.Info.SessionID
+	if d.Fork.Method == "opencode_import" { // its ids are no UUIDs
+		if old == "" {
+			old = fileID
+		}
+		if old == "" {
+			return fork.Fork{}, fmt.Errorf("the archive names no OpenCode session")
+		}
+	} else {
+		if !isUUID(old) {
+			old = fileID
+		}
+		if !isUUID(old) {
+			if old = sessionInLines(b.Transcript); !isUUID(old) {
+				old = uuid.NewString() // unknown: no id to replace
+			}
 		}
 	}
 	from, err := SessionSource(d, dir, old)
 	if err != nil {
+		return fork.Fork{}, err
+	}
+	// The session goes beside from, into the agent's own session folders: nowhere else.
+	if err := jsonl.CheckTranscriptPath(d.Name, from); err != nil {
 		return fork.Fork{}, err
 	}
 	return fork.Create(ctx, fork.CreateOptions{
@@ -324,22 +341,9 @@ func SessionSource(d *jsonl.Dialect, dir, id string) (string, error) {
 	if r == nil {
 		return "", &fork.UnmovableError{Agent: d.Name}
 	}
-	home := ""
-	if r.HomeEnv != "" {
-		home = os.Getenv(r.HomeEnv)
-	}
-	if home == "" {
-		user := ""
-		if r.UserHomeEnv != "" {
-			user = os.Getenv(r.UserHomeEnv)
-		}
-		if user == "" {
-			var err error
-			if user, err = os.UserHomeDir(); err != nil {
-				return "", err
-			}
-		}
-		home = filepath.Join(user, filepath.FromSlash(r.HomeDir))
+	home, err := d.AgentHome()
+	if err != nil {
+		return "", err
 	}
 	var project string
 	switch r.Project {
@@ -391,4 +395,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// importFolder is the name of the folder an import makes in the current
+// folder when not told where: the export's source folder's own name, when it
+// is one a folder may have, else rewind-import-<checkpoint id>.
+func importFolder(i BundleInfo) string {
+	src := strings.TrimRight(strings.ReplaceAll(i.SourceFolder, "\\", "/"), "/")
+	base := src[strings.LastIndexByte(src, '/')+1:]
+	if base == "" || base == "." || base == ".." || !filepath.IsLocal(base) || strings.ContainsAny(base, "/\\:") || strings.ContainsFunc(base, isControl) {
+		return "rewind-import-" + i.Checkpoint
+	}
+	return base
 }

@@ -7,6 +7,7 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/hookd"
+	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
 
@@ -142,8 +143,12 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 				return nil, err
 			}
 			t := cp.Transcript
+			path, err := checkpointTranscript(cp)
+			if err != nil {
+				return nil, err
+			}
 			ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
-			if res.Cut, err = s.planCut(ctx, t.OriginalPath, t.Agent, ck, chain, opts.Context); err != nil {
+			if res.Cut, err = s.planCut(ctx, path, t.Agent, ck, chain, opts.Context); err != nil {
 				return nil, err
 			}
 			if cp.Trigger.Event == hookd.EventPrompt {
@@ -167,11 +172,34 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	return s.applied(ctx, k, c, res)
 }
 
+// transcriptOf is the transcript cp recorded, for the backup a restore takes
+// first: "" when it has none, or names one that its metadata — data — may
+// not lead Rewind to read (see checkpointTranscript).
 func transcriptOf(cp *Checkpoint) string {
-	if cp.Transcript != nil {
-		return cp.Transcript.OriginalPath
+	p, err := checkpointTranscript(cp)
+	if err != nil {
+		return ""
 	}
-	return ""
+	return p
+}
+
+// checkpointTranscript is the transcript cp recorded, which a restore of its
+// conversation forks or cuts. Read from its metadata, it must lie in its
+// agent's session folders (jsonl.CheckTranscriptPath), unless the user named
+// it when saving; either way it must be a regular file of the user's.
+func checkpointTranscript(cp *Checkpoint) (string, error) {
+	if cp.Transcript == nil || cp.Transcript.OriginalPath == "" {
+		return "", nil
+	}
+	t := cp.Transcript
+	check := jsonl.CheckTranscriptPath
+	if t.Named {
+		check = jsonl.CheckTranscriptFile
+	}
+	if err := check(t.Agent, t.OriginalPath); err != nil {
+		return "", fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+	}
+	return t.OriginalPath, nil
 }
 
 // restoreTree makes the project's tree equal to c's snapshot, reading from

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
 
@@ -38,6 +39,10 @@ type SaveOptions struct {
 	// transcript cannot be read (hooks, a restore's backup): the metadata
 	// says why it holds none. Without it such a transcript fails the save.
 	TranscriptBestEffort bool
+	// TranscriptRefused, when set, is why the caller would not read the
+	// transcript it was told of (a hook's, outside the agent's folders):
+	// the checkpoint records it and captures none.
+	TranscriptRefused string
 
 	// adopt, for the first checkpoint of a tree just restored from a full
 	// snapshot archive (an import), is that archive indexed: it becomes the
@@ -332,8 +337,18 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 // when the record says why it holds no snapshot.
 func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *checker) (*Transcript, error) {
 	tpath, agent, session := opts.TranscriptPath, opts.Agent, opts.SessionID
+	if opts.TranscriptRefused != "" {
+		return &Transcript{Agent: agent, SessionID: session, Problem: opts.TranscriptRefused}, nil
+	}
 	if tpath == "" && opts.UseSession {
-		if sess, err := s.Session(); err == nil && sess.TranscriptPath != "" {
+		sess, err := s.Session()
+		var foreign *jsonl.ForeignPathError
+		switch {
+		case errors.As(err, &foreign) && opts.TranscriptBestEffort:
+			return &Transcript{Agent: foreign.Agent, Problem: err.Error()}, nil
+		case errors.As(err, &foreign):
+			return nil, err
+		case err == nil && sess.TranscriptPath != "":
 			tpath, session = sess.TranscriptPath, sess.SessionID
 			if agent == "" {
 				agent = sess.Agent

@@ -68,6 +68,17 @@ func read(t *testing.T, p string) string {
 	return string(b)
 }
 
+// agentTranscript is a path in Claude Code's session folders under the test's
+// HOME (set by project): where a hook's or session.json's transcript must lie.
+func agentTranscript(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(os.Getenv("HOME"), ".claude", "projects", "-p")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
 func save(t *testing.T, s *Store, o SaveOptions) *Checkpoint {
 	t.Helper()
 	c, err := s.Save(ctx, o)
@@ -816,7 +827,7 @@ func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
 func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 	s := project(t)
 	base := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project,
-		SessionID: "s1", TranscriptPath: filepath.Join(t.TempDir(), "t.jsonl"), Checkpoint: "throttled", MinIntervalMS: 30_000}
+		SessionID: "s1", TranscriptPath: agentTranscript(t, "t.jsonl"), Checkpoint: "throttled", MinIntervalMS: 30_000}
 	first := base
 	first.Event, first.Checkpoint = "UserPromptSubmit", "always"
 	if resp, err := s.Hook(ctx, first); err != nil || resp.Action != "checkpoint" {

@@ -50,7 +50,8 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	if t.Dialect != nil {
 		agent = t.Dialect.Name
 	}
-	tr := &Transcript{Agent: agent, OriginalPath: path, SessionID: session, Cursor: cur}
+	tr := &Transcript{Agent: agent, OriginalPath: path, SessionID: session, Cursor: cur,
+		Named: jsonl.CheckTranscriptPath(agent, path) != nil}
 	if !t.Exists() || cur.ByteOffsetEnd == 0 {
 		return tr, nil
 	}
