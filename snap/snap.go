@@ -12,8 +12,11 @@
 package snap
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
+
+	"rewind.dev/internal/layout"
 )
 
 // Kind is the type of a tree entry.
@@ -104,11 +107,24 @@ func comparePaths(a, b string) int {
 // builtinExcluded reports whether name (one path element) at rel is never
 // part of a snapshot: git's own folder and Rewind's store. (Restore staging
 // folders are left out too, once proven: see isStaging.)
+// storeFolder is where a project keeps Rewind's store in project mode.
+const storeFolder = layout.ProjectStore
+
+// TrackedStoreError is a walk of a tree whose Rewind store (.agent/rewind)
+// holds files git tracks: a store committed to the repository, whose files
+// came with a clone or a pull and are not to be trusted. Nothing is saved or
+// restored until git no longer tracks it.
+type TrackedStoreError struct{ Path string }
+
+func (e *TrackedStoreError) Error() string {
+	return fmt.Sprintf("git tracks files in %s, Rewind's store: they came with the repository, and Rewind will not work on them", e.Path)
+}
+
 func builtinExcluded(rel, name string) bool {
 	switch {
 	case name == ".git":
 		return true
-	case name == "rewind" && (rel == ".agent/rewind" || strings.HasSuffix(rel, "/.agent/rewind")):
+	case name == "rewind" && (rel == storeFolder || strings.HasSuffix(rel, "/"+storeFolder)):
 		return true
 	}
 	return false

@@ -441,6 +441,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 			crel = rel + "/" + name
 		}
 		if builtinExcluded(crel, name) || w.state[crel] {
+			if crel == storeFolder && repo != nil && repo.tracked != nil && repo.trackedUnder(crel) {
+				// Rewind's own store, committed to the repository: its files
+				// arrive with every clone and pull, and are not the user's.
+				w.fail(&TrackedStoreError{Path: crel})
+				return
+			}
 			continue
 		}
 		// Looked up in the folder as it was listed: were it replaced since,

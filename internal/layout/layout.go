@@ -9,8 +9,10 @@
 //	~/.rewind/                 Home
 //	  config.json              Config (global)
 //	  storage/<hash>/          a store in global mode (GlobalStore)
+//	  stores/<id>.json         the stores this user's Rewind made (Registry)
 //	  logs/                    hook.log, notices
 //	<project>/.agent/rewind/   a store in project mode (ProjectStore)
+//	  store.json               the store's id
 //	  config.json              Config (the project's overrides)
 //	  session.json             Session
 //	  hook-state.json          HookState
@@ -58,6 +60,11 @@ func GlobalConfig(home string) string { return filepath.Join(home, ConfigFile) }
 // Logs is the folder of the hooks' log and notices in home (a Home).
 func Logs(home string) string { return filepath.Join(home, "logs") }
 
+// Registry is the folder in home (a Home) that records the stores this user's Rewind made,
+// a file <id>.json per store (the id in its StoreFile): a store whose id it does not hold came
+// from elsewhere and is not trusted.
+func Registry(home string) string { return filepath.Join(home, "stores") }
+
 // GlobalStore is the store of project in global mode: a hash of its
 // absolute path under home (a Home), so two checkouts never share one.
 func GlobalStore(home, project string) string {
@@ -100,6 +107,7 @@ func isDir(p string) bool {
 
 // The files and folders of a store.
 const (
+	StoreFile      = "store.json"           // the store's id, which Registry records
 	ConfigFile     = "config.json"          // Config: the project's overrides
 	SessionFile    = "session.json"         // Session
 	HookStateFile  = "hook-state.json"      // HookState

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -59,6 +60,9 @@ func scriptEnv(e *testscript.Env, fixtures string) {
 	e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 }
 
+// homeMu serializes checkpointCmd's use of the process's environment.
+var homeMu sync.Mutex
+
 // checkpointCmd is the testscript command 'checkpoint VAR CP': it sets $VAR to
 // the id of the checkpoint CP of the project in the current folder (any name
 // rewind takes: @N, an id or its prefix; or newest, the newest of all, a
@@ -67,6 +71,21 @@ func scriptEnv(e *testscript.Env, fixtures string) {
 func checkpointCmd(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: checkpoint VAR CP")
+	}
+	// The store is opened here, in the test's process, as the script's user:
+	// with the script's home, which says which stores are its own. Scripts
+	// run in parallel, and only this command reads the process's own
+	// environment, so it takes turns.
+	homeMu.Lock()
+	defer homeMu.Unlock()
+	for _, k := range []string{"HOME", "REWIND_HOME"} {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, ts.Getenv(k))
+		if had {
+			defer os.Setenv(k, old)
+		} else {
+			defer os.Unsetenv(k)
+		}
 	}
 	project, err := store.FindProject(ts.MkAbs("."))
 	ts.Check(err)

@@ -51,7 +51,12 @@ func hintOf(err error) string {
 		fewer   *store.FewerPromptsError
 		clash   *store.ConflictError
 	)
+	var untrusted *store.UntrustedStoreError
 	switch {
+	case errors.As(err, &untrusted):
+		return untrusted.Fix
+	case errors.As(err, new(*snap.TrackedStoreError)):
+		return "take it out of the repository (git rm -r --cached .agent/rewind, and commit), then check that .agent/rewind/ holds only what your Rewind wrote: its session.json, config.json and checkpoints may be someone else's"
 	case errors.As(err, &cut):
 		return cutHint(cut)
 	case errors.As(err, &clash) && clash.Markers:

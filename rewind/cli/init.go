@@ -14,12 +14,14 @@ type initCmd struct {
 	common
 	mode  string
 	force bool
+	trust bool
 }
 
 func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.mode, "mode", "project", "where the store lives: project (.agent/rewind/) or global (~/.rewind/storage/)")
 	fs.BoolVar(&c.force, "force", false, "create the store even in / or in your home folder")
+	fs.BoolVar(&c.trust, "trust", false, "adopt the existing store as your own: one you made on another machine or account, which Rewind refuses until then")
 }
 
 func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -37,6 +39,17 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	project, err := store.FindProject(dir)
 	if err != nil {
 		return err
+	}
+	if c.trust {
+		s, err := store.Trust(project)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return e.json(map[string]any{"type": "init", "store": s.Dir, "project": s.Project, "mode": s.Mode, "created": false, "trusted": true})
+		}
+		fmt.Fprintf(e.stdout, "Trusted the %s store of %s at %s as your own\n", s.Mode, s.Project, s.Dir)
+		return nil
 	}
 	if why := store.TooBroad(project); why != "" && !c.force {
 		if _, err := store.Open(project); err != nil {
@@ -68,7 +81,13 @@ added to .git/info/exclude in a git repository; in global mode it is
 ~/.rewind/storage/<hash>/ and nothing is added to the project. The project is
 the git work tree holding the current folder, else the folder itself.
 Running it again changes nothing. It refuses / and your home folder (every
-checkpoint would hold everything under them) unless --force.`,
+checkpoint would hold everything under them) unless --force.
+
+Rewind uses only stores it made for you: each records an id that
+~/.rewind/stores/ holds. A store that came with a cloned repository, an
+archive of a project or another user is refused before any of its files is
+read; --trust adopts one you made yourself on another machine or account (git
+must track none of it, and it must be yours).`,
 		examples: []string{
 			"rewind init",
 			"rewind init --mode global   # keep the project folder clean",

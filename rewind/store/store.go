@@ -108,7 +108,11 @@ func Open(project string) (*Store, error) {
 		return nil, err
 	}
 	if dir, mode, ok := layout.FindStore(layout.UserHome(), abs); ok {
-		return &Store{Dir: dir, Project: abs, Mode: mode}, nil
+		s := &Store{Dir: dir, Project: abs, Mode: mode}
+		if err := s.trust(); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	// (A store made before layers/ existed gets it at its next save.)
 	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
@@ -123,18 +127,28 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	if err != nil {
 		return nil, false, err
 	}
-	if existing, err := Open(abs); err == nil {
+	existing, err := Open(abs)
+	if err == nil {
 		if existing.Mode != mode {
 			return existing, false, fmt.Errorf("%s already has a %s-mode store at %s; remove it first to switch modes", abs, existing.Mode, existing.Dir)
 		}
 		return existing, false, existing.ensureLayout()
+	}
+	if !errors.Is(err, ErrNoStore) {
+		return nil, false, err // (one that is not to be trusted is not made over either)
 	}
 	dir := filepath.Join(abs, layout.ProjectStore)
 	if mode == layout.ModeGlobal {
 		dir = layout.GlobalStore(layout.UserHome(), abs)
 	}
 	s = &Store{Dir: dir, Project: abs, Mode: mode}
+	if err := s.checkFolders(true); err != nil {
+		return nil, false, err
+	}
 	if err := s.ensureLayout(); err != nil {
+		return nil, false, err
+	}
+	if err := s.stamp(); err != nil {
 		return nil, false, err
 	}
 	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
