@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fileid"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -32,18 +34,40 @@ import (
 // by exporting the new session.
 
 // openCodeCommand is the OpenCode the fork runs: opencode on PATH, else the executable the
-// bridge recorded beside the mirrors (agent.json).
-func openCodeCommand(mirrorDir string) string {
+// bridge recorded in Rewind's own folder (~/.rewind/opencode/agent.json; OpenCode's own
+// process path, for an OpenCode that is not on PATH). Never a path that data names: the record
+// is read only from that one folder, only when it is the user's and no one else may write it,
+// and the executable it names must be an absolute path to an executable file that only its
+// owner (the user, or root) may change.
+func openCodeCommand() string {
 	if p, err := exec.LookPath("opencode"); err == nil {
 		return p
 	}
 	var rec struct {
 		Executable string `json:"executable"`
 	}
-	if b, err := os.ReadFile(filepath.Join(mirrorDir, "agent.json")); err == nil && json.Unmarshal(b, &rec) == nil && rec.Executable != "" {
-		return rec.Executable
+	name := filepath.Join(layout.UserHome(), "opencode", "agent.json")
+	if fi, err := os.Lstat(name); err != nil || !privateFile(fi, false) {
+		return "opencode"
 	}
-	return "opencode"
+	b, err := os.ReadFile(name)
+	if err != nil || json.Unmarshal(b, &rec) != nil || !filepath.IsAbs(rec.Executable) {
+		return "opencode"
+	}
+	if fi, err := os.Stat(rec.Executable); err != nil || !privateFile(fi, true) || fi.Mode().Perm()&0o111 == 0 {
+		return "opencode"
+	}
+	return rec.Executable
+}
+
+// privateFile reports whether fi is a regular file that no one but its owner may change,
+// owned by the user (or, with rootToo, by root).
+func privateFile(fi os.FileInfo, rootToo bool) bool {
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	uid, ok := fileid.Owner(fi)
+	return !ok || uid == os.Geteuid() || rootToo && uid == 0
 }
 
 // openCodeMessage is one message of an export: its record and its parts, kept as raw JSON so
@@ -143,7 +167,7 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		return Fork{}, err
 	}
 	dir := rawStr(info["directory"])
-	loaded, err := importOpenCode(ctx, openCodeCommand(filepath.Dir(o.From)), out, dir, newID, len(msgs), countParts(msgs))
+	loaded, err := importOpenCode(ctx, openCodeCommand(), out, dir, newID, len(msgs), countParts(msgs))
 	if err != nil {
 		return Fork{}, &ImportError{Session: oldID, Out: out, Dir: orDot(dir), Err: err}
 	}
@@ -303,13 +327,16 @@ func writeMirror(dir, id string, export []byte) (string, int64, error) {
 func importOpenCode(ctx context.Context, bin, file, dir, id string, messages, parts int) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	// Run in the session's folder, which may hold a project's OpenCode config (plugins, MCP
+	// servers) that came with it — an imported tree's: OpenCode is told to read none of it.
+	env := append(os.Environ(), "OPENCODE_DISABLE_PROJECT_CONFIG=true")
 	cmd := exec.CommandContext(ctx, bin, "import", "--pure", file)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("opencode import: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	cmd = exec.CommandContext(ctx, bin, "export", "--pure", id)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
