@@ -34,7 +34,7 @@ const (
 
 // write prints t to e.stdout, fitted to width (0: no limit).
 func (t *table) write(e *env, width int) error {
-	t = t.quoted()
+	t = t.escaped()
 	keep := make([]bool, len(t.header))
 	for i := range keep {
 		keep[i] = true
@@ -138,9 +138,9 @@ func cut(s string, n int) string {
 	return b.String() + "…"
 }
 
-// quoted is t with its cells shown through cmdline.QuoteText, before they
+// escaped is t with its cells shown through cmdline.QuoteText, before they
 // are measured and cut.
-func (t *table) quoted() *table {
+func (t *table) escaped() *table {
 	out := *t
 	out.rows = make([][]string, len(t.rows))
 	for i, r := range t.rows {
