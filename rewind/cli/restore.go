@@ -182,25 +182,27 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		}
 		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
 			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
-		paths := func(verb string, n int, ps iter.Seq[string]) {
+		// lines prints what each of shown (a path, or a rename's two, quoted
+		// already) tells about it.
+		lines := func(verb string, n int, shown iter.Seq[string]) {
 			i := 0
-			for p := range ps {
+			for s := range shown {
 				if !r.DryRun && i == listCap {
 					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, n-listCap)
 					break
 				}
-				fmt.Fprintf(w, "  %-6s %s\n", verb, cmdline.QuotePath(p))
+				fmt.Fprintf(w, "  %-6s %s\n", verb, s)
 				i++
 			}
 		}
-		paths("write", r.Code.WrittenList.Len(), r.Code.WrittenList.All())
-		paths("delete", r.Code.DeletedList.Len(), r.Code.DeletedList.All())
-		paths("chmod", r.Code.ModeList.Len(), r.Code.ModeList.All())
+		lines("write", r.Code.WrittenList.Len(), quoteEach(r.Code.WrittenList.All()))
+		lines("delete", r.Code.DeletedList.Len(), quoteEach(r.Code.DeletedList.All()))
+		lines("chmod", r.Code.ModeList.Len(), quoteEach(r.Code.ModeList.All()))
 		var renames []string
 		for _, rn := range r.Code.RenamedList {
 			renames = append(renames, cmdline.QuotePath(rn.From)+" -> "+cmdline.QuotePath(rn.To))
 		}
-		paths("rename", len(renames), slices.Values(renames))
+		lines("rename", len(renames), slices.Values(renames))
 		for _, l := range []*snap.PathList{&r.Code.WrittenList, &r.Code.DeletedList, &r.Code.ModeList} {
 			if err := l.Err(); err != nil {
 				fmt.Fprintf(w, "  (the list stops here: %s)\n", cmdline.QuoteText(err.Error()))
@@ -254,6 +256,17 @@ func quotePaths(paths []string, sep string) string {
 		q[i] = cmdline.QuotePath(p)
 	}
 	return strings.Join(q, sep)
+}
+
+// quoteEach is paths, each as git shows a name (cmdline.QuotePath).
+func quoteEach(paths iter.Seq[string]) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for p := range paths {
+			if !yield(cmdline.QuotePath(p)) {
+				return
+			}
+		}
+	}
 }
 
 // closeLists removes the temporary files a restore's longest lists were
