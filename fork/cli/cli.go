@@ -44,9 +44,11 @@ func (s *streams) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// warn prints the library's warnings on stderr; they name the transcript's
+// files, shown through cmdline.QuoteText as errors are.
 func (s *streams) warn(msgs []string) {
 	for _, m := range msgs {
-		fmt.Fprintf(s.stderr, "%s: warning: %s\n", name, m)
+		fmt.Fprintf(s.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(m))
 	}
 }
 

@@ -53,7 +53,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// failure instead.
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: error: internal error: %v\n", name, r)
+			fmt.Fprintf(stderr, "%s: error: internal error: %s\n", name, cmdline.QuoteText(fmt.Sprint(r)))
 			code = failStatus(args, 1)
 		}
 	}()

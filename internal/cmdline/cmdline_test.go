@@ -60,6 +60,11 @@ func TestReport(t *testing.T) {
 		{"quiet exit, interrupted", cancelled, Exit(3), false, 130, "tool: error: interrupted\n"},
 		{"json", bg, WithHint(Usagef("bad"), "h"), true, 2, `{"type":"error","message":"bad","hint":"h","exit_code":2}` + "\n"},
 		{"json without hint", bg, errors.New("a <b>"), true, 1, `{"type":"error","message":"a <b>","exit_code":1}` + "\n"},
+		// A name from data is escaped for a person, whole lines kept one; JSON keeps it exact.
+		{"control characters", bg, fmt.Errorf("open evil\x1b]0;pwned\x07\n\u202e.txt: %w", errTyped), false, 10,
+			"tool: error: open evil\\033]0;pwned\\a\\n\\342\\200\\256.txt: a typed library error\ntool: hint: pass --other\n"},
+		{"control characters in a carried hint", bg, WithHint(errors.New("x"), "rm \x1b[2J"), false, 1, "tool: error: x\ntool: hint: rm \\033[2J\n"},
+		{"control characters, json", bg, errors.New("evil\x1b.txt"), true, 1, `{"type":"error","message":"evil\u001b.txt","exit_code":1}` + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -4,6 +4,9 @@
 //   - Error, the one error that carries a hint and an exit status (WithHint, Usagef, Exit);
 //   - Tool.Report, the one way from an error to stderr ("<tool>: error: …", "<tool>: hint: …",
 //     or under rewind's --json one {"type":"error",…} object) and to the exit status;
+//   - QuotePath and QuoteText, the one way a name or a text that came from data (a file name,
+//     a prompt, a title) is shown to a person: control characters escaped, as git quotes
+//     names; JSON prints them exactly;
 //   - Version, the one version string (-ldflags -X, else the VCS revision, else "dev");
 //   - Tool.Run, the one way an ffcli command tree is parsed and run, its usage printed once, on
 //     stderr, when asked for (or when no command was given), and every flag error reported as

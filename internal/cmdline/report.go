@@ -60,7 +60,8 @@ type errorJSON struct {
 
 // Report prints err on stderr for a person ("<tool>: error: …" and, when there is one,
 // "<tool>: hint: …") or, asJSON, for a script (one errorJSON line), and returns the exit
-// status. An interrupted run says "interrupted", without a hint; an Exit says nothing.
+// status. An interrupted run says "interrupted", without a hint; an Exit says nothing. For a
+// person, message and hint are shown through QuoteText.
 func (t *Tool) Report(ctx context.Context, stderr io.Writer, err error, asJSON bool) int {
 	code := t.ExitCode(ctx, err)
 	var quiet exitStatus
@@ -77,9 +78,11 @@ func (t *Tool) Report(ctx context.Context, stderr io.Writer, err error, asJSON b
 		enc.Encode(errorJSON{Type: "error", Message: msg, Hint: hint, ExitCode: code})
 		return code
 	}
-	fmt.Fprintf(stderr, "%s: error: %s\n", t.Name, msg)
+	// Errors name files, checkpoints and prompts as the libraries found them: one line each, its
+	// control characters escaped, is what a terminal gets (JSON above keeps them exact).
+	fmt.Fprintf(stderr, "%s: error: %s\n", t.Name, QuoteText(msg))
 	if hint != "" {
-		fmt.Fprintf(stderr, "%s: hint: %s\n", t.Name, hint)
+		fmt.Fprintf(stderr, "%s: hint: %s\n", t.Name, QuoteText(hint))
 	}
 	return code
 }

@@ -321,7 +321,7 @@ func (c *common) open(e *env) (*store.Store, error) {
 		s.LockWait = d
 	}
 	s.Waiting = func(holder string) {
-		fmt.Fprintf(e.stderr, "%s: waiting for the store's lock, held by %s\n", name, holder)
+		fmt.Fprintf(e.stderr, "%s: waiting for the store's lock, held by %s\n", name, cmdline.QuoteText(holder))
 	}
 	return s, nil
 }
@@ -399,6 +399,15 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// quoted is s in double quotes for a person, as %q puts it but with
+// cmdline.QuotePath's escapes: a title or a label quoted in a sentence.
+func quoted(s string) string {
+	if q := cmdline.QuotePath(s); strings.HasPrefix(q, `"`) {
+		return q
+	}
+	return `"` + s + `"`
 }
 
 func oneLine(s string, n int) string {

@@ -72,17 +72,19 @@ func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	r := cfg.Retention
 	ignore := strings.Join(cfg.Ignore, ", ")
+	// The config files are data: their values are shown through
+	// cmdline.QuoteText, their paths through cmdline.QuotePath.
 	tw := e.table()
-	fmt.Fprintf(tw, "Tier\t%s\n", tier)
-	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(r.MaxAge), humanBytes(r.MaxBytes), maxCount(r.MaxCheckpoints))
-	fmt.Fprintf(tw, "Ignore\t%s\n", orNone(ignore))
+	fmt.Fprintf(tw, "Tier\t%s\n", cmdline.QuoteText(tier))
+	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", cmdline.QuoteText(orNone(r.MaxAge)), humanBytes(r.MaxBytes), maxCount(r.MaxCheckpoints))
+	fmt.Fprintf(tw, "Ignore\t%s\n", cmdline.QuoteText(orNone(ignore)))
 	lim, note := s.Limits().Or(snap.DefaultLimits), ""
 	if len(cfg.Limits) == 0 {
 		note = " (the defaults)"
 	}
 	fmt.Fprintf(tw, "Limits\t%d entries, %s of content, %d path elements, %d-byte paths%s\n", lim.MaxEntries, humanBytes(lim.MaxBytes), lim.MaxDepth, lim.MaxPath, note)
-	fmt.Fprintf(tw, "Global file\t%s%s\n", store.GlobalConfigPath(), absentNote(store.GlobalConfigPath()))
-	fmt.Fprintf(tw, "Project file\t%s%s\n", s.ProjectConfigPath(), absentNote(s.ProjectConfigPath()))
+	fmt.Fprintf(tw, "Global file\t%s%s\n", cmdline.QuotePath(store.GlobalConfigPath()), absentNote(store.GlobalConfigPath()))
+	fmt.Fprintf(tw, "Project file\t%s%s\n", cmdline.QuotePath(s.ProjectConfigPath()), absentNote(s.ProjectConfigPath()))
 	return tw.Flush()
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
 )
@@ -110,12 +111,13 @@ func opLetter(op snap.Op) string {
 
 // changeName is the path a change concerns, with the spelling it has now
 // (in the tree, or the later checkpoint) when that differs in case: on a
-// file system that folds names (macOS's), the same file.
+// file system that folds names (macOS's), the same file. It is for a
+// person: each name is quoted as git quotes it (cmdline.QuotePath).
 func changeName(ch snap.Change) string {
 	if ch.TreePath != "" {
-		return ch.Path + " -> " + ch.TreePath
+		return cmdline.QuotePath(ch.Path) + " -> " + cmdline.QuotePath(ch.TreePath)
 	}
-	return ch.Path
+	return cmdline.QuotePath(ch.Path)
 }
 
 // nowPath is where a change's file is now: in the tree, or the later
@@ -188,7 +190,10 @@ func (u *unified) show(ch snap.Change) error {
 		_, err := fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", changeName(ch))
 		return err
 	}
-	d := udiff.Unified("a/"+ch.Path+" ("+u.from.ID+")", "b/"+nowPath(ch)+" ("+u.toLabel+")", string(a), string(b))
+	// The names are quoted whole, prefix and all, as git's headers are; the
+	// lines of text are shown as they are, as git shows them.
+	d := udiff.Unified(cmdline.QuotePath("a/"+ch.Path)+" ("+cmdline.QuoteText(u.from.ID)+")",
+		cmdline.QuotePath("b/"+nowPath(ch))+" ("+cmdline.QuoteText(u.toLabel)+")", string(a), string(b))
 	_, err = fmt.Fprint(e.stdout, colorDiff(e, d))
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -54,7 +55,7 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if len(res.Secrets) > 0 {
 		fmt.Fprintf(e.stderr, "%s: warning: the archive holds %s that may hold secrets: %s\n", name, count(len(res.Secrets), "file"), listSome(res.Secrets, 20))
-		fmt.Fprintf(e.stderr, "%s: hint: 'rewind export %s --redact' leaves them out\n", name, args[0])
+		fmt.Fprintf(e.stderr, "%s: hint: 'rewind export %s --redact' leaves them out\n", name, cmdline.QuoteText(args[0]))
 	}
 	if c.json {
 		return e.json(res)
@@ -64,23 +65,24 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	conv := "no conversation"
 	if res.Agent != "" {
-		conv = "the " + res.Agent + " conversation"
+		conv = "the " + cmdline.QuoteText(res.Agent) + " conversation"
 		if res.SessionID != "" {
-			conv += " (session " + res.SessionID + ")"
+			conv += " (session " + cmdline.QuoteText(res.SessionID) + ")"
 		}
 	}
-	fmt.Fprintf(e.stdout, "Exported %s: %s and %s, %s, to %s\n", res.Checkpoint, count(res.Files, "file"), conv, humanBytes(res.Bytes), res.Path)
+	fmt.Fprintf(e.stdout, "Exported %s: %s and %s, %s, to %s\n", cmdline.QuoteText(res.Checkpoint), count(res.Files, "file"), conv, humanBytes(res.Bytes), cmdline.QuotePath(res.Path))
 	fmt.Fprintf(e.stdout, "SHA-256: %s\n", res.SHA256)
-	fmt.Fprintf(e.stdout, "Next: 'rewind import %s --sha256 %s' on the other machine (or in another folder).\n", res.Path, res.SHA256)
+	fmt.Fprintf(e.stdout, "Next: 'rewind import %s --sha256 %s' on the other machine (or in another folder).\n", cmdline.QuotePath(res.Path), res.SHA256)
 	return nil
 }
 
-// listSome lists at most n of names, saying how many more there are.
+// listSome lists at most n of names, each as git shows a name
+// (cmdline.QuotePath), saying how many more there are.
 func listSome(names []string, n int) string {
 	if len(names) <= n {
-		return strings.Join(names, ", ")
+		return quotePaths(names, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+	return fmt.Sprintf("%s and %d more", quotePaths(names[:n], ", "), len(names)-n)
 }
 
 func (c *exportCmd) doc() doc {

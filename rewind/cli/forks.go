@@ -82,7 +82,7 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	t := &table{header: []string{"SESSION", "WHEN", "FROM", "AT BYTE", "STATE", "TITLE"}, flex: 5}
 	for _, f := range forks {
-		t.rows = append(t.rows, []string{f.Fork.SessionID, ago(f.At), filepath.Base(f.Fork.ParentTranscript), fmt.Sprint(f.Fork.Offset), string(f.State), f.Fork.Title})
+		t.rows = append(t.rows, []string{f.Fork.SessionID, ago(f.At), cmdline.QuotePath(filepath.Base(f.Fork.ParentTranscript)), fmt.Sprint(f.Fork.Offset), string(f.State), f.Fork.Title})
 	}
 	return t.write(e, e.width())
 }
@@ -115,32 +115,34 @@ func describeFork(h *store.History, f store.ForkState) forkJSON {
 	return out
 }
 
+// showFork prints f for a person: the history's ids, titles and commands
+// through cmdline.QuoteText, its paths through cmdline.QuotePath.
 func showFork(e *env, f forkJSON, h *store.History) error {
 	tw := e.table()
 	r := f.Fork
-	fmt.Fprintf(tw, "Session\t%s\n", r.SessionID)
-	fmt.Fprintf(tw, "File\t%s\n", r.Path)
+	fmt.Fprintf(tw, "Session\t%s\n", cmdline.QuoteText(r.SessionID))
+	fmt.Fprintf(tw, "File\t%s\n", cmdline.QuotePath(r.Path))
 	what := f.Restore
 	if en := h.Entry(f.Restore); en != nil {
 		what = en.What(h)
 	}
-	fmt.Fprintf(tw, "Forked\t%s by %s\n", ago(f.At), what)
-	fmt.Fprintf(tw, "From\t%s\n", r.ParentTranscript)
+	fmt.Fprintf(tw, "Forked\t%s by %s\n", ago(f.At), cmdline.QuoteText(what))
+	fmt.Fprintf(tw, "From\t%s\n", cmdline.QuotePath(r.ParentTranscript))
 	fmt.Fprintf(tw, "At byte\t%d\n", r.Offset)
-	fmt.Fprintf(tw, "Title\t%s\n", orNone(r.Title))
+	fmt.Fprintf(tw, "Title\t%s\n", cmdline.QuoteText(orNone(r.Title)))
 	switch f.State {
 	case forkPresent:
 		fmt.Fprintf(tw, "State\tpresent\n")
-		fmt.Fprintf(tw, "Open\t%s\n", f.Open)
+		fmt.Fprintf(tw, "Open\t%s\n", cmdline.QuoteText(f.Open))
 	case forkMoved:
-		fmt.Fprintf(tw, "State\tmoved aside by undo-restore to %s\n", f.MovedTo)
-		fmt.Fprintf(tw, "Bring back\t%s, then %s\n", f.BringBack, store.ResumeHint(r.Agent, r.SessionID))
+		fmt.Fprintf(tw, "State\tmoved aside by undo-restore to %s\n", cmdline.QuotePath(f.MovedTo))
+		fmt.Fprintf(tw, "Bring back\t%s, then %s\n", cmdline.QuoteText(f.BringBack), cmdline.QuoteText(store.ResumeHint(r.Agent, r.SessionID)))
 	case forkGone:
 		where := r.Path
 		if f.MovedTo != "" {
 			where = f.MovedTo
 		}
-		fmt.Fprintf(tw, "State\tgone: %s no longer exists\n", where)
+		fmt.Fprintf(tw, "State\tgone: %s no longer exists\n", cmdline.QuotePath(where))
 	}
 	return tw.Flush()
 }

@@ -89,15 +89,17 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 		verb = "Would delete"
 	}
 	fmt.Fprintf(e.stdout, "%s %d checkpoint%s, freeing %s; %d kept\n", verb, len(res.Removed), plural(len(res.Removed)), humanBytes(res.FreedBytes), res.Kept)
+	// Ids are the names of the store's folders: data, shown through
+	// cmdline.QuoteText.
 	for _, id := range res.Removed {
-		fmt.Fprintf(e.stdout, "  %s\n", id)
+		fmt.Fprintf(e.stdout, "  %s\n", cmdline.QuoteText(id))
 	}
 	if len(res.Protected) > 0 {
-		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), strings.Join(res.Protected, ", "))
+		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), cmdline.QuoteText(strings.Join(res.Protected, ", ")))
 	}
 	if len(res.Damaged) > 0 {
 		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s, so it deleted nothing older, nor any archive %s might read; 'rewind validate' says what is damaged\n",
-			name, plural(len(res.Damaged)), strings.Join(res.Damaged, ", "), pronoun(len(res.Damaged)))
+			name, plural(len(res.Damaged)), cmdline.QuoteText(strings.Join(res.Damaged, ", ")), pronoun(len(res.Damaged)))
 	}
 	return nil
 }

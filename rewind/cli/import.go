@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -57,21 +58,23 @@ func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if res.Backup != "" {
-		fmt.Fprintf(e.stdout, "Backed up %s first: checkpoint %s ('rewind undo-restore' brings it back)\n", res.Dir, res.Backup)
+		fmt.Fprintf(e.stdout, "Backed up %s first: checkpoint %s ('rewind undo-restore' brings it back)\n", cmdline.QuotePath(res.Dir), cmdline.QuoteText(res.Backup))
 	}
-	fmt.Fprintf(e.stdout, "Imported %s of %s into %s: %s\n", res.From, res.Source, res.Dir, count(res.Files, "file"))
+	// The bundle is data from elsewhere: its ids, folder, title and command
+	// are shown through cmdline.QuoteText, paths through cmdline.QuotePath.
+	fmt.Fprintf(e.stdout, "Imported %s of %s into %s: %s\n", cmdline.QuoteText(res.From), cmdline.QuotePath(res.Source), cmdline.QuotePath(res.Dir), count(res.Files, "file"))
 	if c.sha256 == "" {
 		fmt.Fprintf(e.stdout, "SHA-256: %s (compare it with the one 'rewind export' printed, or pass --sha256)\n", res.SHA256)
 	}
 	if res.Checkpoint != "" {
-		fmt.Fprintf(e.stdout, "Checkpoint: %s\n", res.Checkpoint)
+		fmt.Fprintf(e.stdout, "Checkpoint: %s\n", cmdline.QuoteText(res.Checkpoint))
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(w))
 	}
 	if res.Resume != "" {
-		fmt.Fprintf(e.stdout, "Session %s (%s): %s\n", res.SessionID, res.Title, res.Transcript)
-		fmt.Fprintf(e.stdout, "Resume it: %s\n", res.ResumeCommand)
+		fmt.Fprintf(e.stdout, "Session %s (%s): %s\n", cmdline.QuoteText(res.SessionID), cmdline.QuoteText(res.Title), cmdline.QuotePath(res.Transcript))
+		fmt.Fprintf(e.stdout, "Resume it: %s\n", cmdline.QuoteText(res.ResumeCommand))
 	}
 	return err
 }

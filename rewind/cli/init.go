@@ -65,10 +65,10 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return e.json(map[string]any{"type": "init", "store": s.Dir, "project": s.Project, "mode": s.Mode, "created": created})
 	}
 	if created {
-		fmt.Fprintf(e.stdout, "Created the %s store for %s at %s\n", s.Mode, s.Project, s.Dir)
+		fmt.Fprintf(e.stdout, "Created the %s store for %s at %s\n", s.Mode, cmdline.QuotePath(s.Project), cmdline.QuotePath(s.Dir))
 		fmt.Fprintf(e.stdout, "Next: 'rewind save' takes a checkpoint; the hooks take them automatically ('rewind config --register-hooks').\n")
 	} else {
-		fmt.Fprintf(e.stdout, "%s already has a %s store at %s\n", s.Project, s.Mode, s.Dir)
+		fmt.Fprintf(e.stdout, "%s already has a %s store at %s\n", cmdline.QuotePath(s.Project), s.Mode, cmdline.QuotePath(s.Dir))
 	}
 	return nil
 }

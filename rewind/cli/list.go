@@ -100,7 +100,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 			}
 			continue
 		}
-		t.rows = append(t.rows, []string{pos, cp.ID, strings.TrimSuffix(ago(cp.CreatedAt), " ago"), agentOf(cp), triggerWords(cp), changesText(cp), promptText(cp)})
+		t.rows = append(t.rows, []string{pos, cp.ID, strings.TrimSuffix(ago(cp.CreatedAt), " ago"), agentOf(cp), triggerText(cp), changesText(cp), promptText(cp)})
 	}
 	if c.json {
 		return nil
@@ -142,21 +142,43 @@ func agentOf(cp *store.Checkpoint) string {
 }
 
 // triggerWords says in plain words what took cp: "prompt", "before edit
-// main.go", "manual", "session start", "restore backup".
+// main.go", "manual", "session start", "restore backup"; exactly, for
+// --json.
 func triggerWords(cp *store.Checkpoint) string {
+	w, file := trigger(cp)
+	if file != "" {
+		w += " " + file
+	}
+	return w
+}
+
+// triggerText is triggerWords for a person: the file named as git names it
+// (cmdline.QuotePath), the rest through cmdline.QuoteText.
+func triggerText(cp *store.Checkpoint) string {
+	w, file := trigger(cp)
+	w = cmdline.QuoteText(w)
+	if file != "" {
+		w += " " + cmdline.QuotePath(file)
+	}
+	return w
+}
+
+// trigger is what triggerWords says: its words, and the name of the file a
+// tool event named ("" for none).
+func trigger(cp *store.Checkpoint) (words, file string) {
 	t := cp.Trigger
 	switch t.Kind {
 	case store.TriggerManual:
-		return "manual"
+		return "manual", ""
 	case store.TriggerPreRestore:
-		return "restore backup"
+		return "restore backup", ""
 	}
 	var w string
 	switch t.Event {
 	case hookd.EventSessionStart:
 		w = "session start"
 	case hookd.EventPrompt:
-		return "prompt"
+		return "prompt", ""
 	case hookd.EventPreTool:
 		w = "before " + toolWords(t.Agent, t.Tool)
 	case hookd.EventPostTool:
@@ -173,9 +195,9 @@ func triggerWords(cp *store.Checkpoint) string {
 		w = t.Event
 	}
 	if t.File != "" {
-		w += " " + filepath.Base(t.File)
+		file = filepath.Base(t.File)
 	}
-	return w
+	return w, file
 }
 
 // toolWords names a tool by its class in the agent's profile: "edit",

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -301,21 +302,24 @@ func shiftLine(n, gone int) string {
 	return strings.TrimRight(string(b), " ")
 }
 
+// checkpointRow is a checkpoint's row, for a person: what came from data
+// shown through cmdline.QuoteText, a file's name through cmdline.QuotePath.
 func checkpointRow(cp *store.Checkpoint, ns map[string]int) string {
 	pos := "backup"
 	if i, ok := ns[cp.ID]; ok {
 		pos = fmt.Sprintf("@%d", i)
 	}
-	row := fmt.Sprintf("%s %s %s %s", pos, cp.ID, strings.TrimSuffix(ago(cp.CreatedAt), " ago"), triggerWords(cp))
+	row := fmt.Sprintf("%s %s %s %s", pos, cmdline.QuoteText(cp.ID), strings.TrimSuffix(ago(cp.CreatedAt), " ago"), triggerText(cp))
 	if p := promptText(cp); p != "" {
-		row += ": " + p
+		row += ": " + cmdline.QuoteText(p)
 	}
 	return row
 }
 
 // sessionRow says which session a line of history is and, for a fork, where
 // it came from: "fork 4f2a9c1e (claude) "[Fork] …" of edffe0cd before
-// "bravo", by back 3m ago".
+// "bravo", by back 3m ago". It is for a person: ids, titles and prompts are
+// shown through cmdline.QuoteText, paths through cmdline.QuotePath.
 func sessionRow(se *store.Session) string {
 	if se.Path == "" {
 		return "checkpoints without a transcript"
@@ -327,30 +331,30 @@ func sessionRow(se *store.Session) string {
 		b.WriteString("session")
 	}
 	if se.SessionID != "" {
-		b.WriteString(" " + short(se.SessionID))
+		b.WriteString(" " + cmdline.QuoteText(short(se.SessionID)))
 	}
 	if se.Agent != "" {
-		fmt.Fprintf(&b, " (%s)", se.Agent)
+		fmt.Fprintf(&b, " (%s)", cmdline.QuoteText(se.Agent))
 	}
 	if se.Title != "" {
-		fmt.Fprintf(&b, " %q", se.Title)
+		fmt.Fprintf(&b, " %s", quoted(se.Title))
 	}
 	p := se.Parent
 	if p == nil {
-		b.WriteString(" " + se.Path)
+		b.WriteString(" " + cmdline.QuotePath(se.Path))
 		return b.String()
 	}
-	parent := short(p.SessionID)
+	parent := cmdline.QuoteText(short(p.SessionID))
 	if parent == "" {
-		parent = p.Path
+		parent = cmdline.QuotePath(p.Path)
 	}
 	fmt.Fprintf(&b, " of %s", parent)
 	if p.Prompt != "" {
-		fmt.Fprintf(&b, " before %q", oneLine(p.Prompt, 60))
+		fmt.Fprintf(&b, " before %s", quoted(oneLine(p.Prompt, 60)))
 	}
 	switch p.By {
 	case store.BranchRewind:
-		fmt.Fprintf(&b, ", by %s, %s", p.What, ago(p.At))
+		fmt.Fprintf(&b, ", by %s, %s", cmdline.QuoteText(p.What), ago(p.At))
 	case store.BranchAgent:
 		b.WriteString(", by the agent")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"rewind.dev/internal/cmdline"
 )
 
 type pinCmd struct {
@@ -39,9 +41,9 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return e.json(map[string]any{"type": sub, "checkpoint": cp.ID, "label": label})
 	}
 	if c.unpin {
-		fmt.Fprintf(e.stdout, "Unpinned %s\n", cp.ID)
+		fmt.Fprintf(e.stdout, "Unpinned %s\n", cmdline.QuoteText(cp.ID))
 	} else {
-		fmt.Fprintf(e.stdout, "Pinned %s as %q; gc keeps it\n", cp.ID, label)
+		fmt.Fprintf(e.stdout, "Pinned %s as %s; gc keeps it\n", cmdline.QuoteText(cp.ID), quoted(label))
 	}
 	return nil
 }

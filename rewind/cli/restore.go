@@ -69,9 +69,9 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 		what := ""
 		if ps != nil {
-			what = " " + strings.Join(paths, " ")
+			what = " " + cmdline.QuoteText(strings.Join(paths, " ")) // (patterns, as given: text)
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cp.ID, ago(cp.CreatedAt))); err != nil {
+		if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
 			return err
 		}
 	}
@@ -139,16 +139,19 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
 	defer closeLists(r)
 	if asJSON {
 		if err := e.json(r); err != nil {
-			fmt.Fprintf(e.stderr, "%s: %v\n", name, err)
+			fmt.Fprintf(e.stderr, "%s: %s\n", name, cmdline.QuoteText(err.Error()))
 		}
 		return
 	}
 	writeRestore(e.stdout, r, failed)
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(w))
 	}
 }
 
+// writeRestore says what r did, or would do, for a person: its paths
+// through cmdline.QuotePath, the ids, prompts and commands it holds through
+// cmdline.QuoteText.
 func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	would := func(done, plan string) string {
 		if r.DryRun {
@@ -160,18 +163,18 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		fmt.Fprintf(w, "Dry run: nothing was changed.\n")
 	}
 	if r.Reverts != "" {
-		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), r.RevertsWhat)
+		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), cmdline.QuoteText(r.RevertsWhat))
 	}
 	if r.Revert != nil {
 		writeRevert(w, r)
 	}
 	if r.Code != nil {
-		what := "the tree to " + r.Checkpoint
+		what := "the tree to " + cmdline.QuoteText(r.Checkpoint)
 		switch {
 		case r.Kind == store.KindRevert:
 			what = "the tree"
 		case len(r.Paths) > 0:
-			what = strings.Join(r.Paths, " ") + " to " + r.Checkpoint
+			what = cmdline.QuoteText(strings.Join(r.Paths, " ")) + " to " + cmdline.QuoteText(r.Checkpoint) // (pathspecs: text)
 		}
 		renamed := ""
 		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
@@ -179,68 +182,90 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		}
 		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
 			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
-		paths := func(verb string, n int, ps iter.Seq[string]) {
+		// lines prints what each of shown (a path, or a rename's two, quoted
+		// already) tells about it.
+		lines := func(verb string, n int, shown iter.Seq[string]) {
 			i := 0
-			for p := range ps {
+			for s := range shown {
 				if !r.DryRun && i == listCap {
 					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, n-listCap)
 					break
 				}
-				fmt.Fprintf(w, "  %-6s %s\n", verb, p)
+				fmt.Fprintf(w, "  %-6s %s\n", verb, s)
 				i++
 			}
 		}
-		paths("write", r.Code.WrittenList.Len(), r.Code.WrittenList.All())
-		paths("delete", r.Code.DeletedList.Len(), r.Code.DeletedList.All())
-		paths("chmod", r.Code.ModeList.Len(), r.Code.ModeList.All())
+		lines("write", r.Code.WrittenList.Len(), quoteEach(r.Code.WrittenList.All()))
+		lines("delete", r.Code.DeletedList.Len(), quoteEach(r.Code.DeletedList.All()))
+		lines("chmod", r.Code.ModeList.Len(), quoteEach(r.Code.ModeList.All()))
 		var renames []string
 		for _, rn := range r.Code.RenamedList {
-			renames = append(renames, rn.From+" -> "+rn.To)
+			renames = append(renames, cmdline.QuotePath(rn.From)+" -> "+cmdline.QuotePath(rn.To))
 		}
-		paths("rename", len(renames), slices.Values(renames))
+		lines("rename", len(renames), slices.Values(renames))
 		for _, l := range []*snap.PathList{&r.Code.WrittenList, &r.Code.DeletedList, &r.Code.ModeList} {
 			if err := l.Err(); err != nil {
-				fmt.Fprintf(w, "  (the list stops here: %v)\n", err)
+				fmt.Fprintf(w, "  (the list stops here: %s)\n", cmdline.QuoteText(err.Error()))
 			}
 		}
 		for _, p := range r.Code.Spared {
-			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", p)
+			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", cmdline.QuotePath(p))
 		}
 		for _, p := range r.Code.Unreadable {
-			fmt.Fprintf(w, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", p)
+			fmt.Fprintf(w, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", cmdline.QuotePath(p))
 		}
 		for _, p := range r.Code.Inputs {
-			fmt.Fprintf(w, "  kept   %s (the snapshot's own file)\n", p)
+			fmt.Fprintf(w, "  kept   %s (the snapshot's own file)\n", cmdline.QuotePath(p))
 		}
 	}
 	if c := r.Cut; c != nil {
 		writeCut(w, c)
 	}
 	for _, m := range r.Moved {
-		fmt.Fprintf(w, "%s the fork %s to %s\n", would("Moved", "Would move"), m.From, m.To)
+		fmt.Fprintf(w, "%s the fork %s to %s\n", would("Moved", "Would move"), cmdline.QuotePath(m.From), cmdline.QuotePath(m.To))
 	}
 	if t := r.Transcript; t != nil {
-		fmt.Fprintf(w, "%s %s its bytes from %s", would("Gave", "Would give"), t.Path, t.From)
+		fmt.Fprintf(w, "%s %s its bytes from %s", would("Gave", "Would give"), cmdline.QuotePath(t.Path), cmdline.QuotePath(t.From))
 		if t.Saved != "" {
-			fmt.Fprintf(w, "; the bytes it had are kept in %s", t.Saved)
+			fmt.Fprintf(w, "; the bytes it had are kept in %s", cmdline.QuotePath(t.Saved))
 		}
 		fmt.Fprintln(w)
 	}
 	if r.Fork != nil {
-		fmt.Fprintf(w, "Forked the conversation: new session %s (%s kept)\n", r.Fork.SessionID, count(int(r.Fork.EventsKept), "event"))
-		fmt.Fprintf(w, "  file   %s\n", r.Fork.Path)
+		fmt.Fprintf(w, "Forked the conversation: new session %s (%s kept)\n", cmdline.QuoteText(r.Fork.SessionID), count(int(r.Fork.EventsKept), "event"))
+		fmt.Fprintf(w, "  file   %s\n", cmdline.QuotePath(r.Fork.Path))
 		if r.Fork.Title != "" {
-			fmt.Fprintf(w, "  title  %s\n", r.Fork.Title)
+			fmt.Fprintf(w, "  title  %s\n", cmdline.QuoteText(r.Fork.Title))
 		}
-		fmt.Fprintf(w, "  open   %s\n", r.Resume)
+		fmt.Fprintf(w, "  open   %s\n", cmdline.QuoteText(r.Resume))
 	} else if r.Resume != "" && !r.DryRun {
-		fmt.Fprintf(w, "Open the fork with: %s\n", r.Resume)
+		fmt.Fprintf(w, "Open the fork with: %s\n", cmdline.QuoteText(r.Resume))
 	}
 	if r.Truncate != nil {
-		fmt.Fprintf(w, "Cut %s back: %s removed, %d kept; backup at %s\n", r.Truncate.Path, count(int(r.Truncate.EventsRemoved), "event"), r.Truncate.EventsKept, r.Truncate.Backup)
+		fmt.Fprintf(w, "Cut %s back: %s removed, %d kept; backup at %s\n", cmdline.QuotePath(r.Truncate.Path), count(int(r.Truncate.EventsRemoved), "event"), r.Truncate.EventsKept, cmdline.QuotePath(r.Truncate.Backup))
 	}
 	if r.Backup != "" {
-		fmt.Fprintf(w, "Backup checkpoint %s%s\n", r.Backup, undoHint(r, failed))
+		fmt.Fprintf(w, "Backup checkpoint %s%s\n", cmdline.QuoteText(r.Backup), undoHint(r, failed))
+	}
+}
+
+// quotePaths joins paths, each shown as git shows a name (cmdline.QuotePath).
+func quotePaths(paths []string, sep string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = cmdline.QuotePath(p)
+	}
+	return strings.Join(q, sep)
+}
+
+// quoteEach is paths, each as git shows a name (cmdline.QuotePath).
+func quoteEach(paths iter.Seq[string]) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for p := range paths {
+			if !yield(cmdline.QuotePath(p)) {
+				return
+			}
+		}
 	}
 }
 
@@ -258,23 +283,23 @@ func writeCut(w io.Writer, c *store.Cut) {
 	where := ""
 	switch {
 	case c.Before != "":
-		where = fmt.Sprintf(" before the prompt «%s»", oneLine(c.Before, 60))
+		where = fmt.Sprintf(" before the prompt «%s»", cmdline.QuoteText(oneLine(c.Before, 60)))
 		if c.N > 0 {
 			where += fmt.Sprintf(" (the %s most recent)", ordinal(c.N))
 		}
 	case c.After != "":
-		where = fmt.Sprintf(" after the prompt «%s»", oneLine(c.After, 60))
+		where = fmt.Sprintf(" after the prompt «%s»", cmdline.QuoteText(oneLine(c.After, 60)))
 	}
 	if c.How == store.ContextInPlace {
 		fmt.Fprintf(w, "Would cut the conversation%s: %s back to byte %d of %d (%d bytes removed), behind a backup in transcript-backup/\n",
-			where, c.Transcript, c.Offset, c.Size, max(c.Size-c.Offset, 0))
+			where, cmdline.QuotePath(c.Transcript), c.Offset, c.Size, max(c.Size-c.Offset, 0))
 		return
 	}
-	fmt.Fprintf(w, "Would fork the conversation%s: bytes 0 to %d of %d of %s\n", where, c.Offset, c.Size, c.Transcript)
+	fmt.Fprintf(w, "Would fork the conversation%s: bytes 0 to %d of %d of %s\n", where, c.Offset, c.Size, cmdline.QuotePath(c.Transcript))
 	if c.Fork != "" {
-		fmt.Fprintf(w, "  fork   %s (a new session; its id is drawn when it is written)\n", c.Fork)
+		fmt.Fprintf(w, "  fork   %s (a new session; its id is drawn when it is written)\n", cmdline.QuotePath(c.Fork))
 	} else {
-		fmt.Fprintf(w, "  fork   a new %s session, imported\n", orNone(c.Agent))
+		fmt.Fprintf(w, "  fork   a new %s session, imported\n", cmdline.QuoteText(orNone(c.Agent)))
 	}
 	if c.Method == "snapshot" {
 		fmt.Fprintf(w, "  bytes  from the checkpoint's copy: the transcript no longer holds them\n")

@@ -53,7 +53,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Revert the step from %s?", cp.ID)); err != nil {
+		if err := confirmPlan(e, plan, fmt.Sprintf("Revert the step from %s?", cmdline.QuoteText(cp.ID))); err != nil {
 			return err
 		}
 	}
@@ -71,30 +71,32 @@ func withDryRunStep(o store.RevertStepOptions) store.RevertStepOptions {
 	return o
 }
 
-// writeRevert says what a revert takes back, path by path.
+// writeRevert says what a revert takes back, path by path, for a person:
+// paths through cmdline.QuotePath, ids and the prompt through
+// cmdline.QuoteText.
 func writeRevert(w io.Writer, r *store.RestoreResult) {
 	p := r.Revert
 	to := "the tree now"
 	if p.To != "" {
-		to = p.To
+		to = cmdline.QuoteText(p.To)
 	}
 	prompt := ""
 	if p.Prompt != "" {
-		prompt = fmt.Sprintf(" (the prompt «%s»)", oneLine(p.Prompt, 60))
+		prompt = fmt.Sprintf(" (the prompt «%s»)", cmdline.QuoteText(oneLine(p.Prompt, 60)))
 	}
 	verb := "Reverting"
 	if r.DryRun {
 		verb = "Would revert"
 	}
-	fmt.Fprintf(w, "%s the step from %s%s to %s: %d path%s changed by it, %d conflict%s\n", verb, p.From, prompt, to,
+	fmt.Fprintf(w, "%s the step from %s%s to %s: %d path%s changed by it, %d conflict%s\n", verb, cmdline.QuoteText(p.From), prompt, to,
 		len(p.Paths), plural(len(p.Paths)), p.Conflicts, plural(p.Conflicts))
 	for _, rp := range p.Paths {
-		line := fmt.Sprintf("  %-8s %s", rp.Action, rp.Path)
+		line := fmt.Sprintf("  %-8s %s", rp.Action, cmdline.QuotePath(rp.Path))
 		switch {
 		case rp.Reason != "" && rp.Regions > 0:
-			line += fmt.Sprintf(" (%s: %d region%s)", rp.Reason, rp.Regions, plural(rp.Regions))
+			line += fmt.Sprintf(" (%s: %d region%s)", cmdline.QuoteText(rp.Reason), rp.Regions, plural(rp.Regions))
 		case rp.Reason != "":
-			line += " (" + rp.Reason + ")"
+			line += " (" + cmdline.QuoteText(rp.Reason) + ")"
 		case rp.Action == store.ActionRevert:
 			line += " (" + stepWord(rp) + ")"
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -51,17 +52,17 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
 	switch {
 	case cp.Snapshot.ReusedFrom != "":
-		how = "tree unchanged since " + cp.Snapshot.ReusedFrom
+		how = "tree unchanged since " + cmdline.QuoteText(cp.Snapshot.ReusedFrom)
 	case cp.Snapshot.Layer:
 		how = fmt.Sprintf("%s stored, %s compressed", count(cp.Snapshot.LayerFiles, "changed file"), humanBytes(cp.Snapshot.CompressedBytes))
 	}
-	fmt.Fprintf(e.stdout, "Saved %s: %s, %s (%s)\n", cp.ID, count(cp.Snapshot.Files, "file"), humanBytes(cp.Snapshot.Bytes), how)
+	fmt.Fprintf(e.stdout, "Saved %s: %s, %s (%s)\n", cmdline.QuoteText(cp.ID), count(cp.Snapshot.Files, "file"), humanBytes(cp.Snapshot.Bytes), how)
 	e.warnUnreadable(cp)
 	if cp.Transcript != nil {
 		if cp.HasTranscript {
-			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cp.Transcript.OriginalPath, cp.Transcript.Cursor.ByteOffsetEnd)
+			fmt.Fprintf(e.stdout, "Transcript: %s at byte %d\n", cmdline.QuotePath(cp.Transcript.OriginalPath), cp.Transcript.Cursor.ByteOffsetEnd)
 		} else {
-			fmt.Fprintf(e.stdout, "Transcript: %s (not written yet)\n", cp.Transcript.OriginalPath)
+			fmt.Fprintf(e.stdout, "Transcript: %s (not written yet)\n", cmdline.QuotePath(cp.Transcript.OriginalPath))
 		}
 	}
 	return nil
@@ -72,18 +73,18 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 // damaged.
 func (e *env) warnUnreadable(cp *store.Checkpoint) {
 	if why := cp.Snapshot.FullBecause; why != "" {
-		fmt.Fprintf(e.stderr, "%s: warning: %s; checkpoint %s is a full snapshot, built on nothing ('rewind validate' lists the damage)\n", name, why, cp.ID)
+		fmt.Fprintf(e.stderr, "%s: warning: %s; checkpoint %s is a full snapshot, built on nothing ('rewind validate' lists the damage)\n", name, cmdline.QuoteText(why), cmdline.QuoteText(cp.ID))
 	}
 	u := cp.Snapshot.Unreadable
 	if len(u) == 0 {
 		return
 	}
-	list := u
-	if len(list) > 5 {
-		list = append(list[:5:5], fmt.Sprintf("and %d more", len(u)-5))
+	list := quotePaths(u[:min(len(u), 5)], ", ")
+	if len(u) > 5 {
+		list += fmt.Sprintf(", and %d more", len(u)-5)
 	}
 	fmt.Fprintf(e.stderr, "%s: warning: checkpoint %s could not read %d path%s (no permission, or an I/O error), which it does not hold and its restores leave alone: %s\n",
-		name, cp.ID, len(u), plural(len(u)), strings.Join(list, ", "))
+		name, cmdline.QuoteText(cp.ID), len(u), plural(len(u)), list)
 }
 
 // checkpointJSON is a checkpoint as commands print it.

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"rewind.dev/internal/cmdline"
 )
 
 type showCmd struct{ common }
@@ -22,12 +24,14 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		return e.json(checkpointJSON(cp))
 	}
+	// Every value that came from data is shown through cmdline.QuoteText, a
+	// path through cmdline.QuotePath.
 	tw := e.table()
-	fmt.Fprintf(tw, "Checkpoint\t%s\n", cp.ID)
+	fmt.Fprintf(tw, "Checkpoint\t%s\n", cmdline.QuoteText(cp.ID))
 	fmt.Fprintf(tw, "Created\t%s (%s)\n", cp.CreatedAt.Local().Format("2006-01-02 15:04:05"), ago(cp.CreatedAt))
-	trigger := triggerWords(cp)
+	trigger := triggerText(cp)
 	if a := agentOf(cp); a != "" {
-		trigger += " (" + a + ")"
+		trigger += " (" + cmdline.QuoteText(a) + ")"
 	}
 	fmt.Fprintf(tw, "Trigger\t%s\n", trigger)
 	if cp.Description != "" {
@@ -38,31 +42,31 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 			if i == 0 {
 				label = "Description"
 			}
-			fmt.Fprintf(tw, "%s\t%s\n", label, strings.TrimRight(l, "\r"))
+			fmt.Fprintf(tw, "%s\t%s\n", label, cmdline.QuoteText(strings.TrimRight(l, "\r")))
 		}
 	}
 	if cp.Trigger.Prompt != "" {
-		fmt.Fprintf(tw, "Before prompt\t%s\n", oneLine(cp.Trigger.Prompt, 100))
+		fmt.Fprintf(tw, "Before prompt\t%s\n", cmdline.QuoteText(oneLine(cp.Trigger.Prompt, 100)))
 	}
 	if cp.Pinned != "" {
-		fmt.Fprintf(tw, "Pinned\t%s\n", cp.Pinned)
+		fmt.Fprintf(tw, "Pinned\t%s\n", cmdline.QuoteText(cp.Pinned))
 	}
 	fmt.Fprintf(tw, "Tree\t%s, %s, %s, %s (%s compressed)\n", count(cp.Snapshot.Files, "file"), count(cp.Snapshot.Dirs, "folder"),
 		count(cp.Snapshot.Symlinks, "symlink"), humanBytes(cp.Snapshot.Bytes), humanBytes(cp.Snapshot.CompressedBytes))
-	fmt.Fprintf(tw, "Tree hash\t%s\n", cp.Snapshot.TreeHash)
+	fmt.Fprintf(tw, "Tree hash\t%s\n", cmdline.QuoteText(cp.Snapshot.TreeHash))
 	if cp.Snapshot.ReusedFrom != "" {
-		fmt.Fprintf(tw, "Snapshot\tshared with %s (tree unchanged)\n", cp.Snapshot.ReusedFrom)
+		fmt.Fprintf(tw, "Snapshot\tshared with %s (tree unchanged)\n", cmdline.QuoteText(cp.Snapshot.ReusedFrom))
 	}
-	fmt.Fprintf(tw, "Changes\t+%d ~%d -%d since %s\n", cp.Changes.Added, cp.Changes.Modified, cp.Changes.Deleted, orNone(cp.Changes.Since))
+	fmt.Fprintf(tw, "Changes\t+%d ~%d -%d since %s\n", cp.Changes.Added, cp.Changes.Modified, cp.Changes.Deleted, cmdline.QuoteText(orNone(cp.Changes.Since)))
 	if t := cp.Transcript; t != nil {
-		fmt.Fprintf(tw, "Transcript\t%s (%s)\n", t.OriginalPath, orNone(t.Agent))
-		fmt.Fprintf(tw, "Session\t%s\n", orNone(t.SessionID))
-		fmt.Fprintf(tw, "Cursor\tbyte %d, last event %s\n", t.Cursor.ByteOffsetEnd, orNone(t.Cursor.LastEventID))
+		fmt.Fprintf(tw, "Transcript\t%s (%s)\n", cmdline.QuotePath(t.OriginalPath), cmdline.QuoteText(orNone(t.Agent)))
+		fmt.Fprintf(tw, "Session\t%s\n", cmdline.QuoteText(orNone(t.SessionID)))
+		fmt.Fprintf(tw, "Cursor\tbyte %d, last event %s\n", t.Cursor.ByteOffsetEnd, cmdline.QuoteText(orNone(t.Cursor.LastEventID)))
 		if t.LastPrompt != "" {
-			fmt.Fprintf(tw, "After prompt\t%s\n", oneLine(t.LastPrompt, 100))
+			fmt.Fprintf(tw, "After prompt\t%s\n", cmdline.QuoteText(oneLine(t.LastPrompt, 100)))
 		}
 	}
-	fmt.Fprintf(tw, "Folder\t%s\n", cp.Dir)
+	fmt.Fprintf(tw, "Folder\t%s\n", cmdline.QuotePath(cp.Dir))
 	return tw.Flush()
 }
 

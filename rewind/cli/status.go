@@ -77,32 +77,35 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		return e.json(st)
 	}
+	// Every value that came from data (the store's files, the session the
+	// hooks recorded) is shown through cmdline.QuoteText, a path through
+	// cmdline.QuotePath.
 	tw := e.table()
-	fmt.Fprintf(tw, "rewind\t%s (%s)\n", st.Version, st.Binary)
-	fmt.Fprintf(tw, "Project\t%s\n", st.Project)
+	fmt.Fprintf(tw, "rewind\t%s (%s)\n", st.Version, cmdline.QuotePath(st.Binary))
+	fmt.Fprintf(tw, "Project\t%s\n", cmdline.QuotePath(st.Project))
 	if st.Store == "" {
 		fmt.Fprintf(tw, "Store\tnone — run 'rewind init'\n")
 	} else {
-		fmt.Fprintf(tw, "Store\t%s (%s mode)\n", st.Store, st.Mode)
+		fmt.Fprintf(tw, "Store\t%s (%s mode)\n", cmdline.QuotePath(st.Store), st.Mode)
 		fmt.Fprintf(tw, "Checkpoints\t%d, %s on disk\n", st.Count, humanBytes(st.DiskBytes))
 		if st.LastAt != nil {
-			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", st.Last, ago(*st.LastAt))
+			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", cmdline.QuoteText(st.Last), ago(*st.LastAt))
 		}
 		if len(st.Damage) == 0 {
 			fmt.Fprintf(tw, "Damage\tnone known ('rewind validate' reads everything)\n")
 		}
 		for _, d := range st.Damage {
-			fmt.Fprintf(tw, "Damage\t%s\n", d)
+			fmt.Fprintf(tw, "Damage\t%s\n", cmdline.QuoteText(d))
 		}
 	}
-	fmt.Fprintf(tw, "Tier\t%s\n", st.Tier)
-	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", orNone(st.Retention.MaxAge), humanBytes(st.Retention.MaxBytes), maxCount(st.Retention.MaxCheckpoints))
+	fmt.Fprintf(tw, "Tier\t%s\n", cmdline.QuoteText(st.Tier))
+	fmt.Fprintf(tw, "Retention\tkeep %s, at most %s%s\n", cmdline.QuoteText(orNone(st.Retention.MaxAge)), humanBytes(st.Retention.MaxBytes), maxCount(st.Retention.MaxCheckpoints))
 	if st.LastGC != nil {
 		fmt.Fprintf(tw, "Last retention\t%s: removed %d, freed %s\n", ago(*st.LastGC), st.LastGCN, humanBytes(st.LastGCFree))
 	}
 	if st.Session != nil {
-		fmt.Fprintf(tw, "Session\t%s %s (updated %s)\n", st.Session.Agent, st.Session.SessionID, ago(st.Session.UpdatedAt))
-		fmt.Fprintf(tw, "Transcript\t%s\n", st.Session.TranscriptPath)
+		fmt.Fprintf(tw, "Session\t%s %s (updated %s)\n", cmdline.QuoteText(st.Session.Agent), cmdline.QuoteText(st.Session.SessionID), ago(st.Session.UpdatedAt))
+		fmt.Fprintf(tw, "Transcript\t%s\n", cmdline.QuotePath(st.Session.TranscriptPath))
 	}
 	var hooks []string
 	for agent, ok := range st.Hooks {

@@ -4,11 +4,16 @@ import (
 	"io"
 	"strings"
 	"unicode"
+
+	"rewind.dev/internal/cmdline"
 )
 
 // table lays out rows in columns padded by display width, then colours
 // cells (so escape codes never count as width), and fits the terminal: the
-// flexible column is cut with "…" to what the width leaves it.
+// flexible column is cut with "…" to what the width leaves it. Every cell is
+// shown through cmdline.QuoteText, since prompts, titles and agents come
+// from data; a path goes in quoted already (cmdline.QuotePath), which
+// QuoteText leaves as it is.
 type table struct {
 	header []string
 	rows   [][]string
@@ -29,6 +34,7 @@ const (
 
 // write prints t to e.stdout, fitted to width (0: no limit).
 func (t *table) write(e *env, width int) error {
+	t = t.escaped()
 	keep := make([]bool, len(t.header))
 	for i := range keep {
 		keep[i] = true
@@ -130,6 +136,20 @@ func cut(s string, n int) string {
 		used += rw
 	}
 	return b.String() + "…"
+}
+
+// escaped is t with its cells shown through cmdline.QuoteText, before they
+// are measured and cut.
+func (t *table) escaped() *table {
+	out := *t
+	out.rows = make([][]string, len(t.rows))
+	for i, r := range t.rows {
+		out.rows[i] = make([]string, len(r))
+		for j, c := range r {
+			out.rows[i][j] = cmdline.QuoteText(c)
+		}
+	}
+	return &out
 }
 
 // widths is each column's widest cell.

@@ -54,3 +54,16 @@ func TestTextWidth(t *testing.T) {
 		t.Errorf("cut = %q", got)
 	}
 }
+
+// A cell from data is shown escaped, and measured and cut as it is shown.
+func TestTableEscapesCells(t *testing.T) {
+	var out strings.Builder
+	tb := &table{header: []string{"ID", "PROMPT"}, flex: 1, rows: [][]string{{"a\x1b]0;x\x07", "fix the \x1b[2J bug"}}}
+	if err := tb.write(&env{stdout: &out}, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "ID           PROMPT\n" + `a\033]0;x\a  fix the \033[2J bug` + "\n"
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
+	}
+}

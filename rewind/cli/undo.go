@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"rewind.dev/internal/cmdline"
 )
 
 type undoCmd struct {
@@ -29,7 +31,7 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore the tree to %s?", plan.Checkpoint)); err != nil {
+		if err := confirmPlan(e, plan, fmt.Sprintf("Restore the tree to %s?", cmdline.QuoteText(plan.Checkpoint))); err != nil {
 			return err
 		}
 	}

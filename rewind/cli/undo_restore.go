@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
 )
 
@@ -43,7 +44,7 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		if c.redo {
 			verb = "Redo"
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("%s %s?", verb, plan.RevertsWhat)); err != nil {
+		if err := confirmPlan(e, plan, fmt.Sprintf("%s %s?", verb, cmdline.QuoteText(plan.RevertsWhat))); err != nil {
 			return err
 		}
 		o.Expect = plan.Reverts

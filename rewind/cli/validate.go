@@ -33,7 +33,7 @@ func (c *validateCmd) Exec(ctx context.Context, e *env, args []string) error {
 		e.json(map[string]any{"type": "validate", "checkpoints": n, "problems": len(probs)})
 	} else {
 		for _, p := range probs {
-			fmt.Fprintf(e.stdout, "problem: %s: %s\n", p.What, p.Issue)
+			fmt.Fprintf(e.stdout, "problem: %s: %s\n", cmdline.QuoteText(p.What), cmdline.QuoteText(p.Issue))
 		}
 		fmt.Fprintf(e.stdout, "%d checkpoint%s checked, %d problem%s\n", n, plural(n), len(probs), plural(len(probs)))
 	}

@@ -28,6 +28,11 @@ func TestWords(t *testing.T) {
 		{shellQuote("/it's"), `'/it'\''s'`},
 		{shellQuote(""), "''"},
 		{shellQuote("$HOME"), "'$HOME'"},
+		// quoted puts a title or label in quotes as %q would, with git's escapes.
+		{quoted("plain"), `"plain"`},
+		{quoted(`say "hi"`), `"say \"hi\""`},
+		{quoted("red\x1b[31m"), `"red\033[31m"`},
+		{quoted("日本"), `"日本"`},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
