@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"rewind.dev/internal/fileid"
+	"rewind.dev/internal/layout"
 )
 
 // AgentHome is the agent's own folder as d.Home says: its environment variable when set, else
@@ -75,7 +75,7 @@ func (e *ForeignPathError) Error() string {
 // the user gives on the command line needs no such check.
 func CheckTranscriptPath(agent, path string) error {
 	bad := func(reason string) error { return &ForeignPathError{Path: path, Agent: agent, Reason: reason} }
-	if path == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || strings.ContainsFunc(path, isControl) {
+	if path == "" || !filepath.IsAbs(path) || filepath.Clean(path) != path || layout.HasControl(path) {
 		return bad("it is not a clean absolute path")
 	}
 	var dialects []*Dialect
@@ -152,5 +152,3 @@ func resolvePath(p string) string {
 	}
 }
 
-// isControl reports a character a path read from data should not hold: C0 and C1 controls.
-func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r < 0xa0 }

@@ -20,3 +20,14 @@ func ValidSessionID(id string) bool {
 	}
 	return true
 }
+
+// HasControl reports whether s holds a C0 or C1 control character, which no name Rewind takes
+// from data (a path, an id, a folder) may: printed, one could rewrite the terminal.
+func HasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r < 0xa0 {
+			return true
+		}
+	}
+	return false
+}

@@ -180,7 +180,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 			return nil, err
 		}
 		clean := strings.TrimSuffix(strings.TrimPrefix(hdr.Name, "./"), "/")
-		if !filepath.IsLocal(clean) || path.Clean(clean) != clean || strings.ContainsFunc(clean, isControl) {
+		if !filepath.IsLocal(clean) || path.Clean(clean) != clean || layout.HasControl(clean) {
 			return nil, bad("member %q is not a clean relative name", hdr.Name)
 		}
 		first, rest, _ := strings.Cut(clean, "/")
@@ -377,7 +377,7 @@ func (i *BundleInfo) check(cp *Metadata, hasTranscript bool) error {
 		return fmt.Errorf("its counts are out of range")
 	}
 	for _, r := range i.Redacted {
-		if !filepath.IsLocal(r) || strings.ContainsFunc(r, isControl) {
+		if !filepath.IsLocal(r) || layout.HasControl(r) {
 			return fmt.Errorf("redacted path %q is not a relative path", r)
 		}
 	}
@@ -438,7 +438,7 @@ func checkBundleTranscript(name string, i BundleInfo) error {
 // (this system's, or the other family's: an archive may come from Windows),
 // clean, without control characters.
 func cleanAbs(p string) bool {
-	if p == "" || strings.ContainsFunc(p, isControl) {
+	if p == "" || layout.HasControl(p) {
 		return false
 	}
 	if strings.HasPrefix(p, "/") {
@@ -450,5 +450,3 @@ func cleanAbs(p string) bool {
 	return false
 }
 
-// isControl reports a character that has no place in a name: C0 and C1 controls.
-func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r < 0xa0 }

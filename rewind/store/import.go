@@ -403,7 +403,7 @@ func shellQuote(s string) string {
 func importFolder(i BundleInfo) string {
 	src := strings.TrimRight(strings.ReplaceAll(i.SourceFolder, "\\", "/"), "/")
 	base := src[strings.LastIndexByte(src, '/')+1:]
-	if base == "" || base == "." || base == ".." || !filepath.IsLocal(base) || strings.ContainsAny(base, "/\\:") || strings.ContainsFunc(base, isControl) {
+	if base == "" || base == "." || base == ".." || !filepath.IsLocal(base) || strings.ContainsAny(base, "/\\:") || layout.HasControl(base) {
 		return "rewind-import-" + i.Checkpoint
 	}
 	return base
