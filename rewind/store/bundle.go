@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // An export archive ('rewind export') is a plain, uncompressed tar whose
@@ -176,7 +177,7 @@ func OpenBundle(name string) (_ *Bundle, err error) {
 		switch rest {
 		case BundleTree, BundleTranscript:
 			out := filepath.Join(dir, rest)
-			w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, layout.FileMode)
 			if err != nil {
 				return nil, err
 			}

@@ -172,7 +172,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		switch {
 		case errors.As(err, &um):
 			kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
-			if err := copyFile(b.Transcript, kept); err != nil {
+			if err := copyFile(b.Transcript, kept, layout.FileMode); err != nil {
 				return res, err
 			}
 			unsupported = &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}

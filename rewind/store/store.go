@@ -108,10 +108,30 @@ func Open(project string) (*Store, error) {
 		return nil, err
 	}
 	if dir, mode, ok := layout.FindStore(layout.UserHome(), abs); ok {
-		return &Store{Dir: dir, Project: abs, Mode: mode}, nil
+		s := &Store{Dir: dir, Project: abs, Mode: mode}
+		s.closeToOthers()
+		return s, nil
 	}
 	// (A store made before layers/ existed gets it at its next save.)
 	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
+}
+
+// closeToOthers makes the store's folder, and in global mode storage/
+// above it, private to its user (layout.DirMode) where an older Rewind made
+// it open to all (0755, its files 0644): what is inside can then be reached
+// by nobody else, whatever its own mode. It costs a stat (two in global
+// mode), and a chmod once. A folder it may not change (not the user's)
+// stays as it is.
+func (s *Store) closeToOthers() {
+	dirs := []string{s.Dir}
+	if s.Mode == layout.ModeGlobal {
+		dirs = append(dirs, filepath.Dir(s.Dir))
+	}
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && fi.Mode().Perm()&^layout.DirMode != 0 {
+			os.Chmod(d, fi.Mode().Perm()&layout.DirMode)
+		}
+	}
 }
 
 // Init creates the store of project in mode, or returns the existing one.
@@ -137,9 +157,10 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	if err := s.ensureLayout(); err != nil {
 		return nil, false, err
 	}
+	s.closeToOthers() // (a storage/ an older Rewind made)
 	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
 	if mode == layout.ModeGlobal {
-		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), 0o644); err != nil {
+		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), layout.FileMode); err != nil {
 			return nil, false, err
 		}
 	} else if err := excludeFromGit(abs); err != nil {
@@ -150,11 +171,11 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 
 func (s *Store) ensureLayout() error {
 	for _, d := range []string{s.Dir, s.checkpointsDir(), s.layersDir(), s.stagingDir(), s.backupDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, layout.DirMode); err != nil {
 			return fmt.Errorf("create store %s: %w", s.Dir, err)
 		}
 	}
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, layout.FileMode)
 	if err != nil {
 		return fmt.Errorf("create store lock %s: %w", s.lockPath(), err)
 	}
