@@ -62,9 +62,16 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 
 // SaveLocked takes a checkpoint; the caller holds the lock. The checkpoint
 // is built in staging/<id> and renamed into checkpoints/ once its metadata
-// is written, so it appears whole or not at all.
+// is written, so it appears whole or not at all. In project mode it first
+// makes sure git ignores the store (excludeFromGit).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	s.cleanStaging()
+	if s.Mode == layout.ModeProject {
+		// The store out of git, whatever came first, git init or rewind
+		// init: a few reads when it is (best effort: a save, a hook's above
+		// all, does not fail for a .git it may not write; init says so).
+		excludeFromGit(s.Project)
+	}
 	newest, err := s.Newest()
 	if err != nil {
 		return nil, err
