@@ -14,6 +14,7 @@ import (
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -191,9 +192,11 @@ func sameInode(path string, opened os.FileInfo) error {
 
 // writeBackup copies the transcript's first size bytes (at least; bytes appended meanwhile come
 // along) into a new file in dir, atomically, and checks the file read back has the SHA-256 of
-// the bytes read. It returns the backup's path and how many bytes it holds.
+// the bytes read. It returns the backup's path and how many bytes it holds. The backup is
+// readable by its owner alone (layout.FileMode, as everything in a store), whatever the
+// transcript's mode: a transcript of 0444 would leave a backup that cannot be topped up.
 func writeBackup(ctx context.Context, f *os.File, from, dir string, size int64) (string, int64, error) {
-	if err := durable.FaultOr("mkdir", dir, func() error { return os.MkdirAll(dir, 0o700) }); err != nil {
+	if err := durable.FaultOr("mkdir", dir, func() error { return os.MkdirAll(dir, layout.DirMode) }); err != nil {
 		return "", 0, fmt.Errorf("create backup directory: %w", err)
 	}
 	name := fmt.Sprintf("%s.%s.jsonl", strings.TrimSuffix(filepath.Base(from), ".jsonl"), time.Now().UTC().Format("20060102T150405.000000000Z"))
@@ -264,7 +267,7 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	if err != nil {
 		return "", 0, err
 	}
-	p, err := durable.Create(path, fi.Mode().Perm(), durable.NoReplace)
+	p, err := durable.Create(path, layout.FileMode, durable.NoReplace)
 	if err != nil {
 		return "", 0, err
 	}

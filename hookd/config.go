@@ -137,8 +137,10 @@ func setConfigString(path, key, value string) (bool, error) {
 	if old != nil && string(src) == string(old) {
 		return false, nil
 	}
-	if err := durable.FaultOr("mkdir", filepath.Dir(path), func() error { return os.MkdirAll(filepath.Dir(path), 0o755) }); err != nil {
+	// A store's config.json is private as the store is; so is the global one, a
+	// file of the same kind (its folder made private only where it is made here).
+	if err := durable.FaultOr("mkdir", filepath.Dir(path), func() error { return os.MkdirAll(filepath.Dir(path), layout.DirMode) }); err != nil {
 		return false, err
 	}
-	return true, durable.WriteFile(path, src, 0o644, durable.KeepOwner)
+	return true, durable.WriteFile(path, src, layout.FileMode, durable.KeepOwner)
 }

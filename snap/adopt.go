@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // ErrNotAdoptable is an archive CreateFromArchive cannot take as the
@@ -123,7 +124,7 @@ func CreateFromArchive(ctx context.Context, tree *Tree, x *ArchiveIndex, opts Cr
 			e.Hash, e.Src, e.COff, e.Skip = a.Hash, out, a.COff, a.Skip
 		}
 	}
-	if err := durable.Adopt(out, 0o644, x.archive); err != nil {
+	if err := durable.Adopt(out, layout.FileMode, x.archive); err != nil {
 		return nil, err
 	}
 	var recorded *Limits

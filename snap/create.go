@@ -21,6 +21,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // CreateOptions adjust Create.
@@ -475,7 +476,7 @@ func newArchiveWriter(out string, level int, layer bool) (*archiveWriter, error)
 	if level == 0 {
 		level = gzip.BestSpeed
 	}
-	f, err := durable.Create(out, 0o644)
+	f, err := durable.Create(out, layout.FileMode)
 	if err != nil {
 		return nil, err
 	}

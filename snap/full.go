@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // CreateFull is Create for a full snapshot (no parent) written as the walk
@@ -43,7 +44,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 			return nil, err
 		}
 		dir = filepath.Dir(manifest)
-		if lines, err = durable.Create(manifest, 0o600); err != nil {
+		if lines, err = durable.Create(manifest, layout.FileMode); err != nil {
 			return nil, err
 		}
 		defer lines.Abort()
@@ -112,7 +113,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 		if err := lw.Flush(); err != nil {
 			return nil, fmt.Errorf("manifest %s: %w", manifest, err)
 		}
-		if err := durable.Write(manifest, 0o644, func(w io.Writer) error { return m.encodeLines(w, dir, lines.File, a) }); err != nil {
+		if err := durable.Write(manifest, layout.FileMode, func(w io.Writer) error { return m.encodeLines(w, dir, lines.File, a) }); err != nil {
 			return nil, err
 		}
 		m.File = manifest

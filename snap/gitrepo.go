@@ -14,6 +14,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"rewind.dev/internal/gitdir"
 )
 
 // gitContext is what a walk needs from a git repository whose files it
@@ -62,7 +64,7 @@ type ParentRules struct {
 // Outside a repository it still applies the global excludes file, so a tree
 // is captured the same way whether or not it is under git.
 func loadGitContext(root string, tracked bool) (gitContext, error) {
-	top, gitDir := findGitDir(root)
+	top, gitDir := gitdir.Find(root)
 	prefix := ""
 	if gitDir != "" {
 		p, _ := filepath.Rel(top, root)
@@ -81,7 +83,7 @@ func loadGitContext(root string, tracked bool) (gitContext, error) {
 // nestedGitContext reads the rules of the repository whose top is the
 // tree's folder rel (absolute abs), or reports that it is none.
 func nestedGitContext(abs, rel string, tracked bool) (gitContext, bool, error) {
-	gitDir := gitDirOf(abs)
+	gitDir := gitdir.Of(abs)
 	if gitDir == "" {
 		return gitContext{}, false, nil
 	}
@@ -101,14 +103,7 @@ func repoContext(top, gitDir, base, prefix string, tracked bool) (gitContext, er
 		gc.rules.Prefix = prefix + "/"
 	}
 	if gitDir != "" {
-		commonDir := gitDir
-		if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-			c := strings.TrimSpace(string(b))
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(gitDir, c)
-			}
-			commonDir = c
-		}
+		commonDir := gitdir.Common(gitDir)
 		if b, err := os.ReadFile(filepath.Join(commonDir, "info", "exclude")); err == nil {
 			gc.rules.Exclude = string(b)
 		}
@@ -135,49 +130,6 @@ func (gc *gitContext) build() {
 	}
 	for _, p := range r.Parents {
 		gc.parents = append(gc.parents, patternList{prefix: p.Prefix, patterns: parsePatterns([]byte(p.Text))})
-	}
-}
-
-// gitDirOf returns the git directory of the repository whose top is dir
-// (its ".git" folder, or where its ".git" file points), or "".
-func gitDirOf(dir string) string {
-	p := filepath.Join(dir, ".git")
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return ""
-	}
-	if fi.IsDir() {
-		return p
-	}
-	// A worktree or submodule: ".git" is a file "gitdir: PATH".
-	if !fi.Mode().IsRegular() {
-		return ""
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return ""
-	}
-	if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
-		g := strings.TrimSpace(s)
-		if !filepath.IsAbs(g) {
-			g = filepath.Join(dir, g)
-		}
-		return g
-	}
-	return ""
-}
-
-// findGitDir returns the work tree top and git directory for root, or "" "".
-func findGitDir(root string) (top, gitDir string) {
-	for dir := root; ; {
-		if g := gitDirOf(dir); g != "" {
-			return dir, g
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", ""
-		}
-		dir = parent
 	}
 }
 

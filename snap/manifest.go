@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // ManifestVersion is the version of the manifest format this package writes.
@@ -395,7 +396,7 @@ func WriteManifestFile(name string, m *Manifest, parent *Manifest) error {
 	if err != nil {
 		return err
 	}
-	err = durable.Write(name, 0o644, func(w io.Writer) error { return m.Encode(w, filepath.Dir(name), parent) })
+	err = durable.Write(name, layout.FileMode, func(w io.Writer) error { return m.Encode(w, filepath.Dir(name), parent) })
 	if err != nil {
 		return err
 	}

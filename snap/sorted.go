@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"rewind.dev/internal/layout"
 )
 
 // An archive Rewind did not write (tar's own, which lists a folder's names
@@ -60,12 +62,12 @@ func inWalkOrder(ctx context.Context, archive, root string, limits Limits) (sort
 	wrap := func(err error) error {
 		return fmt.Errorf("archive %s is not in walk order (not one Rewind wrote): copy it into walk order in %s (set TMPDIR to a folder with room for twice its content): %w", archive, dir, err)
 	}
-	spool, err := os.Create(filepath.Join(dir, "content"))
+	spool, err := createPrivate(filepath.Join(dir, "content"))
 	if err != nil {
 		return "", nil, wrap(err)
 	}
 	defer spool.Close()
-	runs, err := os.Create(filepath.Join(dir, "runs"))
+	runs, err := createPrivate(filepath.Join(dir, "runs"))
 	if err != nil {
 		return "", nil, wrap(err)
 	}
@@ -193,12 +195,18 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 	return bounds, nil
 }
 
+// createPrivate creates (or empties) the file name, readable by its owner
+// only: it holds the archive's content.
+func createPrivate(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, layout.FileMode)
+}
+
 // mergeRuns writes the entries of the runs, merged into walk order, to a
 // new archive at name, each file's content read back from spool, and each
 // folder they imply before the first entry in it, with the mode of root's
 // folder there (or 0755).
 func mergeRuns(ctx context.Context, name string, runs *os.File, bounds []run, spool *os.File, root string) error {
-	out, err := os.Create(name)
+	out, err := createPrivate(name)
 	if err != nil {
 		return err
 	}

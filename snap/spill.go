@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"rewind.dev/internal/layout"
 )
 
 // A restore from a manifest that differs from the tree in many entries (a
@@ -106,13 +108,13 @@ type spillFile struct {
 // newSpill creates the spill file name in the staging folder.
 func (p *restorePlan) newSpill(name string) (*spillFile, error) {
 	if tmp := p.spill.tmp; tmp != "" {
-		f, err := os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+		f, err := os.OpenFile(filepath.Join(tmp, name), os.O_CREATE|os.O_EXCL|os.O_RDWR, layout.FileMode)
 		if err != nil {
 			return nil, fmt.Errorf("restore into %s: write its plan in a temporary folder (a dry run too big to hold; set TMPDIR to a folder it may write): %w", p.root, err)
 		}
 		return &spillFile{f: f, root: p.root, w: bufio.NewWriterSize(f, 256<<10)}, nil
 	}
-	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_RDWR, layout.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("restore into %s: write its plan in the staging folder: %w", p.root, err)
 	}

@@ -27,7 +27,7 @@ const rewindHome = () => process.env.REWIND_HOME || join(homedir(), ".rewind")
 function log(event, error) {
   try {
     const dir = join(rewindHome(), "logs")
-    mkdirSync(dir, { recursive: true })
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
     const line = { time: new Date().toISOString(), event, agent: AGENT, ms: 0, error: "bridge: " + error }
     appendFileSync(join(dir, "hook.log"), JSON.stringify(line) + "\n", { mode: 0o600 })
   } catch {
@@ -95,7 +95,7 @@ function run(action, event, payload) {
 const mirrorPath = (id) => join(rewindHome(), "opencode", id + ".jsonl")
 
 function writeAtomic(path, text) {
-  mkdirSync(dirname(path), { recursive: true })
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   const tmp = path + ".tmp-" + process.pid
   writeFileSync(tmp, text, { mode: 0o600 })
   renameSync(tmp, path)

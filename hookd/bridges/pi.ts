@@ -20,7 +20,7 @@ const TIMEOUT_MS = 15000;
 function log(event: string, error: string) {
   try {
     const dir = join(process.env.REWIND_HOME || join(homedir(), ".rewind"), "logs");
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const line = { time: new Date().toISOString(), event, agent: AGENT, ms: 0, error: "bridge: " + error };
     appendFileSync(join(dir, "hook.log"), JSON.stringify(line) + "\n", { mode: 0o600 });
   } catch {

@@ -255,7 +255,7 @@ const maxLog = 1 << 20
 
 func appendLog(home string, le logEntry) {
 	dir := layout.Logs(layout.Home(home))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, layout.DirMode); err != nil {
 		return
 	}
 	p := filepath.Join(dir, "hook.log")
@@ -266,7 +266,7 @@ func appendLog(home string, le logEntry) {
 	if err != nil {
 		return
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, layout.FileMode)
 	if err != nil {
 		return
 	}
@@ -288,10 +288,10 @@ func firstNotice(home, project string) bool {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), layout.DirMode); err != nil {
 		return false
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, layout.FileMode)
 	if err != nil {
 		return false
 	}

@@ -18,13 +18,29 @@
 //	  hook-state.json          HookState
 //	  restore-history.json, lock, verified, project (global mode),
 //	  checkpoints/, layers/, staging/, transcript-backup/
+//
+// Everything in a store, and storage/ and logs/ in the home, is private to
+// its user: files FileMode, folders DirMode.
 package layout
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"io/fs"
 	"os"
 	"path/filepath"
+)
+
+// FileMode and DirMode are the modes of every file and folder Rewind writes
+// in a store, in storage/ and logs/ of its home, and of what else it writes
+// from a tree or a transcript (an export, a snapshot archive, a
+// transcript's backup), whatever the umask. Those hold files and
+// conversations that only their owner may read: nothing Rewind writes may
+// widen who can read them, so none of it is readable by anyone else. (Set
+// by a chmod, or by a creation mode the umask can only narrow.)
+const (
+	FileMode fs.FileMode = 0o600
+	DirMode  fs.FileMode = 0o700
 )
 
 // ProjectStore is where a project keeps its store in project mode,

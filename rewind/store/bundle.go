@@ -214,7 +214,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 				return nil, bad("member %s is %d bytes, more than a %s may be", rest, hdr.Size, rest)
 			}
 			out := filepath.Join(dir, rest)
-			w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			w, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, layout.FileMode)
 			if err != nil {
 				return nil, err
 			}
@@ -449,4 +449,3 @@ func cleanAbs(p string) bool {
 	}
 	return false
 }
-

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -86,7 +87,7 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 		c.done(&h, e)
 	}
 	h.Version = Version
-	return firstErr(err, writeJSON(s.historyPath(), h, 0o644))
+	return firstErr(err, writeJSON(s.historyPath(), h, layout.FileMode))
 }
 
 // applied is apply's result as the commands return it: no result when

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -84,7 +85,7 @@ func writeMetadata(dir string, md Metadata) error {
 	if err != nil {
 		return err
 	}
-	return durable.WriteFile(filepath.Join(dir, MetadataFile), b, 0o644)
+	return durable.WriteFile(filepath.Join(dir, MetadataFile), b, layout.FileMode)
 }
 
 // TriggerKind is what took a checkpoint.

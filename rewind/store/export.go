@@ -19,6 +19,7 @@ import (
 	"rewind.dev/fork"
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -96,7 +97,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 			return nil, &ExistsError{Path: o.Out}
 		}
 	}
-	out, err := durable.Create(o.Out, 0o644, flags...)
+	out, err := durable.Create(o.Out, layout.FileMode, flags...)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 	tw := tar.NewWriter(out)
 	mtime := time.Now()
 	add := func(name string, data []byte) error {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: int64(len(data)), Mode: 0o644, ModTime: mtime, Format: tar.FormatUSTAR}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: int64(len(data)), Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 			}
 		}
 		var hb bytes.Buffer
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.n, Mode: 0o644, ModTime: mtime, Format: tar.FormatUSTAR}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.n, Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
 		if err := tar.NewWriter(&hb).WriteHeader(hdr); err != nil {
 			return err
 		}

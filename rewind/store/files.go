@@ -60,7 +60,7 @@ func (s *Store) Session() (layout.Session, error) {
 func (s *Store) SetSession(v layout.Session) error {
 	v.Version = Version
 	v.UpdatedAt = time.Now().UTC()
-	return writeJSON(s.path(layout.SessionFile), v, 0o644)
+	return writeJSON(s.path(layout.SessionFile), v, layout.FileMode)
 }
 
 // HookState reads hook-state.json. A corrupt file reads as empty: it only
@@ -80,14 +80,15 @@ func (s *Store) HookState() layout.HookState {
 // path saves two fsyncs.
 func (s *Store) SetHookState(v layout.HookState) error {
 	v.Version = Version
-	return writeJSON(s.path(layout.HookStateFile), v, 0o600, durable.NoSync)
+	return writeJSON(s.path(layout.HookStateFile), v, layout.FileMode, durable.NoSync)
 }
 
 func (s *Store) path(name string) string { return s.Dir + "/" + name }
 
 // moveAside moves a file Rewind made into transcript-backup/ (never
-// deleting it: the user may have chatted in the fork since). It returns the
-// new path, "" when the file is already gone.
+// deleting it: the user may have chatted in the fork since), where it is
+// private as everything in the store is. It returns the new path, "" when
+// the file is already gone.
 func (s *Store) moveAside(p string) (string, error) {
 	if !fileExists(p) {
 		return "", nil
@@ -97,7 +98,8 @@ func (s *Store) moveAside(p string) (string, error) {
 
 // keepAside puts a copy of p into transcript-backup/ under a new name that
 // starts with the time and ends in base — moved when move is set, copied
-// otherwise — and returns its path. It never replaces a file already there.
+// otherwise — with the store's file mode, and returns its path. It never
+// replaces a file already there.
 func (s *Store) keepAside(p, base string, move bool) (string, error) {
 	stamp := time.Now().UTC().Format("20060102_150405")
 	for n := 0; ; n++ {
@@ -116,11 +118,16 @@ func (s *Store) keepAside(p, base string, move bool) (string, error) {
 				continue
 			}
 			if err == nil {
+				// (p too is the file until it is removed: narrower, never wider)
+				if err := os.Chmod(dst, layout.FileMode); err != nil {
+					os.Remove(dst)
+					return "", fmt.Errorf("keep %s aside: %w", p, err)
+				}
 				durable.SyncDir(s.backupDir())
 				return dst, os.Remove(p)
 			}
 		}
-		err := copyFile(p, dst, durable.NoReplace)
+		err := copyFile(p, dst, layout.FileMode, durable.NoReplace)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -134,19 +141,26 @@ func (s *Store) keepAside(p, base string, move bool) (string, error) {
 	}
 }
 
-// copyFile copies src to dst, durably, with src's mode (durable.Copy: an APFS clone on
+// copyFile copies src to dst, durably, with mode perm (durable.Copy: an APFS clone on
 // macOS, copy_file_range on Linux).
-func copyFile(src, dst string, flags ...durable.Flag) error {
+func copyFile(src, dst string, perm fs.FileMode, flags ...durable.Flag) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
+	return durable.Copy(dst, perm, in, flags...)
+}
+
+// modeOf is the permission bits of the file at p, or otherwise when there
+// is none: the mode a file Rewind puts back beside p takes, so that it is
+// no more readable than p.
+func modeOf(p string, otherwise fs.FileMode) fs.FileMode {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return otherwise
 	}
-	return durable.Copy(dst, fi.Mode().Perm(), in, flags...)
+	return fi.Mode().Perm()
 }
 
 func fileExists(p string) bool {

@@ -16,6 +16,7 @@ import (
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -612,7 +613,7 @@ func (s *Store) mergeTranscript(c *Checkpoint, r *rebase) error {
 
 // concatFiles writes the files srcs one after the other as the new file dst, durably.
 func concatFiles(dst string, srcs ...string) error {
-	return durable.Write(dst, 0o644, func(w io.Writer) error {
+	return durable.Write(dst, layout.FileMode, func(w io.Writer) error {
 		for _, src := range srcs {
 			in, err := os.Open(src)
 			if err != nil {

@@ -112,7 +112,7 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 	}
 	h.Version = Version
 	h.Entries = append(h.Entries, e)
-	return writeJSON(s.historyPath(), h, 0o644)
+	return writeJSON(s.historyPath(), h, layout.FileMode)
 }
 
 // referenced returns the checkpoint ids the restore history needs.

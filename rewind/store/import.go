@@ -173,7 +173,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		switch {
 		case errors.As(err, &um):
 			kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
-			if err := copyFile(b.Transcript, kept, durable.NoReplace); err != nil {
+			if err := copyFile(b.Transcript, kept, layout.FileMode, durable.NoReplace); err != nil {
 				return res, err
 			}
 			unsupported = &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}

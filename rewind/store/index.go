@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // The store's index lets retention at a hook plan without reading every
@@ -215,7 +216,7 @@ func (s *Store) writeIndex(idx map[string]*indexEntry) {
 	for _, id := range ids {
 		b.WriteString(s.indexLine(id, idx[id]))
 	}
-	durable.WriteFile(s.indexPath(), []byte(b.String()), 0o600, durable.NoSync)
+	durable.WriteFile(s.indexPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
 }
 
 // dropIndex removes the index durably, before gc changes a checkpoint's

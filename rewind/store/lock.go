@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 )
 
 // Lock is a held store lock.
@@ -33,7 +34,7 @@ const lockTell = time.Second
 // holds the lock. The holder writes who it is into the lock file, which is
 // never renamed or deleted, so every process locks the same inode.
 func (s *Store) Lock(ctx context.Context) (*Lock, error) {
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, layout.FileMode)
 	if err != nil {
 		return nil, fmt.Errorf("open store lock %s: %w", s.lockPath(), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -206,7 +207,7 @@ func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, erro
 		rec.Removed = moved
 		res.Moved = append(res.Moved, Move{From: f.Path, To: moved})
 		if side := sidecarOf(f.Path); fileExists(side) {
-			if err := moveFile(side, sidecarOf(moved)); err == nil {
+			if err := moveFile(side, sidecarOf(moved), layout.FileMode); err == nil {
 				res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(moved)})
 			}
 		}
@@ -216,11 +217,14 @@ func (s *Store) revertFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, erro
 		res.Warnings = append(res.Warnings, "the fork moved aside to "+f.Removed+" is gone; it was not brought back")
 		return nil, nil
 	}
-	if err := moveFile(f.Removed, f.Path); err != nil {
+	// Back beside its parent, with the parent's mode, as the fork was
+	// written (private in the store meanwhile).
+	if err := moveFile(f.Removed, f.Path, modeOf(f.ParentTranscript, layout.FileMode)); err != nil {
 		return nil, &ForkBackError{Path: f.Path, Kept: f.Removed, Err: err}
 	}
 	res.Moved = append(res.Moved, Move{From: f.Removed, To: f.Path})
-	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path)) == nil {
+	sideMode := modeOf(sidecarOf(f.ParentTranscript), layout.FileMode)
+	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path), sideMode) == nil {
 		res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(f.Path)})
 	}
 	res.Resume = ResumeHint(f.Agent, f.SessionID)
@@ -241,6 +245,9 @@ func (s *Store) revertForkFolder(f *ForkRecord, dir string, res *RestoreResult) 
 		if err := os.Rename(dir, moved); err != nil {
 			return nil, fmt.Errorf("move the fork %s aside: %w", dir, err)
 		}
+		// Closed to others in the store (as the fork made it); what is in it
+		// keeps its modes, to go back as it came.
+		os.Chmod(moved, layout.DirMode)
 		rec.Removed = moved
 		res.Moved = append(res.Moved, Move{From: dir, To: moved})
 		return &rec, nil
@@ -264,17 +271,22 @@ func (s *Store) revertForkFolder(f *ForkRecord, dir string, res *RestoreResult) 
 // sidecarOf is the settings file Droid keeps beside a session file.
 func sidecarOf(p string) string { return strings.TrimSuffix(p, ".jsonl") + ".settings.json" }
 
-// moveFile moves src to dst, never replacing a file at dst.
-func moveFile(src, dst string) error {
+// moveFile moves src to dst, with mode perm, never replacing a file at dst.
+func moveFile(src, dst string, perm fs.FileMode) error {
 	err := os.Link(src, dst)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s exists", dst)
 	}
-	if err != nil {
+	if err == nil {
+		if err := os.Chmod(dst, perm); err != nil {
+			os.Remove(dst)
+			return err
+		}
+	} else {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
 			return err
 		}
-		err := copyFile(src, dst, durable.NoReplace)
+		err := copyFile(src, dst, perm, durable.NoReplace)
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s exists", dst)
 		}
@@ -309,9 +321,11 @@ func (s *Store) planRevert(ctx context.Context, e HistoryEntry, fk *ForkRecord, 
 
 // untruncate gives a truncated transcript its bytes back: the current file
 // (which may hold newer turns) is saved aside first, then the backup taken
-// before the truncation replaces it atomically. saved is where the current
-// bytes went ("" when there was no file).
+// before the truncation replaces it atomically, with the current file's
+// mode (the backup's is the store's). saved is where the current bytes went
+// ("" when there was no file).
 func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
+	perm := modeOf(t.Path, layout.FileMode)
 	if fileExists(t.Path) {
 		saved, err = s.keepAside(t.Path, "before-undo-"+filepath.Base(t.Path), false)
 		if err != nil {
@@ -320,7 +334,7 @@ func (s *Store) untruncate(t *TruncateRecord) (saved string, err error) {
 	}
 	// copyFile writes through a temporary name of its own and renames: no
 	// fixed side name that a file of the user's could hold.
-	if err := copyFile(t.Backup, t.Path); err != nil {
+	if err := copyFile(t.Backup, t.Path, perm); err != nil {
 		return saved, fmt.Errorf("bring back %s from %s: %w", t.Path, t.Backup, err)
 	}
 	return saved, nil

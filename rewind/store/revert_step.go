@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/merge"
 	"rewind.dev/snap"
 )
@@ -722,10 +723,10 @@ func snapshotContent(ctx context.Context, dir string, content map[string][]byte)
 	tree := &snap.Tree{Started: time.Now().UnixNano()}
 	for q, b := range content {
 		name := filepath.Join(root, filepath.FromSlash(q))
-		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		if err := os.MkdirAll(filepath.Dir(name), layout.DirMode); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(name, b, 0o600); err != nil {
+		if err := os.WriteFile(name, b, layout.FileMode); err != nil {
 			return nil, err
 		}
 		fi, err := os.Lstat(name)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
@@ -66,9 +67,16 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 
 // SaveLocked takes a checkpoint; the caller holds the lock. The checkpoint
 // is built in staging/<id> and renamed into checkpoints/ once its metadata
-// is written, so it appears whole or not at all.
+// is written, so it appears whole or not at all. In project mode it first
+// makes sure git ignores the store (excludeFromGit).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	s.cleanStaging()
+	if s.Mode == layout.ModeProject {
+		// The store out of git, whatever came first, git init or rewind
+		// init: a few reads when it is (best effort: a save, a hook's above
+		// all, does not fail for a .git it may not write; init says so).
+		excludeFromGit(s.Project)
+	}
 	newest, err := s.Newest()
 	if err != nil {
 		return nil, err
@@ -76,7 +84,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	now := time.Now()
 	id := s.newID(now)
 	stage := filepath.Join(s.stagingDir(), id)
-	if err := os.MkdirAll(stage, 0o755); err != nil {
+	if err := os.MkdirAll(stage, layout.DirMode); err != nil {
 		return nil, fmt.Errorf("create staging folder in %s: %w", s.Dir, err)
 	}
 	ok := false
@@ -322,7 +330,7 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 	if res.Layer {
 		layerParent = parent
 	}
-	err := durable.Write(filepath.Join(stage, ManifestFile), 0o644, func(w io.Writer) error {
+	err := durable.Write(filepath.Join(stage, ManifestFile), layout.FileMode, func(w io.Writer) error {
 		return res.Manifest.Encode(w, stage, layerParent)
 	}, durable.Staged)
 	if err != nil {
@@ -374,7 +382,7 @@ func (s *Store) publish(stage string, md Metadata) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := durable.WriteFile(filepath.Join(stage, MetadataFile), mb, 0o644, durable.Staged); err != nil {
+	if err := durable.WriteFile(filepath.Join(stage, MetadataFile), mb, layout.FileMode, durable.Staged); err != nil {
 		return "", fmt.Errorf("write metadata in %s: %w", stage, err)
 	}
 	// The layer's folder was synced when the layer was committed.
@@ -400,9 +408,9 @@ func (s *Store) publish(stage string, md Metadata) (string, error) {
 // run of this store; a temporary file another process still writes (a
 // standalone rewind-fork writing a backup here) is flock-held and stays.
 func (s *Store) cleanStaging() {
-	os.MkdirAll(s.layersDir(), 0o755) // stores made before layers have none
+	os.MkdirAll(s.layersDir(), layout.DirMode) // stores made before layers have none
 	if des, err := os.ReadDir(s.stagingDir()); err != nil {
-		os.MkdirAll(s.stagingDir(), 0o755)
+		os.MkdirAll(s.stagingDir(), layout.DirMode)
 	} else {
 		for _, de := range des {
 			os.RemoveAll(filepath.Join(s.stagingDir(), de.Name()))
@@ -433,10 +441,11 @@ func countChanges(old, cur *snap.Manifest, fold snap.Folding) (Changes, error) {
 	return Changes{Added: n.Added, Deleted: n.Deleted, Modified: n.Modified}, err
 }
 
-// linkOrCopy hard-links src at dst, or copies it where links do not work.
+// linkOrCopy hard-links src, a file of the store, at dst, or copies it
+// where links do not work.
 func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	return copyFile(src, dst)
+	return copyFile(src, dst, layout.FileMode)
 }

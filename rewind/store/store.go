@@ -20,6 +20,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/gitdir"
 	"rewind.dev/internal/layout"
 )
 
@@ -112,16 +114,36 @@ func Open(project string) (*Store, error) {
 		if err := s.trust(); err != nil {
 			return nil, err
 		}
+		s.closeToOthers()
 		return s, nil
 	}
 	// (A store made before layers/ existed gets it at its next save.)
 	return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
 }
 
+// closeToOthers makes the store's folder, and in global mode storage/
+// above it, private to its user (layout.DirMode) where an older Rewind made
+// it open to all (0755, its files 0644): what is inside can then be reached
+// by nobody else, whatever its own mode. It costs a stat (two in global
+// mode), and a chmod once. A folder it may not change (not the user's)
+// stays as it is.
+func (s *Store) closeToOthers() {
+	dirs := []string{s.Dir}
+	if s.Mode == layout.ModeGlobal {
+		dirs = append(dirs, filepath.Dir(s.Dir))
+	}
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && fi.Mode().Perm()&^layout.DirMode != 0 {
+			os.Chmod(d, fi.Mode().Perm()&layout.DirMode)
+		}
+	}
+}
+
 // Init creates the store of project in mode, or returns the existing one.
 // In project mode inside a git repository it adds the store to
-// .git/info/exclude, so git never sees it. created is false when the store
-// already existed.
+// .git/info/exclude, so git never sees it (and every save checks it again:
+// the repository may come later). created is false when the store already
+// existed.
 func Init(project string, mode layout.Mode) (s *Store, created bool, err error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
@@ -151,9 +173,10 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	if err := s.stamp(); err != nil {
 		return nil, false, err
 	}
+	s.closeToOthers() // (a storage/ an older Rewind made)
 	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
 	if mode == layout.ModeGlobal {
-		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), 0o644); err != nil {
+		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), layout.FileMode); err != nil {
 			return nil, false, err
 		}
 	} else if err := excludeFromGit(abs); err != nil {
@@ -164,43 +187,49 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 
 func (s *Store) ensureLayout() error {
 	for _, d := range []string{s.Dir, s.checkpointsDir(), s.layersDir(), s.stagingDir(), s.backupDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, layout.DirMode); err != nil {
 			return fmt.Errorf("create store %s: %w", s.Dir, err)
 		}
 	}
-	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(s.lockPath(), os.O_CREATE|os.O_RDWR, layout.FileMode)
 	if err != nil {
 		return fmt.Errorf("create store lock %s: %w", s.lockPath(), err)
 	}
 	return f.Close()
 }
 
-// excludeFromGit adds the store folder to .git/info/exclude of the
-// repository holding project, once.
+// excludeFromGit adds the store folder of project (in project mode) to
+// info/exclude of the git repository project lies in — for a linked
+// worktree, the one its worktrees share — unless an entry there names it
+// already. It reads files only, no git, so that every save can make sure:
+// a repository made after the store (git init after rewind init) has the
+// store out of git by the next save. Outside a repository it does nothing.
 func excludeFromGit(project string) error {
-	out, err := exec.Command("git", "-C", project, "rev-parse", "--git-common-dir", "--show-prefix").Output()
+	top, gitDir := gitdir.Find(project)
+	if gitDir == "" {
+		return nil
+	}
+	prefix, err := filepath.Rel(top, project)
 	if err != nil {
-		return nil // not a git repository (or no git): nothing to do
+		return err
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	gitDir := lines[0]
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(project, gitDir)
+	entry := "/" + layout.ProjectStore + "/"
+	if prefix != "." {
+		entry = "/" + excludeEscape(filepath.ToSlash(prefix)) + entry
 	}
-	prefix := ""
-	if len(lines) > 1 {
-		prefix = lines[1]
-	}
-	entry := "/" + prefix + layout.ProjectStore + "/"
-	exclude := filepath.Join(gitDir, "info", "exclude")
+	exclude := filepath.Join(gitdir.Common(gitDir), "info", "exclude")
 	b, err := os.ReadFile(exclude)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	for _, l := range strings.Split(string(b), "\n") {
+	for l := range strings.Lines(string(b)) {
 		if strings.TrimSpace(l) == entry {
 			return nil
 		}
+	}
+	perm := fs.FileMode(0o644) // git's own, for a file it may have to make
+	if fi, err := os.Stat(exclude); err == nil {
+		perm = fi.Mode().Perm()
 	}
 	if len(b) > 0 && b[len(b)-1] != '\n' {
 		b = append(b, '\n')
@@ -209,7 +238,23 @@ func excludeFromGit(project string) error {
 	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
 		return err
 	}
-	return durable.WriteFile(exclude, b, 0o644)
+	return durable.WriteFile(exclude, b, perm)
+}
+
+// excludeEscape is path as a gitignore pattern matching it alone: its
+// wildcard characters and backslashes escaped.
+func excludeEscape(path string) string {
+	if !strings.ContainsAny(path, `*?[\`) {
+		return path
+	}
+	var b strings.Builder
+	for _, c := range path {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func (s *Store) checkpointsDir() string         { return filepath.Join(s.Dir, layout.CheckpointsDir) }

@@ -17,6 +17,7 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -165,7 +166,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // writeGzip writes r gzipped as a new file in a staging folder.
 func writeGzip(name string, r io.Reader) error {
-	return durable.Write(name, 0o644, func(w io.Writer) error {
+	return durable.Write(name, layout.FileMode, func(w io.Writer) error {
 		zw, err := pgzip.NewWriterLevel(w, pgzip.BestSpeed)
 		if err != nil {
 			return err

@@ -154,10 +154,10 @@ func registrySince() (int64, error) {
 	name := filepath.Join(reg, ".since")
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(reg, 0o700); err != nil {
+		if err := os.MkdirAll(reg, layout.DirMode); err != nil {
 			return 0, err
 		}
-		f, cerr := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+		f, cerr := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, layout.FileMode)
 		if cerr != nil {
 			return 0, cerr
 		}
@@ -174,7 +174,7 @@ func registrySince() (int64, error) {
 func (s *Store) stamp() error {
 	id := uuid.NewString()
 	b, _ := json.Marshal(storeRecord{Version: Version, ID: id})
-	if err := durable.WriteFile(s.path(layout.StoreFile), append(b, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(s.path(layout.StoreFile), append(b, '\n'), layout.FileMode); err != nil {
 		return fmt.Errorf("record the store %s: %w", s.Dir, err)
 	}
 	return register(id, s.Dir)
@@ -243,7 +243,7 @@ func register(id, dir string) error {
 		return fmt.Errorf("register the store %s: %w", dir, err)
 	}
 	b, _ := json.Marshal(storeRecord{Version: Version, ID: id, Path: dir})
-	if err := durable.WriteFile(registryEntry(id), append(b, '\n'), 0o600); err != nil {
+	if err := durable.WriteFile(registryEntry(id), append(b, '\n'), layout.FileMode); err != nil {
 		return fmt.Errorf("register the store %s: %w", dir, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
+	"rewind.dev/internal/layout"
 	"rewind.dev/snap"
 )
 
@@ -97,7 +98,7 @@ func (s *Store) writeVerified(files map[string]verifiedFile) {
 	for path, r := range files {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Size, r.MTime, r.Ino, strconv.Quote(path), strconv.Quote(r.Problem))
 	}
-	durable.WriteFile(s.verifiedPath(), []byte(b.String()), 0o600, durable.NoSync)
+	durable.WriteFile(s.verifiedPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
 }
 
 // checker checks checkpoints, reading each file at most once.

@@ -1,0 +1,71 @@
+// Package gitdir finds the git repository a folder lies in the way git
+// does — a ".git" folder, or a ".git" file naming the git directory of a
+// linked worktree or a submodule, in the folder or the nearest one above —
+// and the folder its worktrees share. It reads files only, and runs no git:
+// a save asks it every time, and a snapshot's walk for every repository.
+package gitdir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Of returns the git directory of the repository whose top is dir (its
+// ".git" folder, or where its ".git" file points), or "".
+func Of(dir string) string {
+	p := filepath.Join(dir, ".git")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	if fi.IsDir() {
+		return p
+	}
+	// A worktree or submodule: ".git" is a file "gitdir: PATH".
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+		g := strings.TrimSpace(s)
+		if !filepath.IsAbs(g) {
+			g = filepath.Join(dir, g)
+		}
+		return g
+	}
+	return ""
+}
+
+// Find returns the top of the work tree dir lies in (dir or the nearest
+// folder above it with a repository: Of) and its git directory, or "" "".
+func Find(dir string) (top, gitDir string) {
+	for {
+		if g := Of(dir); g != "" {
+			return dir, g
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ""
+		}
+		dir = parent
+	}
+}
+
+// Common returns the folder of what the worktrees of gitDir's repository
+// share (info/exclude, the config, the objects): the folder gitDir's
+// "commondir" file names, for a linked worktree; else gitDir itself.
+func Common(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	c := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(gitDir, c)
+	}
+	return c
+}
