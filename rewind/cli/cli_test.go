@@ -32,6 +32,16 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// ownHome gives a test that runs rewind in this process a home of its own: a store
+// records itself in the home (~/.rewind/stores), never the real one's.
+func ownHome(t *testing.T) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+}
+
 func TestScripts(t *testing.T) {
 	fixtures, err := filepath.Abs("../testdata/fixtures")
 	if err != nil {
@@ -170,6 +180,7 @@ func TestSetup(t *testing.T) {
 
 // An interrupted command exits 130 and says so, once.
 func TestInterrupted(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)

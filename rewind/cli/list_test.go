@@ -15,6 +15,7 @@ import (
 // list shows 20 rows and says how many more there are; --json lists every
 // checkpoint unless -n is given.
 func TestListDefaultAndJSONUncapped(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	s, _, err := store.Init(dir, layout.ModeProject)
 	if err != nil {

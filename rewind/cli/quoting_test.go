@@ -60,6 +60,7 @@ func rawControl(out string) (string, bool) {
 // data with their control characters escaped, paths quoted as git quotes them; --json prints
 // them exactly.
 func TestHumanOutputQuotesControlCharacters(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
@@ -298,6 +299,7 @@ func jsonString(t *testing.T, s string) string {
 
 // A rename (on a file system that folds names) shows each of its two names quoted once.
 func TestRestoreQuotesRenames(t *testing.T) {
+	ownHome(t)
 	var out strings.Builder
 	r := &store.RestoreResult{Kind: store.KindRestore, Checkpoint: "20261122_143052_001", DryRun: true,
 		Code: &snap.RestoreResult{Renamed: 1, RenamedList: []snap.Rename{{From: "evil\x1b[2J.txt", To: "EVIL\x1b[2J.txt"}}}}

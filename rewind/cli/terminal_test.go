@@ -64,6 +64,7 @@ func (b *syncBuffer) String() string {
 // On a terminal, undo-restore and redo show what they would change and ask;
 // "n" changes nothing, "y" goes ahead.
 func TestRevertAsksOnATerminal(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
@@ -146,6 +147,7 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 // cleared at the end; off a terminal it shows nothing (the testscripts check
 // '! stderr .').
 func TestProgressOnATerminal(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
@@ -180,6 +182,7 @@ func TestProgressOnATerminal(t *testing.T) {
 
 // validate (and gc) count checkpoints on the progress line.
 func TestCountedProgressOnATerminal(t *testing.T) {
+	ownHome(t)
 	dir := t.TempDir()
 	s, _, err := store.Init(dir, layout.ModeProject)
 	if err != nil {
