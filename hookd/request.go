@@ -69,6 +69,7 @@ const (
 	SkipInterval  SkipReason = "interval"  // inside the tier's interval since the last one
 	SkipUnchanged SkipReason = "unchanged" // the tree has not changed enough
 	SkipNone      SkipReason = "none"      // the tier takes none at this event
+	SkipUntrusted SkipReason = "untrusted" // the project's store is not one this user's Rewind made
 )
 
 // Response is what `rewind hook` prints.

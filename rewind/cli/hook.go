@@ -15,6 +15,7 @@ import (
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
+	"rewind.dev/snap"
 )
 
 type hookCmd struct{ common }
@@ -35,6 +36,13 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return cmdline.Usagef("hook request has no project_dir")
 	}
 	s, err := store.Open(req.ProjectDir)
+	var untrusted *store.UntrustedStoreError
+	if errors.As(err, &untrusted) {
+		// Told to the person once, in the agent: otherwise only hook.log would know
+		// that nothing is checkpointed.
+		msg := fmt.Sprintf("Rewind checkpoints nothing in %s: %s. To fix: %s.", req.ProjectDir, untrusted.Reason, untrusted.Fix)
+		return e.json(hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: hookd.SkipUntrusted, Message: msg, Warnings: []string{err.Error()}})
+	}
 	created := ""
 	if errors.Is(err, store.ErrNoStore) {
 		top, ok := autoInitRoot(req)
@@ -51,6 +59,11 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	resp, err := s.Hook(ctx, req)
+	var tracked *snap.TrackedStoreError
+	if errors.As(err, &tracked) {
+		msg := fmt.Sprintf("Rewind checkpoints nothing in %s: %s. To fix: take it out of the repository (git rm -r --cached %s, and commit), and check what it holds.", req.ProjectDir, tracked.Error(), tracked.Path)
+		return e.json(hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: hookd.SkipUntrusted, Message: msg, Warnings: []string{err.Error()}})
+	}
 	if err != nil {
 		return err
 	}

@@ -58,8 +58,13 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "Snapshot\tshared with %s (tree unchanged)\n", cmdline.QuoteText(cp.Snapshot.ReusedFrom))
 	}
 	fmt.Fprintf(tw, "Changes\t+%d ~%d -%d since %s\n", cp.Changes.Added, cp.Changes.Modified, cp.Changes.Deleted, cmdline.QuoteText(orNone(cp.Changes.Since)))
-	if t := cp.Transcript; t != nil {
+	if t := cp.Transcript; t != nil && t.OriginalPath == "" && t.Problem != "" {
+		fmt.Fprintf(tw, "Transcript\tnone: %s\n", cmdline.QuoteText(t.Problem))
+	} else if t != nil {
 		fmt.Fprintf(tw, "Transcript\t%s (%s)\n", cmdline.QuotePath(t.OriginalPath), cmdline.QuoteText(orNone(t.Agent)))
+		if t.Problem != "" {
+			fmt.Fprintf(tw, "Not captured\t%s\n", cmdline.QuoteText(t.Problem))
+		}
 		fmt.Fprintf(tw, "Session\t%s\n", cmdline.QuoteText(orNone(t.SessionID)))
 		fmt.Fprintf(tw, "Cursor\tbyte %d, last event %s\n", t.Cursor.ByteOffsetEnd, cmdline.QuoteText(orNone(t.Cursor.LastEventID)))
 		if t.LastPrompt != "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -52,6 +53,9 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 	exe, _ := os.Executable()
 	st := Status{Type: "status", Version: cmdline.VersionString(), Binary: exe, Project: project, Tier: layout.DefaultTier, Retention: layout.DefaultRetention, Hooks: hooksRegistered()}
 	s, err := store.Open(project)
+	if !errors.Is(err, store.ErrNoStore) && err != nil {
+		return err // (a store not to be used says why, and how to start clean)
+	}
 	if err == nil {
 		st.Store, st.Mode = s.Dir, string(s.Mode)
 		if cfg, err := s.Config(); err == nil {

@@ -144,11 +144,15 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
 		return nil, bad("not a regular file")
 	}
+	// No member holds more bytes than the archive: one that would (a sparse
+	// file's holes, which tar fills with zeros) could fill the disk.
+	size := fi.Size()
 	dir, err := os.MkdirTemp("", "rewind-import-")
 	if err != nil {
 		return nil, err
@@ -196,8 +200,11 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 		if !slices.Contains(bundleMembers, rest) {
 			return nil, bad("unknown member %q", hdr.Name)
 		}
-		if hdr.Typeflag != tar.TypeReg {
+		if hdr.Typeflag != tar.TypeReg || sparse(hdr) {
 			return nil, bad("member %q is not a regular file", hdr.Name)
+		}
+		if hdr.Size > size {
+			return nil, bad("member %q claims %d bytes, more than the archive holds", hdr.Name, hdr.Size)
 		}
 		if _, dup := members[rest]; dup {
 			return nil, bad("member %q appears twice", hdr.Name)
@@ -218,7 +225,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 			if err != nil {
 				return nil, err
 			}
-			g.size, err = io.Copy(io.MultiWriter(w, h), tr)
+			g.size, err = io.Copy(io.MultiWriter(w, h), io.LimitReader(tr, size))
 			// The tree's archive becomes an imported checkpoint's own
 			// (linked, and synced then): its writing starts now, beside
 			// the restore, not at that sync.
@@ -321,6 +328,17 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 		return nil, bad("%s holds %d files where %s records %d", BundleTree, files, BundleManifest, b.Info.Files)
 	}
 	return b, nil
+}
+
+// sparse reports whether a tar header is a sparse file's (GNU's PAX form: its
+// type is a regular file's), whose holes the reader would make up.
+func sparse(hdr *tar.Header) bool {
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 // bundleTop starts the name of an archive's one folder; the checkpoint's id ends it.

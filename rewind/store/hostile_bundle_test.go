@@ -55,8 +55,10 @@ type bundleParts struct {
 	// raw, when set, replaces a member's bytes before its hash is taken, and
 	// tamper after (what export.json records then no longer holds).
 	raw, tamper func(name string, b []byte) []byte
-	// members, when set, changes the archive's members at the end.
+	// members, when set, changes the archive's members at the end, and final
+	// its bytes.
 	members func(ms []tarMember) []tarMember
+	final   func(b []byte) []byte
 }
 
 type tarEntry struct {
@@ -76,7 +78,7 @@ func special(h tar.Header) tarEntry { return tarEntry{hdr: h} }
 
 // baseParts is a valid export of a checkpoint of a small tree and a Claude
 // Code conversation, as Export writes it (its tree rebuilt from entries).
-func baseParts(t *testing.T) bundleParts {
+func baseParts(t testing.TB) bundleParts {
 	t.Helper()
 	transcript := fixtureBytes(t)
 	id := "20261120_101500_001"
@@ -96,7 +98,7 @@ func baseParts(t *testing.T) bundleParts {
 }
 
 // build writes p as an export archive.
-func (p bundleParts) build(t *testing.T) []byte {
+func (p bundleParts) build(t testing.TB) []byte {
 	t.Helper()
 	info, cp := p.info, p.cp
 	var tree bytes.Buffer
@@ -200,7 +202,24 @@ func (p bundleParts) build(t *testing.T) []byte {
 		w.Write(m.data)
 	}
 	w.Close()
+	if p.final != nil {
+		return p.final(out.Bytes())
+	}
 	return out.Bytes()
+}
+
+// headerSize sets the size field of the tar header at offset at to n, and its checksum.
+func headerSize(b []byte, at int, n int64) []byte {
+	b = bytes.Clone(b)
+	h := b[at : at+512]
+	copy(h[124:136], fmt.Sprintf("%011o\x00", n))
+	copy(h[148:156], "        ")
+	sum := 0
+	for _, c := range h {
+		sum += int(c)
+	}
+	copy(h[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	return b
 }
 
 // cursorOf is a transcript's length and the hashes of its first and last
@@ -275,6 +294,9 @@ func hostileBundles() []hostileBundle {
 		{"member-folder", func(p *bundleParts) {
 			p.members = addMember(tar.Header{Name: top + "tree.tar.gz", Typeflag: tar.TypeDir, Mode: 0o755}, "")
 		}, "not a regular file"},
+		{"member-size-beyond-archive", func(p *bundleParts) {
+			p.final = func(b []byte) []byte { return headerSize(b, 0, 1<<33) } // checkpoint.json's header: 8 GiB
+		}, "more than the archive holds"},
 		{"member-twice", func(p *bundleParts) {
 			p.members = func(ms []tarMember) []tarMember { return append(ms[:1:1], ms...) }
 		}, "appears twice"},
@@ -575,4 +597,32 @@ func (sb sandbox) list(t *testing.T) []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// An archive whose session id is one the user has already: the import makes a new session
+// beside it and leaves the user's as it was.
+func TestImportNeverOverAnExistingSession(t *testing.T) {
+	p := baseParts(t)
+	sb := newSandbox(t)
+	archive := filepath.Join(sb.root, "a.tar")
+	os.WriteFile(archive, p.build(t), 0o600)
+	dest := filepath.Join(sb.cwd, "app")
+	mine := filepath.Join(sb.home, ".claude", "projects", claudeProjectName(dest), p.info.SessionID+".jsonl")
+	os.MkdirAll(filepath.Dir(mine), 0o700)
+	if err := os.WriteFile(mine, []byte("{\"mine\":true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Import(ctx, archive, ImportOptions{Cwd: sb.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SessionID == p.info.SessionID || res.Transcript == mine {
+		t.Errorf("the import took the session id %s the user has", res.SessionID)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "{\"mine\":true}\n" {
+		t.Errorf("the user's session changed: %q", b)
+	}
+	if filepath.Dir(res.Transcript) != filepath.Dir(mine) {
+		t.Errorf("the session went to %s, not beside the project's sessions", res.Transcript)
+	}
 }

@@ -88,7 +88,7 @@ func save(t *testing.T, s *Store, o SaveOptions) *Checkpoint {
 	return c
 }
 
-func fixtureBytes(t *testing.T) []byte {
+func fixtureBytes(t testing.TB) []byte {
 	b, err := os.ReadFile(fixture)
 	if err != nil {
 		t.Fatal(err)
