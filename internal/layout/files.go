@@ -38,6 +38,8 @@ type Config struct {
 	BinDir         string `json:"bin_dir,omitempty"`
 	HookDeadlineMS int64  `json:"hook_deadline_ms,omitempty"`
 	AutoInit       *bool  `json:"auto_init,omitempty"`
+	// Mode is where new stores go (global only): ModeGlobal unless set.
+	Mode Mode `json:"mode,omitempty"`
 }
 
 // ExportConfig configures 'rewind export'.
@@ -73,6 +75,15 @@ type Retention struct {
 // AutoInitOn reports the auto_init setting (on unless set false).
 func (c Config) AutoInitOn() bool { return c.AutoInit == nil || *c.AutoInit }
 
+// NewStoreMode is where a new store goes: the mode setting, else ModeGlobal — outside the
+// project, where nothing run in the project takes the checkpoints with it.
+func (c Config) NewStoreMode() Mode {
+	if c.Mode == ModeProject {
+		return ModeProject
+	}
+	return ModeGlobal
+}
+
 // LoadConfig reads the global config in home (a Home) and, when storeDir
 // is not "", the project's in that store, and merges them over the
 // defaults. Missing files are fine. On an unreadable or invalid file it
@@ -97,7 +108,7 @@ func LoadConfig(home, storeDir string) (Config, error) {
 // limits; ignore patterns add up. The global-only members come from global.
 func Merge(global, project Config) Config {
 	c := Config{Version: Version, Tier: DefaultTier, Retention: DefaultRetention,
-		BinDir: global.BinDir, HookDeadlineMS: global.HookDeadlineMS, AutoInit: global.AutoInit}
+		BinDir: global.BinDir, HookDeadlineMS: global.HookDeadlineMS, AutoInit: global.AutoInit, Mode: global.Mode}
 	for _, o := range []Config{global, project} {
 		if o.Tier != "" {
 			c.Tier = o.Tier

@@ -1,6 +1,6 @@
 // Package layout is where Rewind keeps its state on disk: its home folder
-// (~/.rewind), a project's store (<project>/.agent/rewind/, or a hashed
-// folder under the home in global mode), the names of the files and folders
+// (~/.rewind), a project's store (<project>/.agent/rewind/, or a folder of
+// its own under the home in global mode, and how a project finds it), the names of the files and folders
 // in a store, and the JSON of the files both the hooks (hookd) and the
 // porcelain (rewind/store) read: config.json, session.json and
 // hook-state.json. It is their one owner; it reads, and leaves writing to
@@ -8,7 +8,8 @@
 //
 //	~/.rewind/                 Home
 //	  config.json              Config (global)
-//	  storage/<hash>/          a store in global mode (GlobalStore)
+//	  storage/<id>/            a store in global mode (GlobalStore)
+//	  projects/<hash>          the id of a project path's global store (ProjectIndex)
 //	  stores/<id>.json         the stores this user's Rewind made (Registry)
 //	  logs/                    hook.log, notices
 //	<project>/.agent/rewind/   a store in project mode (ProjectStore)
@@ -29,6 +30,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"rewind.dev/internal/gitdir"
 )
 
 // FileMode and DirMode are the modes of every file and folder Rewind writes
@@ -52,7 +56,7 @@ type Mode string
 
 const (
 	ModeProject Mode = "project" // <project>/.agent/rewind/
-	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<hash of the project path>/
+	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<id>/
 )
 
 // Home is Rewind's own folder: $REWIND_HOME, else userHome/.rewind.
@@ -81,25 +85,71 @@ func Logs(home string) string { return filepath.Join(home, "logs") }
 // from elsewhere and is not trusted.
 func Registry(home string) string { return filepath.Join(home, "stores") }
 
-// GlobalStore is the store of project in global mode: a hash of its
-// absolute path under home (a Home), so two checkouts never share one.
-func GlobalStore(home, project string) string {
+// GlobalStore is the folder of the global-mode store whose id is id (a name
+// of StoreIDs' grammar): storage/<id> in home (a Home).
+func GlobalStore(home, id string) string { return filepath.Join(home, "storage", id) }
+
+// legacyGlobalStore is where stores in global mode were made before they had
+// ids: a hash of the project's path. They are still found there.
+func legacyGlobalStore(home, project string) string {
 	sum := sha256.Sum256([]byte(project))
-	return filepath.Join(home, "storage", hex.EncodeToString(sum[:8]))
+	return GlobalStore(home, hex.EncodeToString(sum[:8]))
 }
 
+// ProjectIndex is the file in home (a Home) that names the global store of the
+// project at path project: what finds a store again when its project folder
+// was deleted and made again, or is not a repository.
+func ProjectIndex(home, project string) string {
+	sum := sha256.Sum256([]byte(project))
+	return filepath.Join(home, "projects", hex.EncodeToString(sum[:16]))
+}
+
+// GitMark is the file in a repository's git directory (a linked worktree's
+// own) that names its global store: it moves with the repository, and a clone
+// has none, so a moved project finds its store and two clones never share one.
+const GitMark = "rewind-store"
+
 // FindStore is the store of exactly project (an absolute path), if it has
-// one: the project-mode folder first, else the global one under home.
+// one: the project-mode folder first; else the global store its repository's
+// mark names (GitMark); else the one the project index names for its path;
+// else one made before stores had ids, under a hash of its path.
 func FindStore(home, project string) (dir string, mode Mode, ok bool) {
 	local := filepath.Join(project, ProjectStore)
 	if isDir(local) {
 		return local, ModeProject, true
 	}
-	if g := GlobalStore(home, project); isDir(g) {
+	if gd := gitdir.Of(project); gd != "" {
+		if id := ReadStoreID(filepath.Join(gd, GitMark)); id != "" && isDir(GlobalStore(home, id)) {
+			return GlobalStore(home, id), ModeGlobal, true
+		}
+	}
+	if id := ReadStoreID(ProjectIndex(home, project)); id != "" && isDir(GlobalStore(home, id)) {
+		return GlobalStore(home, id), ModeGlobal, true
+	}
+	if g := legacyGlobalStore(home, project); isDir(g) {
 		return g, ModeGlobal, true
 	}
 	return "", "", false
 }
+
+// ReadStoreID reads a file that names a store by its id (a GitMark, a
+// ProjectIndex entry): "" when it is missing, too long or not an id.
+func ReadStoreID(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil || len(b) > 128 {
+		return ""
+	}
+	id := strings.TrimSpace(string(b))
+	if !ValidStoreID(id) {
+		return ""
+	}
+	return id
+}
+
+// ValidStoreID reports whether id may name a global store's folder: the
+// grammar of a session id (letters, digits, '-', '_'), which a UUID and the
+// hex of a path's hash both have.
+func ValidStoreID(id string) bool { return ValidSessionID(id) }
 
 // StoreRoot is the project dir (absolute) belongs to: the nearest folder,
 // dir or above, that has a store. ok is false when none has.

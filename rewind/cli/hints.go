@@ -55,6 +55,10 @@ func hintOf(err error) string {
 	switch {
 	case errors.As(err, &untrusted):
 		return untrusted.Fix
+	case errors.As(err, new(*store.ModeError)):
+		var me *store.ModeError
+		errors.As(err, &me)
+		return fmt.Sprintf("'rewind store move %s' moves it there, checkpoints and all", me.Want)
 	case errors.As(err, new(*snap.TrackedStoreError)):
 		return "take it out of the repository (git rm -r --cached .agent/rewind, and commit), then check that .agent/rewind/ holds only what your Rewind wrote: its session.json, config.json and checkpoints may be someone else's"
 	case errors.As(err, &cut):

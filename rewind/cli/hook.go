@@ -13,7 +13,6 @@ import (
 
 	"rewind.dev/hookd"
 	"rewind.dev/internal/cmdline"
-	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
 )
@@ -50,7 +49,7 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return e.json(hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: hookd.SkipNoStore,
 				Message: fmt.Sprintf("Rewind is installed, but %s has no checkpoint store, so nothing is checkpointed; run 'rewind init' there to start.", req.ProjectDir)})
 		}
-		if s, _, err = store.Init(top, layout.ModeProject); err != nil {
+		if s, _, err = store.Init(top, store.DefaultMode()); err != nil {
 			return fmt.Errorf("create the store of %s: %w", top, err)
 		}
 		created = s.Dir

@@ -19,7 +19,7 @@ type initCmd struct {
 
 func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.mode, "mode", "project", "where the store lives: project (.agent/rewind/) or global (~/.rewind/storage/)")
+	fs.StringVar(&c.mode, "mode", "", "where the store lives: global (~/.rewind/storage/, the default: \"mode\" in ~/.rewind/config.json changes it) or project (.agent/rewind/)")
 	fs.BoolVar(&c.force, "force", false, "create the store even in / or in your home folder")
 	fs.BoolVar(&c.trust, "trust", false, "adopt the existing store as your own: one you made on another machine or account, which Rewind refuses until then")
 }
@@ -29,7 +29,7 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	mode := layout.Mode(c.mode)
-	if mode != layout.ModeProject && mode != layout.ModeGlobal {
+	if mode != "" && mode != layout.ModeProject && mode != layout.ModeGlobal {
 		return cmdline.Usagef("--mode is project or global")
 	}
 	dir := c.project
@@ -55,6 +55,13 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if _, err := store.Open(project); err != nil {
 			return cmdline.WithHint(fmt.Errorf("will not create a store for %s: %s, and every checkpoint would hold everything under it", project, why),
 				"run 'rewind init' in a project folder, or add --force to checkpoint this folder all the same (Rewind's and the agents' own folders are left out)")
+		}
+	}
+	if mode == "" {
+		// Not asked for a mode: the store there, whichever it is, else the default.
+		mode = store.DefaultMode()
+		if s, err := store.Open(project); err == nil {
+			mode = s.Mode
 		}
 	}
 	s, created, err := store.Init(project, mode)

@@ -59,6 +59,13 @@ func (s *Store) walkOptions() (snap.WalkOptions, error) {
 	return snap.WalkOptions{Ignore: c.Ignore}, err
 }
 
+// DefaultMode is where a new store goes: the global config's mode, else global
+// (layout.Config.NewStoreMode). A broken global config counts as none.
+func DefaultMode() layout.Mode {
+	c, _ := layout.LoadConfig(layout.UserHome(), "")
+	return c.NewStoreMode()
+}
+
 // GlobalConfigPath is ~/.rewind/config.json.
 func GlobalConfigPath() string { return layout.GlobalConfig(layout.UserHome()) }
 

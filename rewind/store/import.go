@@ -230,7 +230,7 @@ func openOrInit(dir string) (*Store, bool, error) {
 	if s, err := Open(dir); err == nil {
 		return s, false, nil
 	}
-	return Init(dir, layout.ModeProject)
+	return Init(dir, DefaultMode())
 }
 
 // folderState tells whether dir is empty (or absent) and whether it exists.

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/gitdir"
 	"rewind.dev/internal/layout"
@@ -115,6 +117,11 @@ func Open(project string) (*Store, error) {
 			return nil, err
 		}
 		s.closeToOthers()
+		if mode == layout.ModeGlobal {
+			if err := s.follow(); err != nil {
+				return nil, err
+			}
+		}
 		return s, nil
 	}
 	// (A store made before layers/ existed gets it at its next save.)
@@ -139,6 +146,16 @@ func (s *Store) closeToOthers() {
 	}
 }
 
+// ModeError is an init in one mode of a project whose store is in the other.
+type ModeError struct {
+	Project, Dir string
+	Mode, Want   layout.Mode
+}
+
+func (e *ModeError) Error() string {
+	return fmt.Sprintf("%s already has a %s-mode store at %s", e.Project, e.Mode, e.Dir)
+}
+
 // Init creates the store of project in mode, or returns the existing one.
 // In project mode inside a git repository it adds the store to
 // .git/info/exclude, so git never sees it (and every save checks it again:
@@ -152,16 +169,17 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	existing, err := Open(abs)
 	if err == nil {
 		if existing.Mode != mode {
-			return existing, false, fmt.Errorf("%s already has a %s-mode store at %s; remove it first to switch modes", abs, existing.Mode, existing.Dir)
+			return existing, false, &ModeError{Project: abs, Dir: existing.Dir, Mode: existing.Mode, Want: mode}
 		}
 		return existing, false, existing.ensureLayout()
 	}
 	if !errors.Is(err, ErrNoStore) {
 		return nil, false, err // (one that is not to be trusted is not made over either)
 	}
+	id := uuid.NewString()
 	dir := filepath.Join(abs, layout.ProjectStore)
 	if mode == layout.ModeGlobal {
-		dir = layout.GlobalStore(layout.UserHome(), abs)
+		dir = layout.GlobalStore(layout.UserHome(), id)
 	}
 	s = &Store{Dir: dir, Project: abs, Mode: mode}
 	if err := s.checkFolders(true); err != nil {
@@ -170,13 +188,13 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	if err := s.ensureLayout(); err != nil {
 		return nil, false, err
 	}
-	if err := s.stamp(); err != nil {
+	if err := s.stamp(id); err != nil {
 		return nil, false, err
 	}
 	s.closeToOthers() // (a storage/ an older Rewind made)
 	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
 	if mode == layout.ModeGlobal {
-		if err := durable.WriteFile(filepath.Join(dir, layout.ProjectFile), []byte(abs+"\n"), layout.FileMode); err != nil {
+		if err := s.recordGlobal(); err != nil {
 			return nil, false, err
 		}
 	} else if err := excludeFromGit(abs); err != nil {

@@ -77,7 +77,7 @@ func (s *Store) trust() error {
 	if reg.Path != s.Dir {
 		// Moved or copied with its project: still one this user's Rewind made. A copy gets
 		// an id of its own, so that two copies do not take turns at one entry.
-		return s.stamp()
+		return s.stamp("")
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (s *Store) adopt(anyTime bool) error {
 				Fix:    s.asideHint() + "; if it is yours, from another machine, 'rewind init --trust' adopts it"}
 		}
 	}
-	return s.stamp()
+	return s.stamp("")
 }
 
 // registrySince is when this user's Rewind first recorded a store (the change time of the
@@ -170,9 +170,11 @@ func registrySince() (int64, error) {
 	return fileid.ChangeTime(fi), nil
 }
 
-// stamp gives s a new id in store.json and registers it.
-func (s *Store) stamp() error {
-	id := uuid.NewString()
+// stamp gives s the id id in store.json (a new one when ""), and registers it.
+func (s *Store) stamp(id string) error {
+	if id == "" {
+		id = uuid.NewString()
+	}
 	b, _ := json.Marshal(storeRecord{Version: Version, ID: id})
 	if err := durable.WriteFile(s.path(layout.StoreFile), append(b, '\n'), layout.FileMode); err != nil {
 		return fmt.Errorf("record the store %s: %w", s.Dir, err)
