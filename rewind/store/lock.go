@@ -50,6 +50,12 @@ func (s *Store) Lock(ctx context.Context) (*Lock, error) {
 	delay := time.Millisecond
 	for {
 		err := durable.TryLock(f)
+		if err == nil && !stillAt(f, s.lockPath()) {
+			// The store was moved (rewind store move) while this waited: its lock
+			// is another file now, and s.Dir names nothing.
+			f.Close()
+			return nil, fmt.Errorf("the store %s moved while this waited for it: %w", s.Dir, ErrStoreMoved)
+		}
 		if err == nil {
 			// Who holds it, for anyone who waits: best effort.
 			f.Truncate(0)
@@ -126,4 +132,17 @@ func (l *Lock) Unlock() {
 		l.f.Close()
 		l.f = nil
 	}
+}
+
+// ErrStoreMoved is a store that was moved to the other mode while a command waited for it.
+var ErrStoreMoved = errors.New("run the command again")
+
+// stillAt reports whether the open file f is still the file at name.
+func stillAt(f *os.File, name string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(name)
+	return err == nil && os.SameFile(a, b)
 }
