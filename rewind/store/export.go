@@ -199,7 +199,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		}
 	}
 	err = stream(BundleTree, func(w io.Writer) error {
-		n, err := snap.WriteFull(ctx, w, m, keep)
+		n, err := snap.WriteFull(ctx, w, m, snap.WriteOptions{Keep: keep})
 		info.Files = n
 		return err
 	})
