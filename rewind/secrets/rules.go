@@ -27,6 +27,10 @@ type rule struct {
 	config.Rule
 	keywords []int
 	generic  bool // a catch-all rule, which a specific one on the same line overrules
+	// reach, when windowed, bounds where a match holding one of the
+	// rule's keywords lies (see window).
+	reach    reach
+	windowed bool
 }
 
 var (
@@ -83,6 +87,9 @@ func load() (*ruleSet, error) {
 		ru := rule{Rule: r, generic: strings.Contains(strings.ToLower(r.RuleID), "generic")}
 		for _, k := range r.Keywords {
 			ru.keywords = append(ru.keywords, number[strings.ToLower(k)])
+		}
+		if r.Regex != nil && len(ru.keywords) > 0 {
+			ru.reach, ru.windowed = reachOf(r.Regex.String())
 		}
 		rs.rules = append(rs.rules, ru)
 	}

@@ -251,3 +251,43 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// Trying rules only around their keywords finds what trying them on whole
+// fragments finds, over this module's source, the agents' transcripts of
+// its fixtures, and every sample above.
+func TestWindows(t *testing.T) {
+	var texts [][]byte
+	for _, glob := range []string{"../store/*.go", "../testdata/fixtures/*/*.jsonl", "../cli/testdata/script/*.txtar"} {
+		names, _ := filepath.Glob(glob)
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, b)
+		}
+	}
+	var samples bytes.Buffer
+	for _, s := range []string{ghToken, awsKeyID, "aws_secret_access_key = " + awsSecret, stripeKey, slackToken, jwtToken, rsaKey, `"client_secret" : "6da89121079f83b2eb6acccf8219ea982c3d79bccc3e9c6a85856480661f8fde",`} {
+		fmt.Fprintf(&samples, "x := %q\n%s\n", s, s)
+	}
+	texts = append(texts, samples.Bytes())
+	scan := func(text []byte, whole bool) []Finding {
+		var out []Finding
+		s := newScanner("", func(f Finding) error { out = append(out, f); return nil })
+		s.whole = whole
+		s.scan(text, false)
+		return out
+	}
+	n := 0
+	for _, text := range texts {
+		got, want := scan(text, false), scan(text, true)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("windows found %+v\nwhole fragments %+v", got, want)
+		}
+		n += len(want)
+	}
+	if n < 10 {
+		t.Errorf("only %d findings: the comparison says little", n)
+	}
+}
