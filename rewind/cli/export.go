@@ -199,8 +199,15 @@ file without --force.
 
 Files that commonly hold secrets (the store's "export": {"redact": […]} in
 config.json; by default .env, .env.*, *.pem, *.key, id_rsa*, .npmrc, .netrc,
-…) are named on stderr; --redact leaves them out. The conversation itself is
-not redacted.`,
+…) are named on stderr; --redact leaves them out.
+
+The files kept, the conversation and the checkpoint's prompts are scanned
+for secrets by gitleaks' rules (cloud keys, private keys, API tokens; binary
+files and files over 10 MiB are skipped, and counted): what is found is
+counted on stderr, and listed under "secrets" in --json. --redact masks each
+secret, byte for byte, with '*' (line breaks, quotes and escapes are kept):
+the conversation keeps its length and its lines stay JSON, so the archive
+imports as any other.`,
 		examples: []string{
 			"rewind export @0",
 			"rewind export @2 -o /tmp/handoff.tar --redact",
