@@ -151,4 +151,3 @@ func resolvePath(p string) string {
 		dir = parent
 	}
 }
-

@@ -40,23 +40,44 @@ func (p *Patterns) Match(path string, isDir bool) bool {
 	return m && !neg
 }
 
+// WriteOptions say what WriteFull leaves out of a tree and changes in it.
+type WriteOptions struct {
+	// Keep returns false for the entries left out (nil keeps all); it
+	// must copy what it keeps of an entry: the manifest may be one opened
+	// with OpenManifest, read in passes, not held.
+	Keep func(e *Entry) bool
+	// Rewrite, when set, returns for a kept file a function that changes
+	// its content in place (its length stays), or nil to write it as it
+	// is. A file rewritten is read whole, checked against its hash, then
+	// changed: never copied from its archive as it is.
+	Rewrite func(e *Entry) func(content []byte)
+}
+
 // WriteFull writes the tree m describes (a full snapshot or a layer chain,
 // read from disk) onto w as one full snapshot archive, in the format Create
 // writes: a tar.gz of independent gzip members, marked full, that restores on
-// its own. Entries keep returns false for are left out (nil keeps all);
-// keep must copy what it keeps of an entry: m may be one opened with
-// OpenManifest, read in passes, not held. A full snapshot's archive with
-// every entry kept is copied as it is; the stretches of it a layer chain
-// (or a selection) keeps unchanged are copied as their gzip members (see
+// its own, less the entries o.Keep leaves out and with the files o.Rewrite
+// names changed. A full snapshot's archive with every entry kept and none
+// changed is copied as it is; the stretches of it a layer chain (or a
+// selection) keeps unchanged are copied as their gzip members (see
 // writeSpliced). Any other file's content is read from the archive its
 // manifest names, checked against its hash: an archive read in the
 // manifest's order is inflated once, front to back; a file found out of
 // order is fetched from its own member.
-func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry) bool) (files int, err error) {
-	kept := make([]bool, 0, m.size()) // keep is asked once per entry
+func WriteFull(ctx context.Context, w io.Writer, m *Manifest, o WriteOptions) (files int, err error) {
+	kept := make([]bool, 0, m.size()) // Keep and Rewrite are asked once per entry
+	var rewrite map[int]func([]byte)
 	all := true
 	err = m.each(func(e *Entry) error {
-		k := keep == nil || keep(e)
+		k := o.Keep == nil || o.Keep(e)
+		if k && e.Kind == KindFile && o.Rewrite != nil {
+			if f := o.Rewrite(e); f != nil {
+				if rewrite == nil {
+					rewrite = map[int]func([]byte){}
+				}
+				rewrite[len(kept)] = f
+			}
+		}
 		kept = append(kept, k)
 		all = all && k
 		return nil
@@ -64,12 +85,12 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 	if err != nil {
 		return 0, err
 	}
-	if all {
+	if all && len(rewrite) == 0 {
 		if n, ok, err := copyWhole(ctx, w, m); ok || err != nil {
 			return n, err
 		}
 	}
-	if n, ok, err := writeSpliced(ctx, w, m, kept); ok || err != nil {
+	if n, ok, err := writeSpliced(ctx, w, m, kept, rewrite); ok || err != nil {
 		return n, err
 	}
 	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))
@@ -87,7 +108,7 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, keep func(e *Entry
 		if i > len(kept) || !kept[i-1] {
 			return nil
 		}
-		wrote, err := ew.write(e, false)
+		wrote, err := ew.write(e, false, rewrite[i-1])
 		if err != nil {
 			return err
 		}
@@ -183,9 +204,10 @@ func (ew *entryWriter) close() {
 }
 
 // write writes e, and a file's content: from its own member when member
-// is set (an archive the caller is not reading through), else as above. It
-// reports false for an entry a tar stream cannot hold (see tarHeader).
-func (ew *entryWriter) write(e *Entry, member bool) (bool, error) {
+// is set (an archive the caller is not reading through), else as above;
+// changed by rewrite when it is set (see WriteOptions). It reports false
+// for an entry a tar stream cannot hold (see tarHeader).
+func (ew *entryWriter) write(e *Entry, member bool, rewrite func([]byte)) (bool, error) {
 	hdr, ok := tarHeader(e, ew.uid, ew.gid)
 	if !ok {
 		return false, nil
@@ -205,6 +227,23 @@ func (ew *entryWriter) write(e *Entry, member bool) (bool, error) {
 	}
 	if err != nil {
 		return false, err
+	}
+	if rewrite != nil {
+		data, err := io.ReadAll(io.LimitReader(r, e.Size))
+		if err == nil {
+			_, err = io.Copy(io.Discard, r) // (to EOF: the hash is checked)
+		}
+		if err == nil && int64(len(data)) != e.Size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return false, archiveReadErr(e, err)
+		}
+		rewrite(data)
+		if _, err := ew.tw.Write(data); err != nil {
+			return false, fmt.Errorf("write %s: %w", e.Path, err)
+		}
+		return true, nil
 	}
 	if _, err := io.CopyBuffer(ew.tw, io.LimitReader(r, e.Size), ew.buf); err != nil {
 		return false, archiveReadErr(e, err)

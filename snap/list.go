@@ -440,14 +440,15 @@ var indexedWhole func(archive string)
 var errDisordered = errors.New("archive not in walk order")
 
 // ReadFiles calls fn with the content of each file of the snapshot m
-// describes that want names (at most limit bytes each; larger files get
-// nil), fetched from the archive that holds each. m may be one opened with
-// OpenManifest: it is read in one pass, not held.
-func ReadFiles(m *Manifest, want map[string]bool, limit int64, fn func(path string, data []byte) error) error {
+// describes whose path want takes (at most limit bytes each; larger files
+// get nil), fetched from the archive that holds each. m may be one opened
+// with OpenManifest: it is read in one pass, not held; want must not keep
+// the path it is given.
+func ReadFiles(m *Manifest, want func(path string) bool, limit int64, fn func(path string, data []byte) error) error {
 	f := newFetcher()
 	defer f.close()
 	return m.each(func(e *Entry) error {
-		if e.Kind != KindFile || !want[e.Path] {
+		if e.Kind != KindFile || !want(e.Path) {
 			return nil
 		}
 		var data []byte

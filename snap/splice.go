@@ -26,7 +26,7 @@ import (
 // into it, nothing in the archive between them but the entries listed.
 // ok is false when m is neither such a full snapshot nor a layer chain over
 // one; the caller then writes the tree whole.
-func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool) (files int, ok bool, err error) {
+func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool, rewrite map[int]func([]byte)) (files int, ok bool, err error) {
 	bm := m // a full snapshot, some of its entries left out
 	if len(m.chain) > 1 {
 		var err error
@@ -72,7 +72,7 @@ func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool) (f
 		mw: newMemberWriter(w, gzip.BestSpeed, archiveMark(false)),
 	}
 	sp.tw = tar.NewWriter(sp.mw)
-	files, err = sp.run(m, bm, kept)
+	files, err = sp.run(m, bm, kept, rewrite)
 	if err != nil {
 		return 0, true, err
 	}
@@ -97,6 +97,9 @@ type spliceOp struct {
 	cur  *Entry // the tree's, nil for a base entry left out
 	seg  int    // for a base entry: its stretch (see run); -1 for none
 	copy bool   // the base's entry, kept as it is
+	// rewrite changes the tree's file cur (see WriteOptions), which is
+	// then written, not copied.
+	rewrite func([]byte)
 }
 
 type splicer struct {
@@ -122,7 +125,7 @@ type splicer struct {
 // written entry by entry. The base and the tree are merged as both are
 // read (either may be opened with OpenManifest), a stretch at a time: what
 // is held is the stretch at hand and what comes between, not the tree.
-func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
+func (sp *splicer) run(m, bm *Manifest, kept []bool, rewrite map[int]func([]byte)) (files int, err error) {
 	// The stream to copy next: [from, to); open when pending.
 	// toEnd: to the end of the last entry, the stretch last starting at
 	// lastAt, which is inflated (its end is not recorded).
@@ -185,7 +188,7 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 			e := op.cur
 			// A file of the base's is read from its member: the base is not
 			// read through.
-			wrote, err := ew.write(e, e.Src == sp.name)
+			wrote, err := ew.write(e, e.Src == sp.name, op.rewrite)
 			if err != nil {
 				return err
 			}
@@ -214,8 +217,10 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 			}
 		}
 		keep := false
+		var rw func([]byte)
 		if cur != nil {
 			keep = i < len(kept) && kept[i]
+			rw = rewrite[i]
 			i++
 		}
 		if old != nil {
@@ -232,15 +237,15 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool) (files int, err error) {
 			}
 		}
 		switch {
-		case old != nil && keep && sameInArchive(old, cur):
+		case old != nil && keep && rw == nil && sameInArchive(old, cur):
 			add(spliceOp{base: old, cur: cur, seg: seg, copy: true})
 		case old != nil:
 			add(spliceOp{base: old, seg: seg})
 			if keep {
-				add(spliceOp{cur: cur, seg: -1})
+				add(spliceOp{cur: cur, seg: -1, rewrite: rw})
 			}
 		case keep:
-			add(spliceOp{cur: cur, seg: -1})
+			add(spliceOp{cur: cur, seg: -1, rewrite: rw})
 		}
 		return nil
 	})

@@ -72,7 +72,7 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 				kept[j] = keep(&m.Entries[j])
 			}
 			var buf bytes.Buffer
-			files, ok, err := writeSpliced(context.Background(), &buf, m, kept)
+			files, ok, err := writeSpliced(context.Background(), &buf, m, kept, nil)
 			if err != nil || !ok {
 				t.Fatalf("%s: writeSpliced: ok %v, %v", name, ok, err)
 			}
@@ -85,7 +85,7 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 			chunk := streamChunk
 			streamChunk = 61
 			var again bytes.Buffer
-			_, ok, err = writeSpliced(context.Background(), &again, opened, kept)
+			_, ok, err = writeSpliced(context.Background(), &again, opened, kept, nil)
 			streamChunk = chunk
 			if err != nil || !ok || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 				t.Fatalf("%s: writeSpliced of the opened manifest: ok %v, %v, %d bytes (read whole: %d)", name, ok, err, again.Len(), buf.Len())
@@ -124,6 +124,76 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 			if d := diffStates(want, state(t, r)); d != "" {
 				t.Fatalf("%s: restore of the export differs from the snapshot:\n%s", name, d)
 			}
+		}
+	}
+}
+
+// TestWriteFullRewrites exports a full snapshot and a layer of a chain
+// with some files' content changed in place (as --redact masks secrets):
+// the changed files are written, not copied, and the archive restores to
+// the tree with them changed, every other file as it was.
+func TestWriteFullRewrites(t *testing.T) {
+	gitEnv(t)
+	rng := rand.New(rand.NewSource(5))
+	dir, snaps := t.TempDir(), t.TempDir()
+	genTree(t, rng, dir, 400)
+	const n = 3
+	states := make([]map[string]string, n)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			mutate(t, rng, dir)
+		}
+		layerSave(t, dir, snaps, i, 0)
+		states[i], _ = splitIgnored(state(t, dir))
+	}
+	chosen := func(p string) bool { return len(p)%3 == 0 }
+	upper := func(b []byte) {
+		for i, c := range b {
+			if 'a' <= c && c <= 'z' {
+				b[i] = c - 'a' + 'A'
+			}
+		}
+	}
+	for _, i := range []int{0, n - 1} {
+		m, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		changed := 0
+		for p, s := range states[i] {
+			if rest, ok := strings.CutPrefix(s, "file "); ok && chosen(p) {
+				mode, content, _ := strings.Cut(rest, " ")
+				b := []byte(content)
+				upper(b)
+				s = "file " + mode + " " + string(b)
+				changed++
+			}
+			want[p] = s
+		}
+		if changed == 0 {
+			t.Fatal("no file chosen")
+		}
+		var buf bytes.Buffer
+		_, err = WriteFull(context.Background(), &buf, m, WriteOptions{Rewrite: func(e *Entry) func([]byte) {
+			if chosen(e.Path) {
+				return upper
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatalf("snapshot %d: %v", i, err)
+		}
+		out := filepath.Join(t.TempDir(), "tree.tar.gz")
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := t.TempDir()
+		if _, err := Restore(context.Background(), r, out, RestoreOptions{}); err != nil {
+			t.Fatalf("snapshot %d: restore: %v", i, err)
+		}
+		if d := diffStates(want, state(t, r)); d != "" {
+			t.Fatalf("snapshot %d: the restore differs:\n%s", i, d)
 		}
 	}
 }

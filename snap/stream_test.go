@@ -226,7 +226,7 @@ func TestReadFilesFromAnOpenedManifest(t *testing.T) {
 	}
 	files := func(m *Manifest) map[string]string {
 		out := map[string]string{}
-		err := ReadFiles(m, want, 1<<20, func(p string, data []byte) error {
+		err := ReadFiles(m, func(p string) bool { return want[p] }, 1<<20, func(p string, data []byte) error {
 			out[p] = string(data)
 			return nil
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"rewind.dev/internal/cmdline"
@@ -28,7 +29,7 @@ func (c *exportCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.out, "o", "", "write the archive to `FILE` (default: rewind-<checkpoint id>.tar in the current folder)")
 	fs.BoolVar(&c.force, "force", false, "replace FILE when it exists")
-	fs.BoolVar(&c.redact, "redact", false, "leave out the files the export.redact patterns match (.env, keys, …) and say which")
+	fs.BoolVar(&c.redact, "redact", false, "leave out the files the export.redact patterns match (.env, keys, …) and mask the secrets found in the rest and in the conversation")
 	fs.Var(&c.patterns, "redact-pattern", "also leave out (with --redact) or warn about files matching this gitignore-style `PATTERN` (repeatable)")
 }
 
@@ -53,15 +54,33 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	found := 0
+	if !c.redact {
+		found = res.Found.Count()
+	}
 	if len(res.Secrets) > 0 {
 		fmt.Fprintf(e.stderr, "%s: warning: the archive holds %s that may hold secrets: %s\n", name, count(len(res.Secrets), "file"), listSome(res.Secrets, 20))
-		fmt.Fprintf(e.stderr, "%s: hint: 'rewind export %s --redact' leaves them out\n", name, cmdline.QuoteText(args[0]))
+	}
+	if found > 0 {
+		fmt.Fprintf(e.stderr, "%s: warning: the archive holds %s: %s\n", name, count(found, "secret"), secretsFound(res.Found))
+	}
+	if len(res.Secrets) > 0 || found > 0 {
+		what := "leaves those files out and masks the secrets"
+		if found == 0 {
+			what = "leaves them out"
+		} else if len(res.Secrets) == 0 {
+			what = "masks them"
+		}
+		fmt.Fprintf(e.stderr, "%s: hint: 'rewind export %s --redact' %s\n", name, cmdline.QuoteText(args[0]), what)
 	}
 	if c.json {
 		return e.json(res)
 	}
 	if len(res.Redacted) > 0 {
 		fmt.Fprintf(e.stdout, "Left out (--redact): %s\n", listSome(res.Redacted, 20))
+	}
+	if m := masked(res); m != "" {
+		fmt.Fprintf(e.stdout, "Masked (--redact): %s\n", m)
 	}
 	conv := "no conversation"
 	if res.Agent != "" {
@@ -74,6 +93,87 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "SHA-256: %s\n", res.SHA256)
 	fmt.Fprintf(e.stdout, "Next: 'rewind import %s --sha256 %s' on the other machine (or in another folder).\n", cmdline.QuotePath(res.Path), res.SHA256)
 	return nil
+}
+
+// secretsFound says what the scan found, place by place, each secret by
+// its gitleaks rule: "in the tree, 2 aws-access-token in 2 files (a.go,
+// b.sh); in the conversation, 1 github-pat".
+func secretsFound(f *store.SecretsFound) string {
+	var places []string
+	if len(f.Tree) > 0 {
+		var rules []string
+		n, files := map[string]int{}, map[string][]string{}
+		for _, s := range f.Tree {
+			if n[s.Rule] == 0 {
+				rules = append(rules, s.Rule)
+			}
+			n[s.Rule]++
+			if !slices.Contains(files[s.Rule], s.Path) {
+				files[s.Rule] = append(files[s.Rule], s.Path)
+			}
+		}
+		var each []string
+		for _, r := range rules {
+			each = append(each, fmt.Sprintf("%d %s in %s (%s)", n[r], r, count(len(files[r]), "file"), listSome(files[r], 5)))
+		}
+		places = append(places, "in the tree, "+strings.Join(each, ", "))
+	}
+	byRule := func(rules []string) string {
+		var order []string
+		n := map[string]int{}
+		for _, r := range rules {
+			if n[r] == 0 {
+				order = append(order, r)
+			}
+			n[r]++
+		}
+		var each []string
+		for _, r := range order {
+			each = append(each, fmt.Sprintf("%d %s", n[r], r))
+		}
+		return strings.Join(each, ", ")
+	}
+	if len(f.Transcript) > 0 {
+		var rules []string
+		for _, s := range f.Transcript {
+			rules = append(rules, s.Rule)
+		}
+		places = append(places, "in the conversation, "+byRule(rules))
+	}
+	var fields []string
+	rules := map[string][]string{}
+	for _, s := range f.Checkpoint {
+		if rules[s.Field] == nil {
+			fields = append(fields, s.Field)
+		}
+		rules[s.Field] = append(rules[s.Field], s.Rule)
+	}
+	for _, fl := range fields {
+		places = append(places, "in the checkpoint's "+strings.ReplaceAll(fl, "_", " ")+", "+byRule(rules[fl]))
+	}
+	return strings.Join(places, "; ")
+}
+
+// masked says what --redact masked: "3 secrets in 2 files (a.go, b.sh),
+// 2 in the conversation, and the checkpoint's prompt", "" for nothing.
+func masked(res *store.ExportResult) string {
+	var parts []string
+	if len(res.Masked) > 0 {
+		n := 0
+		var paths []string
+		for _, m := range res.Masked {
+			n += m.Count
+			paths = append(paths, m.Path)
+		}
+		parts = append(parts, fmt.Sprintf("%s in %s (%s)", count(n, "secret"), count(len(paths), "file"), listSome(paths, 20)))
+	}
+	if res.TranscriptMasked > 0 {
+		parts = append(parts, count(res.TranscriptMasked, "secret")+" in the conversation")
+	}
+	for _, f := range res.MaskedFields {
+		parts = append(parts, "the checkpoint's "+strings.ReplaceAll(f, "_", " "))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // listSome lists at most n of names, each as git shows a name
@@ -99,8 +199,15 @@ file without --force.
 
 Files that commonly hold secrets (the store's "export": {"redact": […]} in
 config.json; by default .env, .env.*, *.pem, *.key, id_rsa*, .npmrc, .netrc,
-…) are named on stderr; --redact leaves them out. The conversation itself is
-not redacted.`,
+…) are named on stderr; --redact leaves them out.
+
+The files kept, the conversation and the checkpoint's prompts are scanned
+for secrets by gitleaks' rules (cloud keys, private keys, API tokens; binary
+files and files over 10 MiB are skipped, and counted): what is found is
+counted on stderr, and listed under "secrets" in --json. --redact masks each
+secret, byte for byte, with '*' (line breaks, quotes and escapes are kept):
+the conversation keeps its length and its lines stay JSON, so the archive
+imports as any other.`,
 		examples: []string{
 			"rewind export @0",
 			"rewind export @2 -o /tmp/handoff.tar --redact",

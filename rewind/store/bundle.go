@@ -76,9 +76,16 @@ type BundleInfo struct {
 	TranscriptBytes int64  `json:"transcript_bytes,omitempty"`
 	PrefixSHA256    string `json:"prefix_sha256,omitempty"`
 	TailSHA256      string `json:"tail_sha256,omitempty"`
-	// Redacted are the paths left out by --redact.
-	Redacted []string       `json:"redacted,omitempty"`
-	Members  []BundleMember `json:"members"`
+	// Redacted are the paths left out by --redact; Masked the files whose
+	// secrets it masked (same length), TranscriptMasked how many secrets
+	// it masked in the transcript (which keeps its length: PrefixSHA256
+	// and TailSHA256 are the masked bytes', not checkpoint.json's), and
+	// MaskedFields the fields of checkpoint.json and this file it masked.
+	Redacted         []string       `json:"redacted,omitempty"`
+	Masked           []MaskedFile   `json:"masked,omitempty"`
+	TranscriptMasked int            `json:"transcript_masked,omitempty"`
+	MaskedFields     []string       `json:"masked_fields,omitempty"`
+	Members          []BundleMember `json:"members"`
 }
 
 // BundleMember is one member of the archive other than export.json.
@@ -398,6 +405,19 @@ func (i *BundleInfo) check(cp *Metadata, hasTranscript bool) error {
 		if !filepath.IsLocal(r) || layout.HasControl(r) {
 			return fmt.Errorf("redacted path %q is not a relative path", r)
 		}
+	}
+	for _, m := range i.Masked {
+		if !filepath.IsLocal(m.Path) || layout.HasControl(m.Path) || m.Count <= 0 {
+			return fmt.Errorf("masked path %q is not a relative path, or its count is out of range", m.Path)
+		}
+	}
+	for _, f := range i.MaskedFields {
+		if !slices.Contains(maskableFields, f) {
+			return fmt.Errorf("masked field %q is not one a secret is masked in", f)
+		}
+	}
+	if i.TranscriptMasked < 0 || i.TranscriptMasked > 0 && !hasTranscript {
+		return fmt.Errorf("transcript_masked is out of range")
 	}
 	same := func(field string, a, b any) error {
 		if a != b {

@@ -20,6 +20,7 @@ import (
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/secrets"
 	"rewind.dev/snap"
 )
 
@@ -28,32 +29,43 @@ type ExportOptions struct {
 	Out   string // the archive to write
 	Force bool   // replace an existing file at Out
 	// Redact leaves out the files the configured export.redact patterns
-	// (layout.DefaultRedact when none) and Patterns match; without it the
-	// files those patterns match are named in Secrets, and kept.
+	// (layout.DefaultRedact when none) and Patterns match, and masks every
+	// secret the scan finds (see SecretsFound); without it the files those
+	// patterns match are named in Secrets, and kept, and the secrets found
+	// are only reported.
 	Redact   bool
 	Patterns []string
 }
 
 // ExportResult is what Export wrote.
 type ExportResult struct {
-	Type         string         `json:"type"` // "export"
-	Path         string         `json:"path"`
-	Checkpoint   string         `json:"checkpoint"`
-	Agent        string         `json:"agent,omitempty"`
-	AgentVersion string         `json:"agent_version,omitempty"`
-	SessionID    string         `json:"session_id,omitempty"`
-	Files        int            `json:"files"`
-	Bytes        int64          `json:"bytes"`
-	SHA256       string         `json:"sha256"` // of the archive, as sha256sum prints it
-	Redacted     []string       `json:"redacted,omitempty"`
-	Secrets      []string       `json:"secret_paths,omitempty"` // kept, though the redact patterns match them
-	Members      []BundleMember `json:"members"`
+	Type         string   `json:"type"` // "export"
+	Path         string   `json:"path"`
+	Checkpoint   string   `json:"checkpoint"`
+	Agent        string   `json:"agent,omitempty"`
+	AgentVersion string   `json:"agent_version,omitempty"`
+	SessionID    string   `json:"session_id,omitempty"`
+	Files        int      `json:"files"`
+	Bytes        int64    `json:"bytes"`
+	SHA256       string   `json:"sha256"` // of the archive, as sha256sum prints it
+	Redacted     []string `json:"redacted,omitempty"`
+	Secrets      []string `json:"secret_paths,omitempty"` // kept, though the redact patterns match them
+	// Found is what the scan for secrets found; with Redact, Masked,
+	// TranscriptMasked and MaskedFields say what was masked.
+	Found            *SecretsFound  `json:"secrets"`
+	Masked           []MaskedFile   `json:"masked,omitempty"`
+	TranscriptMasked int            `json:"transcript_masked,omitempty"`
+	MaskedFields     []string       `json:"masked_fields,omitempty"`
+	Members          []BundleMember `json:"members"`
 }
 
 // Export writes cp as an export archive (see bundle.go) at o.Out, which
 // appears whole or not at all. The checkpoint is checked first, as a
 // restore checks it; the tree is read from its layer chain, never
-// restored anywhere.
+// restored anywhere. Before anything is written, the files it keeps, the
+// transcript and the checkpoint's text are scanned for secrets (see
+// secrets.go): with o.Redact they are masked as they are written, the
+// transcript keeping its length.
 func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*ExportResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
@@ -75,8 +87,28 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 	}
 	pats := snap.ParsePatterns(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))
 	res := &ExportResult{Type: "export", Path: o.Out, Checkpoint: cp.ID}
+	var x exportScan
+	if err := x.scanTree(ctx, m, func(path string) bool { return !o.Redact || !pats.Match(path, false) }); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: scan for secrets: %w", cp.ID, err)
+	}
+	var chain []string
+	if t := cp.Transcript; t != nil && t.Snapshot != "" {
+		if chain, err = s.TranscriptChain(cp); err != nil {
+			return nil, err
+		}
+		if err := x.scanTranscript(ctx, chain); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: scan its transcript for secrets: %w", cp.ID, err)
+		}
+	}
+	md := cp.Metadata // (masked, with o.Redact: the checkpoint's own is not changed)
+	if md.Transcript != nil {
+		t := *md.Transcript
+		md.Transcript = &t
+	}
+	res.MaskedFields = x.scanFields(&md, o.Redact)
+	res.Found = &x.found
 	keep := func(e *snap.Entry) bool {
-		if !pats.Match(e.Path, e.Kind == snap.KindDir) {
+		if !pats.Match(e.Path, e.Kind == snap.KindDir) && !(o.Redact && x.named[e.Path]) {
 			return true
 		}
 		if o.Redact {
@@ -87,6 +119,17 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 			res.Secrets = append(res.Secrets, strings.Clone(e.Path))
 		}
 		return true
+	}
+	var rewrite func(e *snap.Entry) func([]byte)
+	if o.Redact {
+		rewrite = func(e *snap.Entry) func([]byte) {
+			fs := x.tree[e.Path]
+			if len(fs) == 0 {
+				return nil
+			}
+			res.Masked = append(res.Masked, MaskedFile{Path: strings.Clone(e.Path), Count: len(fs)})
+			return func(b []byte) { secrets.Mask(b, fs) }
+		}
 	}
 	var flags []durable.Flag
 	if !o.Force {
@@ -105,8 +148,8 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 
 	top := "rewind-export-" + cp.ID
 	info := BundleInfo{Type: BundleFormat, Version: BundleVersion, CreatedAt: time.Now().UTC(), RewindVersion: cmdline.VersionString(),
-		SourceFolder: s.Project, Checkpoint: cp.ID, TakenAt: cp.CreatedAt, Description: cp.Description, Prompt: cp.Trigger.Prompt,
-		TreeHash: cp.Snapshot.TreeHash}
+		SourceFolder: s.Project, Checkpoint: cp.ID, TakenAt: cp.CreatedAt, Description: md.Description, Prompt: md.Trigger.Prompt,
+		TreeHash: cp.Snapshot.TreeHash, MaskedFields: res.MaskedFields}
 	tw := tar.NewWriter(out)
 	mtime := time.Now()
 	add := func(name string, data []byte) error {
@@ -123,7 +166,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		}
 		return nil
 	}
-	cpJSON, err := encodeMetadata(cp.Metadata)
+	cpJSON, err := encodeMetadata(md)
 	if err != nil {
 		return nil, err
 	}
@@ -172,16 +215,28 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		return nil
 	}
 	if t := cp.Transcript; t != nil && t.Snapshot != "" {
-		chain, err := s.TranscriptChain(cp)
-		if err != nil {
-			return nil, err
-		}
 		info.Agent, info.SessionID, info.Transcript = t.Agent, t.SessionID, t.OriginalPath
 		info.TranscriptBytes, info.PrefixSHA256, info.TailSHA256 = t.Cursor.ByteOffsetEnd, t.Cursor.PrefixSHA256, t.Cursor.TailSHA256
 		info.AgentVersion = agentVersion(chain)
 		// The captures, one gzip member after another, are one gzip stream of
-		// the transcript's bytes up to the cursor: copied as they are.
+		// the transcript's bytes up to the cursor: copied as they are, unless
+		// secrets are masked in them. Masked, they keep their length; the
+		// hashes export.json records are the masked bytes'.
 		err = stream(BundleTranscript, func(w io.Writer) error {
+			if o.Redact && len(x.transcript) > 0 {
+				sum := (*transcriptSum)(nil).clone()
+				defer sum.recycle()
+				if err := x.writeMasked(ctx, w, chain, sum); err != nil {
+					return err
+				}
+				c := sum.cursor()
+				if c.ByteOffsetEnd != t.Cursor.ByteOffsetEnd {
+					return fmt.Errorf("the transcript holds %d bytes, its cursor says %d", c.ByteOffsetEnd, t.Cursor.ByteOffsetEnd)
+				}
+				info.PrefixSHA256, info.TailSHA256 = c.PrefixSHA256, c.TailSHA256
+				info.TranscriptMasked = len(x.transcript)
+				return nil
+			}
 			for _, f := range chain {
 				r, err := os.Open(f)
 				if err != nil {
@@ -200,14 +255,14 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		}
 	}
 	err = stream(BundleTree, func(w io.Writer) error {
-		n, err := snap.WriteFull(ctx, w, m, keep)
+		n, err := snap.WriteFull(ctx, w, m, snap.WriteOptions{Keep: keep, Rewrite: rewrite})
 		info.Files = n
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", o.Out, err)
 	}
-	info.Redacted = res.Redacted
+	info.Redacted, info.Masked = res.Redacted, res.Masked
 	ij, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return nil, err
@@ -235,6 +290,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		return nil, err
 	}
 	res.Agent, res.AgentVersion, res.SessionID, res.Files, res.Members = info.Agent, info.AgentVersion, info.SessionID, info.Files, info.Members
+	res.TranscriptMasked = info.TranscriptMasked
 	return res, nil
 }
 

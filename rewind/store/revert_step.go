@@ -334,7 +334,7 @@ func (st *mstate) read(ps []string) (map[string][]byte, error) {
 		want[p] = true
 	}
 	out := map[string][]byte{}
-	err := snap.ReadFiles(st.m, want, mergeLimit, func(p string, data []byte) error {
+	err := snap.ReadFiles(st.m, func(p string) bool { return want[p] }, mergeLimit, func(p string, data []byte) error {
 		out[p] = data
 		return nil
 	})

@@ -313,20 +313,26 @@ func (t *transcriptSum) write(b []byte) {
 // check compares what was read with the cursor of the checkpoint it is
 // the transcript of.
 func (t *transcriptSum) check(cur jsonl.Cursor) error {
-	if t.n != cur.ByteOffsetEnd {
-		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", t.n, cur.ByteOffsetEnd)
+	got := t.cursor()
+	if got.ByteOffsetEnd != cur.ByteOffsetEnd {
+		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", got.ByteOffsetEnd, cur.ByteOffsetEnd)
 	}
+	if got.PrefixSHA256 != cur.PrefixSHA256 {
+		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
+	}
+	if got.TailSHA256 != cur.TailSHA256 {
+		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
+	}
+	return nil
+}
+
+// cursor is the cursor of what was read: its length and hashes.
+func (t *transcriptSum) cursor() jsonl.Cursor {
 	head := t.headSum
 	if t.n < jsonl.HashWindow {
 		head = hashHex(t.head)
 	}
-	if head != cur.PrefixSHA256 {
-		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
-	}
-	if hashHex(t.tail) != cur.TailSHA256 {
-		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
-	}
-	return nil
+	return jsonl.Cursor{ByteOffsetEnd: t.n, PrefixSHA256: head, TailSHA256: hashHex(t.tail)}
 }
 
 func hashHex(b []byte) string {
