@@ -1,7 +1,7 @@
 // Package cli is the rewind command, importable so tests run it
 // in-process.
 //
-//	rewind init [--mode project|global] [--force]
+//	rewind init [--mode global|project] [--force] [--trust]
 //	rewind save [desc] [--transcript PATH] [--agent A] [--pin LABEL] [--full]
 //	rewind list [--all] [-n N] [--grep TEXT]
 //	rewind show <cp>
@@ -18,7 +18,8 @@
 //	rewind forks list | show <id>
 //	rewind log [--graph] [--all]
 //	rewind export <cp> [-o FILE] [--force] [--redact] [--redact-pattern P]...
-//	rewind import FILE [--into DIR] [--force]
+//	rewind import FILE [--into DIR] [--force] [--sha256 HEX]
+//	rewind store [move project|global | attach OLD-FOLDER]
 //	rewind help [CMD]
 //	rewind hook < request.json
 //
@@ -112,6 +113,7 @@ func commands() []command {
 		{name: "log", r: &logCmd{}},
 		{name: "export", r: &exportCmd{}},
 		{name: "import", r: &importCmd{}},
+		{name: "store", r: &storeCmd{}},
 		{name: "statusline", r: &statuslineCmd{}},
 		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}

@@ -25,16 +25,22 @@ import (
 // storeID is the id the records name the store by: its folder's name.
 func (s *Store) storeID() string { return filepath.Base(s.Dir) }
 
-// recordGlobal writes the records that lead s.Project to s: its project file, the project
-// index entry and, when the project is a repository's top, the repository's mark.
+// recordGlobal writes the records that lead s.Project to s: its project file, and those
+// outside it (recordPaths).
 func (s *Store) recordGlobal() error {
-	home := layout.UserHome()
-	id := s.storeID()
 	if b, _ := os.ReadFile(s.path(layout.ProjectFile)); string(bytes.TrimSpace(b)) != s.Project {
 		if err := durable.WriteFile(s.path(layout.ProjectFile), []byte(s.Project+"\n"), layout.FileMode); err != nil {
 			return fmt.Errorf("record the project of store %s: %w", s.Dir, err)
 		}
 	}
+	return s.recordPaths()
+}
+
+// recordPaths writes the records outside the store that lead s.Project to it: the project
+// index entry and, when the project is a repository's top, the repository's mark.
+func (s *Store) recordPaths() error {
+	home := layout.UserHome()
+	id := s.storeID()
 	if idx := layout.ProjectIndex(home, s.Project); layout.ReadStoreID(idx) != id {
 		if err := os.MkdirAll(filepath.Dir(idx), layout.DirMode); err != nil {
 			return fmt.Errorf("record the store of %s: %w", s.Project, err)
@@ -77,4 +83,44 @@ func (s *Store) follow() error {
 		}
 	}
 	return nil
+}
+
+// Attach makes the global store recorded for a project that was at old the store of project: a
+// project moved to another folder that is no repository (a repository's mark finds its store
+// by itself). project must have no store of its own.
+func Attach(project, old string) (*Store, error) {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return nil, err
+	}
+	if old, err = filepath.Abs(old); err != nil {
+		return nil, err
+	}
+	home := layout.UserHome()
+	if dir, _, ok := layout.FindStore(home, abs); ok {
+		return nil, fmt.Errorf("%s has a store already (%s)", abs, dir)
+	}
+	id := layout.ReadStoreID(layout.ProjectIndex(home, old))
+	dir := layout.GlobalStore(home, id)
+	if id == "" || !isDir(dir) {
+		// (A store made before stores had ids: under the hash of the old path.)
+		if d, mode, ok := layout.FindStore(home, old); ok && mode == layout.ModeGlobal {
+			dir = d
+		} else {
+			return nil, fmt.Errorf("%w: no global store is recorded for %s", ErrNoStore, old)
+		}
+	}
+	s := &Store{Dir: dir, Project: abs, Mode: layout.ModeGlobal}
+	if err := s.trust(); err != nil {
+		return nil, err
+	}
+	if err := s.follow(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -81,7 +81,7 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 		if err := durable.WriteFile(s.path(layout.ProjectFile), []byte(s.Project+"\n"), layout.FileMode); err != nil {
 			return nil, nil, err
 		}
-		if err := dst.recordGlobal(); err != nil {
+		if err := dst.recordPaths(); err != nil {
 			return nil, nil, err
 		}
 	}

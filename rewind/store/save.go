@@ -68,7 +68,8 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // SaveLocked takes a checkpoint; the caller holds the lock. The checkpoint
 // is built in staging/<id> and renamed into checkpoints/ once its metadata
 // is written, so it appears whole or not at all. In project mode it first
-// makes sure git ignores the store (excludeFromGit).
+// makes sure git ignores the store (excludeFromGit) and git clean leaves it
+// alone (guardFromClean).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	s.cleanStaging()
 	if s.Mode == layout.ModeProject {
@@ -76,6 +77,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		// init: a few reads when it is (best effort: a save, a hook's above
 		// all, does not fail for a .git it may not write; init says so).
 		excludeFromGit(s.Project)
+		s.guardFromClean() // (a store made before the guard gets it; one Lstat after)
 	}
 	newest, err := s.Newest()
 	if err != nil {

@@ -213,7 +213,31 @@ func (s *Store) ensureLayout() error {
 	if err != nil {
 		return fmt.Errorf("create store lock %s: %w", s.lockPath(), err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if s.Mode == layout.ModeProject {
+		return s.guardFromClean()
+	}
+	return nil
+}
+
+// guardFromClean makes a project-mode store look like a repository of its own to git (an empty
+// git directory: HEAD, objects/, refs/), which git clean -fdx and git stash --all leave alone
+// (git clean removes a nested repository only when forced twice, -ffdx). The store is still
+// inside the project: rm -rf of it, or of the project, takes the checkpoints with it — global
+// mode keeps them out of reach.
+func (s *Store) guardFromClean() error {
+	g := filepath.Join(s.Dir, ".git")
+	if fi, err := os.Lstat(filepath.Join(g, "HEAD")); err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	for _, d := range []string{g, filepath.Join(g, "objects"), filepath.Join(g, "refs")} {
+		if err := os.MkdirAll(d, layout.DirMode); err != nil {
+			return fmt.Errorf("create store %s: %w", s.Dir, err)
+		}
+	}
+	return durable.WriteFile(filepath.Join(g, "HEAD"), []byte("ref: refs/heads/main\n"), layout.FileMode)
 }
 
 // excludeFromGit adds the store folder of project (in project mode) to
