@@ -133,7 +133,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			if !byKeep && !byAge && !byBytes {
 				continue
 			}
-			if c.Pinned != "" || ref[c.ID] || c.ID <= barrier || needed[c.ID] {
+			if c.Pinned != "" || ref[c.ID] || CompareIDs(c.ID, barrier) <= 0 || needed[c.ID] {
 				res.Protected = append(res.Protected, c.ID)
 				continue
 			}
@@ -252,7 +252,7 @@ func (s *Store) readGraph(ctx context.Context, cps []*Checkpoint, bad []string) 
 		}
 		g.nodes[c.ID] = n
 	}
-	slices.Sort(g.damaged)
+	slices.SortFunc(g.damaged, CompareIDs)
 	return g
 }
 
@@ -332,7 +332,7 @@ func (g *gcGraph) plan(batch map[string]bool) ([]*rebase, map[string]error) {
 	for id := range g.nodes {
 		ids = append(ids, id)
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, CompareIDs)
 	for _, id := range ids {
 		n := g.nodes[id]
 		if batch[id] {
@@ -430,7 +430,7 @@ func (g *gcGraph) unremovable(plan []*Checkpoint) []string {
 	for id := range keep {
 		out = append(out, id)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, CompareIDs)
 	return out
 }
 
@@ -492,7 +492,7 @@ func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint
 		}
 	}
 	gone := slices.Clone(batch)
-	slices.SortFunc(gone, func(a, b *Checkpoint) int { return strings.Compare(b.ID, a.ID) })
+	slices.SortFunc(gone, func(a, b *Checkpoint) int { return CompareIDs(b.ID, a.ID) })
 	var freed int64
 	var trash []string
 	var err error
@@ -560,7 +560,7 @@ func (s *Store) sweepLayers(barrier string, g *gcGraph) (int64, error) {
 		g = s.readGraph(context.Background(), cps, bad)
 	}
 	if len(g.damaged) > 0 {
-		barrier = max(barrier, g.damaged[len(g.damaged)-1])
+		barrier = maxID(barrier, g.damaged[len(g.damaged)-1])
 	}
 	used := map[string]bool{}
 	for _, n := range g.nodes {
@@ -576,7 +576,7 @@ func (s *Store) sweepLayers(barrier string, g *gcGraph) (int64, error) {
 	for _, de := range des {
 		id, ok := strings.CutSuffix(de.Name(), ".tar.gz")
 		p := filepath.Join(s.layersDir(), de.Name())
-		if !ok || !isID(id) || id <= barrier || used[p] {
+		if !ok || !isID(id) || CompareIDs(id, barrier) <= 0 || used[p] {
 			continue
 		}
 		if fi, err := de.Info(); err == nil {

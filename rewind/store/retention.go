@@ -35,10 +35,10 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	for id, e := range idx {
 		if e.damaged {
 			res.Damaged = append(res.Damaged, id)
-			barrier = max(barrier, id)
+			barrier = maxID(barrier, id)
 		}
 	}
-	slices.Sort(res.Damaged)
+	slices.SortFunc(res.Damaged, CompareIDs)
 	var left int64 // what the store holds, as gc counts it for max_bytes
 	for _, e := range idx {
 		left += e.bytes
@@ -52,7 +52,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		if !byKeep && !byAge && !byBytes {
 			continue
 		}
-		if ref[id] || id <= barrier {
+		if ref[id] || CompareIDs(id, barrier) <= 0 {
 			res.Protected = append(res.Protected, id)
 			continue
 		}
@@ -94,7 +94,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	s.writeIndex(idx)
 	s.forgetVerified(res.Removed, swept)
 	res.Kept = len(idx)
-	slices.Sort(res.Protected)
+	slices.SortFunc(res.Protected, CompareIDs)
 	return res, ctx.Err()
 }
 
@@ -110,7 +110,7 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 	damaged := func(id string) (bool, error) {
 		idx[id] = &indexEntry{damaged: true}
 		res.Damaged = append(res.Damaged, id)
-		slices.Sort(res.Damaged)
+		slices.SortFunc(res.Damaged, CompareIDs)
 		return true, nil
 	}
 	// read reads checkpoint id for real, as gc does, and holds it to its
@@ -276,7 +276,7 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) (int64, []s
 	used := map[string]bool{}
 	for id, e := range idx {
 		if e.damaged {
-			barrier = max(barrier, id)
+			barrier = maxID(barrier, id)
 		}
 		for _, a := range e.archives {
 			used[a] = true
@@ -286,7 +286,7 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) (int64, []s
 	var deleted []string
 	for _, a := range gone {
 		id, ok := strings.CutSuffix(filepath.Base(a), ".tar.gz")
-		if !ok || !isID(id) || id <= barrier || used[a] || filepath.Dir(a) != s.layersDir() {
+		if !ok || !isID(id) || CompareIDs(id, barrier) <= 0 || used[a] || filepath.Dir(a) != s.layersDir() {
 			continue
 		}
 		if fi, err := os.Stat(a); err == nil && os.Remove(a) == nil {

@@ -82,6 +82,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, err
 	}
 	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	id := s.newID(now)
 	stage := filepath.Join(s.stagingDir(), id)
 	if err := os.MkdirAll(stage, layout.DirMode); err != nil {
@@ -426,7 +429,7 @@ func (s *Store) cleanStaging() {
 	}
 	des, _ := os.ReadDir(s.layersDir())
 	for _, de := range des {
-		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && id > newest {
+		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && CompareIDs(id, newest) > 0 {
 			os.Remove(filepath.Join(s.layersDir(), de.Name()))
 		}
 	}

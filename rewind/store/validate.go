@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +59,9 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 				layers = append(layers, de.Name())
 			}
 		}
+		slices.SortFunc(layers, func(a, b string) int {
+			return CompareIDs(strings.TrimSuffix(a, ".tar.gz"), strings.TrimSuffix(b, ".tar.gz"))
+		})
 	}
 	p := progressFrom(ctx)
 	p.begin(len(ids))
@@ -86,7 +90,7 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 		var mine []string // the layers written from ids[lo] up to ids[hi]
 		for _, l := range layers {
 			id := strings.TrimSuffix(l, ".tar.gz")
-			if (i == 0 || id >= ids[lo]) && (i == parts-1 || id < ids[hi]) {
+			if (i == 0 || CompareIDs(id, ids[lo]) >= 0) && (i == parts-1 || CompareIDs(id, ids[hi]) < 0) {
 				mine = append(mine, filepath.Join(s.layersDir(), l))
 			}
 		}
