@@ -13,7 +13,7 @@
 //	rewind back <n> | :/<text> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
 //	rewind gc [--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]
-//	rewind pin <cp> [label] | unpin <cp>
+//	rewind pin <cp> [label] [--force] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
 //	rewind log [--graph] [--all]

@@ -147,7 +147,7 @@ func TestGCRoundsOpenManifestsAgain(t *testing.T) {
 	if cps[4].Snapshot.Depth != 4 {
 		t.Fatalf("the chain is not one of 4 layers: %+v", cps[4].Snapshot)
 	}
-	if err := s.Pin(ctx, cps[1], "kept"); err != nil {
+	if _, err := s.Pin(ctx, cps[1], PinOptions{Label: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.dropIndex(); err != nil {

@@ -126,20 +126,3 @@ func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout
 	}
 	return resp, err
 }
-
-// Pin labels a checkpoint so gc keeps it; an empty label unpins.
-func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
-	l, err := s.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer l.Unlock()
-	md := c.Metadata
-	md.Pinned = label
-	if err := writeMetadata(c.Dir, md); err != nil {
-		return err
-	}
-	c.Metadata = md
-	s.indexChanged(c) // (its folder's bytes changed)
-	return nil
-}

@@ -21,7 +21,7 @@ import (
 type SaveOptions struct {
 	Description string
 	Trigger     Trigger
-	Pin         string // pin with this label at creation
+	Pin         string // pin with this label at creation (see Pin: it moves no label)
 
 	// TranscriptPath is the agent transcript to capture; when empty and
 	// UseSession is set, session.json's is used; else none.
@@ -70,6 +70,14 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // is written, so it appears whole or not at all. In project mode it first
 // makes sure git ignores the store (excludeFromGit).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
+	if opts.Pin != "" {
+		if err := CheckLabel(opts.Pin); err != nil {
+			return nil, err
+		}
+		if _, err := s.labelHolders("", PinOptions{Label: opts.Pin}); err != nil {
+			return nil, err
+		}
+	}
 	s.cleanStaging()
 	if s.Mode == layout.ModeProject {
 		// The store out of git, whatever came first, git init or rewind
