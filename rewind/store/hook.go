@@ -123,6 +123,9 @@ func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout
 	res, err := s.ApplyRetention(ctx, budget, started)
 	if res != nil {
 		resp.Removed = len(res.Removed)
+		for _, u := range res.Unremovable {
+			resp.Warnings = append(resp.Warnings, "retention: "+u.Message()+"; "+u.Fix+" lets it go")
+		}
 	}
 	return resp, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -182,7 +183,11 @@ func (k *checker) validate(ids, layers []string, p *Progress) ([]Problem, error)
 		p.add(1)
 		c, err := k.load(id)
 		if err != nil {
-			probs = append(probs, Problem{Type: "problem", What: id, Issue: fmt.Sprintf("not a checkpoint: %v", err)})
+			issue := fmt.Sprintf("not a checkpoint: %v", err)
+			if u := k.s.notYours(id, false); u != nil && errors.Is(err, fs.ErrPermission) {
+				issue = fmt.Sprintf("not readable: it belongs to %s, not to you; %s gives it back", u.whose(), u.Fix)
+			}
+			probs = append(probs, Problem{Type: "problem", What: id, Issue: issue})
 			continue
 		}
 		if err := k.check(c, partAll); err != nil {
