@@ -51,6 +51,7 @@ func hintOf(err error) string {
 		fewer   *store.FewerPromptsError
 		clash   *store.ConflictError
 		label   *store.LabelError
+		gone    *GoneError
 	)
 	var untrusted *store.UntrustedStoreError
 	switch {
@@ -80,6 +81,8 @@ func hintOf(err error) string {
 		return "name another file (-o FILE), or replace it with --force"
 	case errors.As(err, &label):
 		return labelHint(label)
+	case errors.As(err, &gone):
+		return gone.hint()
 	case errors.As(err, new(*store.NotEmptyError)):
 		return "import into a new folder (--into DIR), or add --force to import over it after a backup checkpoint ('rewind undo-restore' brings it back)"
 	case errors.As(err, new(*store.BundleError)):

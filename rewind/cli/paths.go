@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,7 +39,7 @@ func (c *common) pathspec(s *store.Store, items []string) (*snap.Pathspec, error
 	}
 	base := c.project
 	if base == "" {
-		wd, err := os.Getwd()
+		wd, _, err := currentDir() // (the path it had, when a restore removed it)
 		if err != nil {
 			return nil, err
 		}
