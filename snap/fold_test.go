@@ -373,7 +373,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 						case items[0] == "archive":
 							opts.Manifest, from = nil, archive
 						default:
-							if opts.Paths, err = ParsePathspec(items, ""); err != nil {
+							if opts.Paths, err = ParsePathspec(items, PathspecOptions{}); err != nil {
 								t.Fatal(err)
 							}
 						}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -50,13 +51,26 @@ func (e *PathspecError) Error() string {
 	return fmt.Sprintf("pathspec %q: %s", e.Item, e.Reason)
 }
 
-// ParsePathspec reads pathspec items given in the folder cwd (relative to the
-// root, slash-separated; "" or "." for the root itself).
-func ParsePathspec(items []string, cwd string) (*Pathspec, error) {
-	cwd = strings.Trim(path.Clean("/"+cwd), "/")
+// PathspecOptions say where pathspec items were given.
+type PathspecOptions struct {
+	// Cwd is the folder the items were given in, relative to the root
+	// (slash-separated; "" or "." for the root itself).
+	Cwd string
+	// Root is the root's absolute path. An item that is an absolute path
+	// names the path it names under Root, whatever Cwd is, as git takes an
+	// absolute path inside its work tree: as written, else through the
+	// symlinks of its leading folders. One outside Root is refused; so is
+	// every absolute item when Root is "". (With the top magic too, where
+	// git would look for a path that starts with a slash and find none.)
+	Root string
+}
+
+// ParsePathspec reads pathspec items given as o says.
+func ParsePathspec(items []string, o PathspecOptions) (*Pathspec, error) {
+	o.Cwd = strings.Trim(path.Clean("/"+o.Cwd), "/")
 	ps := &Pathspec{}
 	for _, raw := range items {
-		it, err := parseSpecItem(raw, cwd)
+		it, err := parseSpecItem(raw, o)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +80,7 @@ func ParsePathspec(items []string, cwd string) (*Pathspec, error) {
 	return ps, nil
 }
 
-func parseSpecItem(raw, cwd string) (specItem, error) {
+func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
 	if raw == "" {
 		return specItem{}, ErrEmptyPathspec
 	}
@@ -119,16 +133,23 @@ func parseSpecItem(raw, cwd string) (specItem, error) {
 	}
 	it.dirOnly = strings.HasSuffix(rest, "/")
 	joined := rest
-	if !top && cwd != "" {
-		joined = cwd + "/" + rest
+	switch {
+	case strings.HasPrefix(rest, "/") || filepath.IsAbs(rest):
+		if o.Root == "" {
+			return it, &PathspecError{Item: raw, Reason: "an absolute path; name paths relative to the current folder (or :/PATH from the project's root)"}
+		}
+		rel, ok := underRoot(o.Root, rest)
+		if !ok {
+			return it, &PathspecError{Item: raw, Reason: fmt.Sprintf("it is outside the project %s", o.Root)}
+		}
+		joined = rel
+	case !top && o.Cwd != "":
+		joined = o.Cwd + "/" + rest
 	}
 	if joined == "" {
 		joined = "."
 	}
 	clean := path.Clean(joined)
-	if strings.HasPrefix(joined, "/") {
-		return it, &PathspecError{Item: raw, Reason: "an absolute path; name paths relative to the current folder (or :/PATH from the project's root)"}
-	}
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return it, &PathspecError{Item: raw, Reason: "it is outside the project"}
 	}
@@ -143,6 +164,38 @@ func parseSpecItem(raw, cwd string) (specItem, error) {
 		}
 	}
 	return it, nil
+}
+
+// underRoot is the absolute path p relative to root (slash-separated, "" for
+// root itself), as git's abspath_part_inside_repo finds it: p cleaned,
+// under root as written; else the first of p's leading folders (p itself
+// last) that is root once symlinks are resolved names the rest. Only those
+// folders are resolved: a symlink inside the root names itself, wherever it
+// points.
+func underRoot(root, p string) (string, bool) {
+	p = filepath.Clean(filepath.FromSlash(p))
+	roots := []string{filepath.Clean(root)}
+	if r, err := filepath.EvalSymlinks(root); err == nil && r != roots[0] {
+		roots = append(roots, r)
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, p); err == nil && filepath.IsLocal(rel) {
+			if rel == "." {
+				rel = ""
+			}
+			return filepath.ToSlash(rel), true
+		}
+	}
+	real := roots[len(roots)-1]
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != filepath.Separator {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p[:i]); err == nil && r == real {
+			return filepath.ToSlash(strings.TrimLeft(p[i:], string(filepath.Separator))), true
+		}
+	}
+	return "", false
 }
 
 // Match reports whether the pathspec selects name (relative to the root,

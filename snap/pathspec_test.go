@@ -18,11 +18,11 @@ var pathspecFiles = []string{
 	"x/y/z/w.go", "sp ace/f.go",
 }
 
-func selected(t *testing.T, specs []string, cwd string) []string {
+func selected(t *testing.T, specs []string, o PathspecOptions) []string {
 	t.Helper()
-	ps, err := ParsePathspec(specs, cwd)
+	ps, err := ParsePathspec(specs, o)
 	if err != nil {
-		t.Fatalf("ParsePathspec(%q, %q): %v", specs, cwd, err)
+		t.Fatalf("ParsePathspec(%q, %+v): %v", specs, o, err)
 	}
 	var out []string
 	for _, f := range pathspecFiles {
@@ -71,6 +71,19 @@ var pathspecCases = []struct {
 	{"src", []string{":/docs"}},
 	{"src", []string{":(top)*.md"}},
 	{"src/deep", []string{"../a.go", "."}},
+	// Absolute paths name the same paths from every folder: $ROOT is the
+	// work tree, $LINK a symlink to it.
+	{"", []string{"$ROOT/src"}},
+	{"src", []string{"$ROOT/src"}},
+	{"src/deep", []string{"$ROOT/docs/", "$ROOT/main.go"}},
+	{"src", []string{"$ROOT"}},
+	{"x/y", []string{"$ROOT/"}},
+	{"src", []string{"$ROOT/*.md"}},
+	{"src", []string{"$ROOT/src/../docs"}},
+	{"src", []string{":(exclude)$ROOT/src/deep", "."}},
+	{"src", []string{":!$ROOT/src/deep", "."}}, // (:!/ is exclude and top)
+	{"src", []string{"$LINK/src/deep"}},
+	{"", []string{"$LINK"}},
 }
 
 // The pathspecs select what git ls-files selects with them, from the same
@@ -101,21 +114,29 @@ func TestPathspecLikeGit(t *testing.T) {
 		}
 	}
 	git("", "add", "-A")
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range pathspecCases {
-		out := git(c.cwd, append([]string{"-c", "core.quotepath=off", "ls-files", "--full-name", "--"}, c.specs...)...)
+		specs := slices.Clone(c.specs)
+		for i := range specs {
+			specs[i] = strings.NewReplacer("$ROOT", dir, "$LINK", link).Replace(specs[i])
+		}
+		out := git(c.cwd, append([]string{"-c", "core.quotepath=off", "ls-files", "--full-name", "--"}, specs...)...)
 		want := strings.Fields(strings.ReplaceAll(out, "sp ace", "sp\x00ace"))
 		for i := range want {
 			want[i] = strings.ReplaceAll(want[i], "\x00", " ")
 		}
 		slices.Sort(want)
-		if got := selected(t, c.specs, c.cwd); !slices.Equal(got, want) {
+		if got := selected(t, specs, PathspecOptions{Cwd: c.cwd, Root: dir}); !slices.Equal(got, want) {
 			t.Errorf("in %q, %q selects\n  %q\ngit selects\n  %q", c.cwd, c.specs, got, want)
 		}
 	}
 }
 
 func TestPathspecFolders(t *testing.T) {
-	ps, err := ParsePathspec([]string{"src/", "docs/guide.md"}, "")
+	ps, err := ParsePathspec([]string{"src/", "docs/guide.md"}, PathspecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +158,7 @@ func TestPathspecFolders(t *testing.T) {
 	if got := ps.Unmatched(); len(got) != 0 {
 		t.Errorf("Unmatched() = %q, want none", got)
 	}
-	ps, _ = ParsePathspec([]string{"a", ":!b", "c"}, "")
+	ps, _ = ParsePathspec([]string{"a", ":!b", "c"}, PathspecOptions{})
 	ps.Match("a/x", false)
 	if got := ps.Unmatched(); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("Unmatched() = %q, want [c]", got)
@@ -145,23 +166,30 @@ func TestPathspecFolders(t *testing.T) {
 }
 
 func TestPathspecRefused(t *testing.T) {
+	root := t.TempDir()
 	for _, c := range []struct {
-		spec, cwd, want string
+		spec, cwd, root, want string
 	}{
-		{"../x", "", "outside the project"},
-		{"../../x", "src", "outside the project"},
-		{"/etc/passwd", "", "an absolute path"},
-		{":(attr:x)y", "", "magic \"attr:x\" is not known"},
-		{":(top", "", "no closing parenthesis"},
-		{":(literal,glob)x", "", "exclude each other"},
+		{"../x", "", "", "outside the project"},
+		{"../../x", "src", "", "outside the project"},
+		{"/etc/passwd", "", "", "an absolute path"},
+		{"/etc/passwd", "src", "", "an absolute path"},
+		{"/etc", "", root, "it is outside the project " + root},
+		{"/etc", "src/deep", root, "it is outside the project " + root},
+		{":(exclude)/etc", "src", root, "it is outside the project " + root},
+		{root + "/../x", "src", root, "it is outside the project"},
+		{root + "x/y", "", root, "it is outside the project"},
+		{":(attr:x)y", "", "", "magic \"attr:x\" is not known"},
+		{":(top", "", "", "no closing parenthesis"},
+		{":(literal,glob)x", "", "", "exclude each other"},
 	} {
-		_, err := ParsePathspec([]string{c.spec}, c.cwd)
+		_, err := ParsePathspec([]string{c.spec}, PathspecOptions{Cwd: c.cwd, Root: c.root})
 		var pe *PathspecError
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ParsePathspec(%q, %q) = %v, want a PathspecError saying %q", c.spec, c.cwd, err, c.want)
+			t.Errorf("ParsePathspec(%q, %q in %q) = %v, want a PathspecError saying %q", c.spec, c.cwd, c.root, err, c.want)
 		}
 	}
-	if _, err := ParsePathspec([]string{""}, ""); !errors.Is(err, ErrEmptyPathspec) {
+	if _, err := ParsePathspec([]string{""}, PathspecOptions{}); !errors.Is(err, ErrEmptyPathspec) {
 		t.Errorf("an empty item: %v, want ErrEmptyPathspec", err)
 	}
 }

@@ -48,7 +48,7 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 			opts.Manifest, archive = snap.Manifest, ""
 		}
 		if paths != nil {
-			ps, err := ParsePathspec(paths, "")
+			ps, err := ParsePathspec(paths, PathspecOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -711,7 +711,7 @@ func TestRestorePaths(t *testing.T) {
 				before := state(t, dir)
 				mutate(t, rng, dir)
 				mutated := state(t, dir)
-				ps, err := ParsePathspec(spec, "")
+				ps, err := ParsePathspec(spec, PathspecOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -733,7 +733,7 @@ func TestRestorePaths(t *testing.T) {
 					t.Skipf("refused: %v", err)
 				}
 				after := state(t, dir)
-				check, _ := ParsePathspec(spec, "")
+				check, _ := ParsePathspec(spec, PathspecOptions{})
 				for _, k := range keys(before, mutated, after) {
 					want := mutated[k]
 					isDir := strings.HasPrefix(before[k], "dir") || strings.HasPrefix(mutated[k], "dir")
@@ -778,7 +778,7 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# nothing ignored\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.go"), []byte("changed"), 0o644)
-	ps, _ := ParsePathspec([]string{"a.go", "nothing"}, "")
+	ps, _ := ParsePathspec([]string{"a.go", "nothing"}, PathspecOptions{})
 	_, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: res.Manifest})
 	var un *UnmatchedError
 	if !errors.As(err, &un) || len(un.Items) != 1 || un.Items[0] != "nothing" {
@@ -796,7 +796,7 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []*Manifest{nil, res.Manifest, opened} {
-		ps, _ = ParsePathspec([]string{".", ":!.gitignore", ":!b.go"}, "")
+		ps, _ = ParsePathspec([]string{".", ":!.gitignore", ":!b.go"}, PathspecOptions{})
 		r, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: m})
 		if err != nil {
 			t.Fatal(err)

@@ -55,7 +55,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 						sparseRestores = sparse
 						opts := RestoreOptions{Manifest: m, DryRun: true}
 						if items != nil {
-							if opts.Paths, err = ParsePathspec(items, ""); err != nil {
+							if opts.Paths, err = ParsePathspec(items, PathspecOptions{}); err != nil {
 								t.Fatal(err)
 							}
 						}

@@ -328,7 +328,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps, err := ParsePathspec(spec, "")
+			ps, err := ParsePathspec(spec, PathspecOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,7 +384,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ps, err := ParsePathspec(c.spec, "")
+				ps, err := ParsePathspec(c.spec, PathspecOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -416,7 +416,7 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 			var opts RestoreOptions
 			if limited {
 				want = []string{"gone/", "gone/a", "gone/sub/", "gone/sub/b", "gone/sub/c", "x/y", "z"}
-				ps, err := ParsePathspec([]string{"gone", "x", "z"}, "")
+				ps, err := ParsePathspec([]string{"gone", "x", "z"}, PathspecOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -596,7 +596,7 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 				t.Fatalf("cp: %v\n%s", err, out)
 			}
 			sparseRestores, spillAt, *whole = how.sparse, how.at, 0
-			ps, err := ParsePathspec(spec, "")
+			ps, err := ParsePathspec(spec, PathspecOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

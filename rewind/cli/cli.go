@@ -13,7 +13,7 @@
 //	rewind back <n> | :/<text> [--both] [--in-place] [--dry-run] [--yes]
 //	rewind status | validate | statusline
 //	rewind gc [--keep N] [--max-age D] [--max-bytes SIZE] [--dry-run]
-//	rewind pin <cp> [label] | unpin <cp>
+//	rewind pin <cp> [label] [--force] | unpin <cp>
 //	rewind config [--tier T] [--register-hooks|--unregister-hooks] [--agent A]
 //	rewind forks list | show <id>
 //	rewind log [--graph] [--all]
@@ -277,16 +277,29 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // projectDir is -C, else $REWIND_PROJECT_DIR (set in agent shells by the
-// hooks), else found from the current folder.
-func (c *common) projectDir() (string, error) {
+// hooks), else found from the current folder — or, when a restore removed
+// it, from the path it had (currentDir), saying so on e's stderr.
+func (c *common) projectDir(e *env) (string, error) {
 	dir := c.project
 	if dir == "" {
 		dir = os.Getenv("REWIND_PROJECT_DIR")
 	}
-	if dir == "" {
-		dir = "."
+	if dir != "" {
+		return store.FindProject(dir)
 	}
-	return store.FindProject(dir)
+	wd, project, err := currentDir()
+	if err != nil {
+		return "", err
+	}
+	if project != "" {
+		again := ""
+		if fi, err := os.Stat(wd); err == nil && fi.IsDir() {
+			again = "; 'cd " + shellQuote(wd) + "' enters it as it is now" // (undo-restore made it again)
+		}
+		fmt.Fprintf(e.stderr, "%s: warning: the current folder (%s) was removed; working on its project, %s%s\n", name, cmdline.QuotePath(wd), cmdline.QuotePath(project), cmdline.QuoteText(again))
+		return project, nil
+	}
+	return store.FindProject(wd)
 }
 
 // openAt opens the project's store and finds the checkpoint name names
@@ -307,7 +320,7 @@ func (c *common) openAt(e *env, name string) (*store.Store, *store.Checkpoint, e
 // 10s) bounds the wait for its lock instead of store.DefaultLockWait;
 // waiting, it says on e's stderr who holds the lock.
 func (c *common) open(e *env) (*store.Store, error) {
-	p, err := c.projectDir()
+	p, err := c.projectDir(e)
 	if err != nil {
 		return nil, err
 	}

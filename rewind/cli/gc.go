@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,11 +96,19 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %s\n", cmdline.QuoteText(id))
 	}
 	if len(res.Protected) > 0 {
-		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a damaged checkpoint (%s)\n", len(res.Protected), cmdline.QuoteText(strings.Join(res.Protected, ", ")))
+		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a checkpoint gc cannot read or remove (%s)\n", len(res.Protected), cmdline.QuoteText(strings.Join(res.Protected, ", ")))
 	}
-	if len(res.Damaged) > 0 {
+	// Another user's checkpoints are named as such, not as damaged, with
+	// the command that gives them back.
+	theirs := map[string]bool{}
+	for _, u := range res.Unremovable {
+		theirs[u.ID] = true
+		fmt.Fprintf(e.stderr, "%s: warning: %s; %s lets gc delete it as the policy says\n", name, cmdline.QuoteText(u.Message()), cmdline.QuoteText(u.Fix))
+	}
+	damaged := slices.DeleteFunc(slices.Clone(res.Damaged), func(id string) bool { return theirs[id] })
+	if len(damaged) > 0 {
 		fmt.Fprintf(e.stderr, "%s: warning: gc could not read checkpoint%s %s, so it deleted nothing older, nor any archive %s might read; 'rewind validate' says what is damaged\n",
-			name, plural(len(res.Damaged)), cmdline.QuoteText(strings.Join(res.Damaged, ", ")), pronoun(len(res.Damaged)))
+			name, plural(len(damaged)), cmdline.QuoteText(strings.Join(damaged, ", ")), pronoun(len(damaged)))
 	}
 	return nil
 }

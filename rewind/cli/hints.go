@@ -50,6 +50,8 @@ func hintOf(err error) string {
 		forkBk  *store.ForkBackError
 		fewer   *store.FewerPromptsError
 		clash   *store.ConflictError
+		label   *store.LabelError
+		gone    *GoneError
 	)
 	var untrusted *store.UntrustedStoreError
 	switch {
@@ -81,6 +83,10 @@ func hintOf(err error) string {
 		return "run 'rewind init' in the project first"
 	case errors.As(err, new(*store.ExistsError)):
 		return "name another file (-o FILE), or replace it with --force"
+	case errors.As(err, &label):
+		return labelHint(label)
+	case errors.As(err, &gone):
+		return gone.hint()
 	case errors.As(err, new(*store.NotEmptyError)):
 		return "import into a new folder (--into DIR), or add --force to import over it after a backup checkpoint ('rewind undo-restore' brings it back)"
 	case errors.As(err, new(*store.BundleError)):
@@ -135,6 +141,19 @@ func hintOf(err error) string {
 		return "'rewind-jsonl turns' lists them"
 	}
 	return cmdline.HintOf(err)
+}
+
+// labelHint says what to do about a pin label refused.
+func labelHint(e *store.LabelError) string {
+	switch e.Problem {
+	case store.LabelTaken:
+		return fmt.Sprintf("--force moves it: rewind pin <cp> %s --force (%s stays pinned, as %q)", shellQuote(e.Label), e.Holder, store.DefaultLabel)
+	case store.LabelDescription:
+		return "choose another label; " + e.Holder + " is named by its description already"
+	case store.LabelEmpty:
+		return fmt.Sprintf("give a label such as release-1, or none (the checkpoint is then pinned as %q)", store.DefaultLabel)
+	}
+	return "choose a label such as release-1 or before-refactor: it must not read as @N, :/TEXT, an id or an option"
 }
 
 // cutHint says what to do about a fork or an in-place cut of the transcript that failed. The

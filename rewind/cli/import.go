@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
@@ -37,9 +36,12 @@ func (c *importCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
+	cwd, gone, err := currentDir()
 	if err != nil {
 		return err
+	}
+	if gone != "" {
+		return &GoneError{Dir: cwd, Project: gone} // (nothing is made in a folder that is gone)
 	}
 	ctx, stop := e.progress(ctx, "importing")
 	res, err := store.Import(ctx, file, store.ImportOptions{Into: into, Cwd: cwd, Force: c.force, SHA256: c.sha256})

@@ -34,7 +34,14 @@ func (c *initCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	dir := c.project
 	if dir == "" {
-		dir = "."
+		wd, gone, err := currentDir()
+		if err != nil {
+			return err
+		}
+		if gone != "" {
+			return &GoneError{Dir: wd, Project: gone} // (no store for a folder that is gone)
+		}
+		dir = wd
 	}
 	project, err := store.FindProject(dir)
 	if err != nil {

@@ -103,7 +103,7 @@ func positions(sessions []*store.Session) map[string]int {
 			}
 		}
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, store.CompareIDs)
 	ns := map[string]int{}
 	for i, id := range ids {
 		ns[id] = len(ids) - 1 - i

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,14 +30,16 @@ func splitPaths(args []string) (names, paths []string, err error) {
 
 // pathspec reads paths given on the command line as git's pathspecs: relative
 // to the current folder (-C DIR's, when given) when it is inside the project,
-// else to the project's root; ":/PATH" is always from the root.
+// else to the project's root; ":/PATH" is always from the root, and an
+// absolute path names itself, from every folder (refused outside the
+// project).
 func (c *common) pathspec(s *store.Store, items []string) (*snap.Pathspec, error) {
 	if items == nil {
 		return nil, nil
 	}
 	base := c.project
 	if base == "" {
-		wd, err := os.Getwd()
+		wd, _, err := currentDir() // (the path it had, when a restore removed it)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +54,7 @@ func (c *common) pathspec(s *store.Store, items []string) (*snap.Pathspec, error
 			cwd = filepath.ToSlash(rel)
 		}
 	}
-	ps, err := snap.ParsePathspec(items, cwd)
+	ps, err := snap.ParsePathspec(items, snap.PathspecOptions{Cwd: cwd, Root: s.Project})
 	if err != nil {
 		return nil, &cmdline.Error{Err: err, Code: cmdline.ExitUsage}
 	}

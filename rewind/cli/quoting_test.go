@@ -109,7 +109,8 @@ func TestHumanOutputQuotesControlCharacters(t *testing.T) {
 	}
 
 	write("plain.txt", "one\n")
-	must("", "save", evilDesc, "--transcript", transcript, "--agent", "claude", "--pin", evilLabel)
+	must("", "save", evilDesc, "--transcript", transcript, "--agent", "claude")
+	oldLabel(t, dir, evilLabel)
 	for name := range hostileNames {
 		write(name, "two\n")
 	}
@@ -161,7 +162,6 @@ func TestHumanOutputQuotesControlCharacters(t *testing.T) {
 		// (The hooks named a transcript Rewind will not read from a hook: one with control
 		// characters in its name. Only the save that named it by hand holds the conversation.)
 		{[]string{"back", "1", "--both", "--dry-run", "--transcript", transcript}, []string{"«" + evilPromptOut + "»", `delete "clear\033[2J.go"`}},
-		{[]string{"pin", "@0", evilLabel + "2"}, []string{`as "` + evilLabelOut + `2"`}},
 		{[]string{"validate"}, []string{"checked"}},
 		{[]string{"gc", "--keep", "1", "--dry-run"}, []string{"Would delete"}},
 		{[]string{"export", "@0", "-o", bundle}, []string{`to "` + bundleOut}},
@@ -214,6 +214,13 @@ func TestHumanOutputQuotesControlCharacters(t *testing.T) {
 				t.Errorf("rewind %q: %s holds a raw control character: %q", args, what, bad)
 			}
 		}
+	}
+
+	// A label with control characters is refused now, named escaped.
+	if code, _, errs := run("", "pin", "@0", evilLabel+"2"); code != 2 || !strings.Contains(errs, "control character") {
+		t.Errorf("rewind pin @0 %q: exit %d, %s; want it refused (2)", evilLabel+"2", code, errs)
+	} else if bad, ok := rawControl(errs); ok {
+		t.Errorf("rewind pin: the error holds a raw control character: %q", bad)
 	}
 
 	// An error naming a hostile folder (with %s, as os's errors do): escaped on stderr, exact
@@ -306,5 +313,38 @@ func TestRestoreQuotesRenames(t *testing.T) {
 	writeRestore(&out, r, false)
 	if want := `  rename "evil\033[2J.txt" -> "EVIL\033[2J.txt"` + "\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("got\n%s\nwant a line %q", out.String(), want)
+	}
+}
+
+// oldLabel gives the newest checkpoint of the store in dir a label no
+// command takes any more, as a store written before labels were checked
+// may hold: its metadata.json rewritten without the checksum, as one
+// written before checksums were.
+func oldLabel(t *testing.T, dir, label string) {
+	t.Helper()
+	s, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Resolve("@0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(c.Dir, store.MetadataFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md map[string]any
+	if err := json.Unmarshal(b, &md); err != nil {
+		t.Fatal(err)
+	}
+	md["pinned"] = label
+	delete(md, "sum")
+	if b, err = json.Marshal(md); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,20 +13,28 @@ import (
 type saveCmd struct {
 	common
 	transcript, agent, pin string
-	full                   bool
+	pinned, full           bool // pinned: --pin was given (an empty label is refused)
 }
 
 func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.transcript, "transcript", "", "capture this transcript `PATH` (default: the session the hooks recorded)")
 	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (claude, droid, …; default: detected)")
-	fs.StringVar(&c.pin, "pin", "", "pin the checkpoint with this `LABEL` (gc keeps it)")
+	fs.Func("pin", "pin the checkpoint with this `LABEL` (gc keeps it)", func(v string) error {
+		c.pin, c.pinned = v, true
+		return nil
+	})
 	fs.BoolVar(&c.full, "full", false, "write a full snapshot, not a layer over the newest checkpoint")
 }
 
 func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := checkAgent(c.agent); err != nil {
 		return err
+	}
+	if c.pinned {
+		if err := store.CheckLabel(c.pin); err != nil {
+			return &cmdline.Error{Err: err, Code: cmdline.ExitUsage}
+		}
 	}
 	s, err := c.open(e)
 	if err != nil {

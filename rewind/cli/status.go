@@ -46,7 +46,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "status"); err != nil {
 		return err
 	}
-	project, err := c.projectDir()
+	project, err := c.projectDir(e)
 	if err != nil {
 		return err
 	}

@@ -187,62 +187,6 @@ func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, Manifes
 // reached by id.
 func (c *Checkpoint) Backup() bool { return c.Trigger.Kind == TriggerPreRestore }
 
-// newID returns an id that sorts by time and after every id the store has
-// used (checkpoints, and layer archives that outlive theirs):
-// 20261122_143052_001. Ids are never reused, so "newest" is always the
-// largest, even after gc or when the clock steps back. Call it under the
-// lock.
-func (s *Store) newID(now time.Time) string {
-	last := ""
-	ids, _ := s.IDs()
-	if len(ids) > 0 {
-		last = ids[len(ids)-1]
-	}
-	if des, err := os.ReadDir(s.layersDir()); err == nil {
-		for _, de := range des {
-			if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && id > last {
-				last = id
-			}
-		}
-	}
-	base := now.UTC().Format("20060102_150405")
-	n := 1
-	if len(last) >= 19 {
-		lastBase, lastN := last[:15], last[16:]
-		if lastBase >= base {
-			base = lastBase
-			if v, err := strconv.Atoi(lastN); err == nil {
-				n = v + 1
-			}
-		}
-	}
-	return fmt.Sprintf("%s_%03d", base, n)
-}
-
-// isID reports whether name has the form of a checkpoint id,
-// 20261122_143052_001.
-func isID(name string) bool {
-	if len(name) < 19 || name[8] != '_' || name[15] != '_' {
-		return false
-	}
-	for i, c := range name {
-		if i != 8 && i != 15 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	_, ok := TimeOfID(name)
-	return ok
-}
-
-// TimeOfID is when a checkpoint id was made (from the id alone).
-func TimeOfID(id string) (time.Time, bool) {
-	if len(id) < 15 {
-		return time.Time{}, false
-	}
-	t, err := time.Parse("20060102_150405", id[:15])
-	return t, err == nil
-}
-
 // IDs lists the checkpoint ids, oldest first, without reading metadata.
 func (s *Store) IDs() ([]string, error) {
 	des, err := os.ReadDir(s.checkpointsDir())
@@ -255,7 +199,7 @@ func (s *Store) IDs() ([]string, error) {
 			ids = append(ids, de.Name())
 		}
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, CompareIDs)
 	return ids, nil
 }
 

@@ -49,12 +49,16 @@ type GCResult struct {
 	Removed    []string `json:"removed"`
 	FreedBytes int64    `json:"freed_bytes"`
 	Kept       int      `json:"kept"`
-	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned, needed by restore history, or perhaps by a damaged checkpoint
+	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned, needed by restore history, or perhaps by a checkpoint gc cannot read or remove
 	// Damaged lists the checkpoints gc could not read (metadata or
 	// manifest): what they need cannot be known, so nothing older than the
 	// newest of them is deleted, nor any archive it might read.
 	Damaged []string `json:"damaged,omitempty"`
-	Partial bool     `json:"partial,omitempty"` // the time budget ran out
+	// Unremovable lists the checkpoints gc may not remove (another
+	// user's, or their removal met a permission error): kept, with what
+	// they build on, while the rest goes as the policy says.
+	Unremovable []Unremovable `json:"unremovable,omitempty"`
+	Partial     bool          `json:"partial,omitempty"` // the time budget ran out
 }
 
 // GC deletes old checkpoints by the policy, never pinned ones, never ones
@@ -103,6 +107,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		return res, err
 	}
 	res.Damaged = g.damaged
+	res.Unremovable = slices.Clone(g.unremovables)
 	barrier := "" // the newest damaged id: nothing older goes
 	if len(res.Damaged) > 0 {
 		barrier = res.Damaged[len(res.Damaged)-1]
@@ -130,10 +135,10 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			byKeep := o.Keep > 0 && i >= o.Keep
 			byAge := o.MaxAge > 0 && time.Since(c.CreatedAt) > o.MaxAge
 			byBytes := o.MaxBytes > 0 && left > o.MaxBytes
-			if !byKeep && !byAge && !byBytes {
+			if !byKeep && !byAge && !byBytes || g.fixed[c.ID] { // (those gc may not remove are reported as such)
 				continue
 			}
-			if c.Pinned != "" || ref[c.ID] || c.ID <= barrier || needed[c.ID] {
+			if c.Pinned != "" || ref[c.ID] || CompareIDs(c.ID, barrier) <= 0 || needed[c.ID] {
 				res.Protected = append(res.Protected, c.ID)
 				continue
 			}
@@ -191,6 +196,11 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			}
 		}
 		p.add(len(b))
+		if left, ok := g.refused(err, b, res); ok {
+			// The rest of the batch was left whole: it goes back in the
+			// plan, less what the one refused builds on.
+			plan, err = append(left, plan...), nil
+		}
 		if err != nil {
 			res.Kept = len(cps) - len(res.Removed)
 			return res, err
@@ -235,12 +245,16 @@ type gcGraph struct {
 	nodes   map[string]*gcNode
 	damaged []string // unreadable checkpoints (metadata or manifest), oldest first
 	full    map[string]*snap.Manifest
+	// fixed are the checkpoints gc may neither remove nor rewrite (see
+	// Unremovable), listed in unremovables.
+	fixed        map[string]bool
+	unremovables []Unremovable
 }
 
 // readGraph reads every checkpoint's manifest header and archives. A
 // checkpoint whose metadata or manifest cannot be read is listed in damaged.
 func (s *Store) readGraph(ctx context.Context, cps []*Checkpoint, bad []string) *gcGraph {
-	g := &gcGraph{s: s, nodes: make(map[string]*gcNode, len(cps)), damaged: slices.Clone(bad), full: map[string]*snap.Manifest{}}
+	g := &gcGraph{s: s, nodes: make(map[string]*gcNode, len(cps)), damaged: slices.Clone(bad), full: map[string]*snap.Manifest{}, fixed: map[string]bool{}}
 	for i, c := range cps {
 		if i%256 == 0 && ctx.Err() != nil {
 			return g
@@ -252,8 +266,56 @@ func (s *Store) readGraph(ctx context.Context, cps []*Checkpoint, bad []string) 
 		}
 		g.nodes[c.ID] = n
 	}
-	slices.Sort(g.damaged)
+	slices.SortFunc(g.damaged, CompareIDs)
+	for _, c := range cps {
+		g.checkOwner(c.ID, g.nodes[c.ID] != nil)
+	}
+	for _, id := range bad {
+		g.checkOwner(id, false)
+	}
+	slices.SortFunc(g.unremovables, func(a, b Unremovable) int { return CompareIDs(a.ID, b.ID) })
 	return g
+}
+
+// checkOwner marks checkpoint id fixed, and lists it as unremovable, when
+// its folder is another user's (readable: its manifest was read).
+func (g *gcGraph) checkOwner(id string, readable bool) {
+	if u := g.s.notYours(id, readable); u != nil {
+		g.fixed[id] = true
+		g.unremovables = append(g.unremovables, *u)
+	}
+}
+
+// refused handles err from removeBatch(batch): when a checkpoint's removal
+// met a permission error, it is listed in res and fixed, and what is left
+// of batch, less what it builds on, is returned to go back in the plan.
+func (g *gcGraph) refused(err error, batch []*Checkpoint, res *GCResult) ([]*Checkpoint, bool) {
+	var ue *unremovableError
+	if !errors.As(err, &ue) {
+		return nil, false
+	}
+	g.fixed[ue.u.ID] = true
+	g.unremovables = append(g.unremovables, *ue.u)
+	res.Unremovable = append(res.Unremovable, *ue.u)
+	var left []*Checkpoint
+	for _, c := range batch {
+		if g.nodes[c.ID] != nil && c.ID != ue.u.ID {
+			left = append(left, c)
+		}
+	}
+	for {
+		more := g.unremovable(left)
+		if len(more) == 0 {
+			return left, true
+		}
+		left = slices.DeleteFunc(left, func(c *Checkpoint) bool {
+			if slices.Contains(more, c.ID) {
+				res.Protected = append(res.Protected, c.ID)
+				return true
+			}
+			return false
+		})
+	}
 }
 
 // readNode reads what gc needs of c's manifest file (not its chain).
@@ -332,13 +394,23 @@ func (g *gcGraph) plan(batch map[string]bool) ([]*rebase, map[string]error) {
 	for id := range g.nodes {
 		ids = append(ids, id)
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, CompareIDs)
 	for _, id := range ids {
 		n := g.nodes[id]
 		if batch[id] {
 			continue
 		}
 		r := &rebase{n: n}
+		if g.fixed[id] {
+			// Another user's (or one gc may not remove): it cannot be
+			// rewritten over something older, so what it builds on stays.
+			for _, b := range []string{n.parent, transcriptBase(n.c)} {
+				if batch[b] {
+					keep[b] = fmt.Errorf("%w (%s, which gc may not rewrite, builds on it)", errNeeded, id)
+				}
+			}
+			continue
+		}
 		if batch[n.parent] {
 			r.manifest = true
 			var through []string
@@ -393,6 +465,14 @@ func (g *gcGraph) plan(batch map[string]bool) ([]*rebase, map[string]error) {
 	return out, keep
 }
 
+// transcriptBase is the checkpoint c's transcript builds on, or "".
+func transcriptBase(c *Checkpoint) string {
+	if c.Transcript == nil {
+		return ""
+	}
+	return c.Transcript.Base
+}
+
 // readFull opens (once) the whole manifest of checkpoint id, and reads it
 // through: a line that does not read keeps what it builds on. It is opened
 // as a save opens its parent (snap.OpenManifest): keepWhole writes it
@@ -430,7 +510,7 @@ func (g *gcGraph) unremovable(plan []*Checkpoint) []string {
 	for id := range keep {
 		out = append(out, id)
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, CompareIDs)
 	return out
 }
 
@@ -492,15 +572,19 @@ func (s *Store) removeBatch(ctx context.Context, g *gcGraph, batch []*Checkpoint
 		}
 	}
 	gone := slices.Clone(batch)
-	slices.SortFunc(gone, func(a, b *Checkpoint) int { return strings.Compare(b.ID, a.ID) })
+	slices.SortFunc(gone, func(a, b *Checkpoint) int { return CompareIDs(b.ID, a.ID) })
 	var freed int64
 	var trash []string
 	var err error
 	for _, c := range gone {
 		freed += dirBytes(c.Dir, true)
 		t := filepath.Join(s.stagingDir(), ".gc-"+c.ID)
-		if err = os.Rename(c.Dir, t); err != nil {
-			err = fmt.Errorf("gc: remove %s: %w", c.ID, err)
+		if err = durable.FaultOr("rename", c.Dir, func() error { return os.Rename(c.Dir, t) }); err != nil {
+			// The older ones are left whole, for a newer one that stays
+			// may build on them (see gcGraph.refused).
+			if err = s.removalRefused(c, err); !errors.As(err, new(*unremovableError)) {
+				err = fmt.Errorf("gc: remove %s: %w", c.ID, err)
+			}
 			break
 		}
 		trash = append(trash, t)
@@ -560,7 +644,7 @@ func (s *Store) sweepLayers(barrier string, g *gcGraph) (int64, error) {
 		g = s.readGraph(context.Background(), cps, bad)
 	}
 	if len(g.damaged) > 0 {
-		barrier = max(barrier, g.damaged[len(g.damaged)-1])
+		barrier = maxID(barrier, g.damaged[len(g.damaged)-1])
 	}
 	used := map[string]bool{}
 	for _, n := range g.nodes {
@@ -576,7 +660,7 @@ func (s *Store) sweepLayers(barrier string, g *gcGraph) (int64, error) {
 	for _, de := range des {
 		id, ok := strings.CutSuffix(de.Name(), ".tar.gz")
 		p := filepath.Join(s.layersDir(), de.Name())
-		if !ok || !isID(id) || id <= barrier || used[p] {
+		if !ok || !isID(id) || CompareIDs(id, barrier) <= 0 || used[p] {
 			continue
 		}
 		if fi, err := de.Info(); err == nil {

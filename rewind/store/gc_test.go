@@ -6,8 +6,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,7 +149,7 @@ func TestGCRoundsOpenManifestsAgain(t *testing.T) {
 	if cps[4].Snapshot.Depth != 4 {
 		t.Fatalf("the chain is not one of 4 layers: %+v", cps[4].Snapshot)
 	}
-	if err := s.Pin(ctx, cps[1], "kept"); err != nil {
+	if _, err := s.Pin(ctx, cps[1], PinOptions{Label: "kept"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.dropIndex(); err != nil {
@@ -162,4 +164,62 @@ func TestGCRoundsOpenManifestsAgain(t *testing.T) {
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
 		t.Fatalf("validate: %+v %v", probs, err)
 	}
+}
+
+// TestGCGoesOnPastACheckpointItMayNotRemove: a checkpoint whose removal
+// meets a permission error is kept, with what it builds on, and named with
+// what to do; gc deletes the rest as the policy says, and every survivor
+// is whole — gc run by hand and retention at a hook (the index) alike.
+func TestGCGoesOnPastACheckpointItMayNotRemove(t *testing.T) {
+	for _, hook := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hook=%v", hook), func(t *testing.T) {
+			s, cps, holds := batchStore(t, 10)
+			stuck := cps[5]
+			durable.FaultAt = func(op, path string) error {
+				if op == "rename" && path == stuck.Dir {
+					return syscall.EACCES
+				}
+				return nil
+			}
+			defer func() { durable.FaultAt = nil }()
+			o := GCOptions{Keep: 2}
+			if hook {
+				o.Budget = time.Hour
+				if _, ok := s.readIndex(mustIDs(t, s)); !ok {
+					t.Fatal("no index to plan from")
+				}
+			}
+			res, err := s.GC(ctx, o)
+			if err != nil {
+				t.Fatalf("gc: %v", err)
+			}
+			durable.FaultAt = nil
+			if len(res.Unremovable) != 1 || res.Unremovable[0].ID != stuck.ID ||
+				!strings.Contains(res.Unremovable[0].Error, "permission denied") || !strings.Contains(res.Unremovable[0].Fix, stuck.Dir) {
+				t.Errorf("unremovable: %+v; want %s, with its error and a fix", res.Unremovable, stuck.ID)
+			}
+			var want []string // 0-3 and 6-7; 4 stays, for 5 builds on it
+			for _, i := range []int{0, 1, 2, 3, 6, 7} {
+				want = append(want, cps[i].ID)
+			}
+			got := slices.Clone(res.Removed)
+			slices.SortFunc(got, CompareIDs)
+			if !slices.Equal(got, want) {
+				t.Errorf("removed %v, want %v", got, want)
+			}
+			if ids := mustIDs(t, s); !slices.Equal(ids, []string{cps[4].ID, stuck.ID, cps[8].ID, cps[9].ID}) {
+				t.Errorf("left %v", ids)
+			}
+			checkSurvivors(t, s, cps, holds)
+		})
+	}
+}
+
+func mustIDs(t *testing.T, s *Store) []string {
+	t.Helper()
+	ids, err := s.IDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }

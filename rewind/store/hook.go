@@ -123,23 +123,9 @@ func (s *Store) retentionIfDue(ctx context.Context, req hookd.Request, hs layout
 	res, err := s.ApplyRetention(ctx, budget, started)
 	if res != nil {
 		resp.Removed = len(res.Removed)
+		for _, u := range res.Unremovable {
+			resp.Warnings = append(resp.Warnings, "retention: "+u.Message()+"; "+u.Fix+" lets it go")
+		}
 	}
 	return resp, err
-}
-
-// Pin labels a checkpoint so gc keeps it; an empty label unpins.
-func (s *Store) Pin(ctx context.Context, c *Checkpoint, label string) error {
-	l, err := s.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer l.Unlock()
-	md := c.Metadata
-	md.Pinned = label
-	if err := writeMetadata(c.Dir, md); err != nil {
-		return err
-	}
-	c.Metadata = md
-	s.indexChanged(c) // (its folder's bytes changed)
-	return nil
 }

@@ -4,8 +4,122 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
+
+// A checkpoint id is the time it was made (UTC, to the second) and a count
+// within that second: 20261122_143052_001. Ids are made in order: each
+// sorts after every id the store has used, as a string and by CompareIDs,
+// whatever the clock says (see newID).
+
+// idTime is the layout of an id's time, its first 15 characters.
+const idTime = "20060102_150405"
+
+// maxCount is the largest count newID writes: three digits keep every id it
+// makes 19 characters long, so that ids sort as strings.
+const maxCount = 999
+
+// newID returns an id after every id the store has used (checkpoints, and
+// layer archives that outlive theirs), so "newest" is always the largest,
+// even after gc. Order never rests on the clock going forward: when the
+// clock is behind the newest id (it stepped back, or a checkpoint was taken
+// while it ran ahead), the new id takes the newest id's time and the next
+// count; and where the count would pass 999 the time moves on a second and
+// the count starts again at 001. An id's time is thus never earlier than
+// the clock's when it was made, and at most one second later per 999
+// checkpoints made while the clock was behind. Call it under the lock.
+func (s *Store) newID(now time.Time) string {
+	last := ""
+	ids, _ := s.IDs()
+	if len(ids) > 0 {
+		last = ids[len(ids)-1]
+	}
+	if des, err := os.ReadDir(s.layersDir()); err == nil {
+		for _, de := range des {
+			if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && CompareIDs(id, last) > 0 {
+				last = id
+			}
+		}
+	}
+	t, n := now.UTC().Truncate(time.Second), 1
+	if lastT, ok := TimeOfID(last); ok && !lastT.Before(t) {
+		t, n = lastT, 1
+		if c, err := strconv.Atoi(last[16:]); err == nil {
+			n = c + 1
+		}
+		if n > maxCount { // (an id made before the count rolled over may hold more than three digits)
+			t, n = t.Add(time.Second), 1
+		}
+	}
+	return fmt.Sprintf("%s_%03d", t.Format(idTime), n)
+}
+
+// isID reports whether name has the form of a checkpoint id,
+// 20261122_143052_001 (a store may hold ids whose count has more digits:
+// see CompareIDs).
+func isID(name string) bool {
+	if !idShape(name) {
+		return false
+	}
+	_, ok := TimeOfID(name)
+	return ok
+}
+
+// idShape reports whether name is digits with an underscore at 8 and 15,
+// as an id is (isID without its time parse).
+func idShape(name string) bool {
+	if len(name) < 19 || name[8] != '_' || name[15] != '_' {
+		return false
+	}
+	for i, c := range name {
+		if i != 8 && i != 15 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// TimeOfID is when a checkpoint id was made (from the id alone).
+func TimeOfID(id string) (time.Time, bool) {
+	if len(id) < 15 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(idTime, id[:15])
+	return t, err == nil
+}
+
+// CompareIDs orders checkpoint ids oldest first: by their time, then by
+// their count as a number. The ids newID makes sort the same as strings,
+// but a store may hold ids made before the count rolled over into the
+// seconds, with four digits or more (20261122_143052_1000 after _999):
+// wherever ids are ordered or compared, it is by CompareIDs. Names that are
+// not ids compare as strings ("" before every id).
+func CompareIDs(a, b string) int {
+	if len(a) == len(b) || !idShape(a) || !idShape(b) { // (counts of one width compare as strings)
+		return strings.Compare(a, b)
+	}
+	if c := strings.Compare(a[:15], b[:15]); c != 0 {
+		return c
+	}
+	ca, cb := strings.TrimLeft(a[16:], "0"), strings.TrimLeft(b[16:], "0")
+	if len(ca) != len(cb) {
+		return len(ca) - len(cb)
+	}
+	if c := strings.Compare(ca, cb); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// maxID is the newer of two ids (CompareIDs).
+func maxID(a, b string) string {
+	if CompareIDs(a, b) < 0 {
+		return b
+	}
+	return a
+}
 
 // NewestIDs counts the checkpoint folders and returns the newest n ids,
 // newest first, reading only the folder's names: the status line runs on
@@ -22,14 +136,14 @@ func (s *Store) NewestIDs(n int) (count int, newest []string, err error) {
 		return 0, nil, fmt.Errorf("read checkpoints of %s: %w", s.Dir, err)
 	}
 	for _, name := range names {
-		if len(name) < 19 || name[8] != '_' || name[15] != '_' { // (isID's shape, without its time parse)
+		if !idShape(name) {
 			continue
 		}
 		count++
-		if len(newest) == n && name < newest[n-1] {
+		if len(newest) == n && CompareIDs(name, newest[n-1]) < 0 {
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(newest, name, func(a, b string) int { return strings.Compare(b, a) })
+		i, _ := slices.BinarySearchFunc(newest, name, func(a, b string) int { return CompareIDs(b, a) })
 		newest = slices.Insert(newest, i, name)
 		if len(newest) > n {
 			newest = newest[:n]

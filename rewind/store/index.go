@@ -210,7 +210,7 @@ func (s *Store) writeIndex(idx map[string]*indexEntry) {
 	for id := range idx {
 		ids = append(ids, id)
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, CompareIDs)
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"type":"index","version":1}`+"\n")
 	for _, id := range ids {

@@ -35,10 +35,15 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	for id, e := range idx {
 		if e.damaged {
 			res.Damaged = append(res.Damaged, id)
-			barrier = max(barrier, id)
+			barrier = maxID(barrier, id)
 		}
 	}
-	slices.Sort(res.Damaged)
+	slices.SortFunc(res.Damaged, CompareIDs)
+	for _, id := range res.Damaged {
+		if u := s.notYours(id, false); u != nil {
+			res.Unremovable = append(res.Unremovable, *u)
+		}
+	}
 	var left int64 // what the store holds, as gc counts it for max_bytes
 	for _, e := range idx {
 		left += e.bytes
@@ -52,7 +57,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		if !byKeep && !byAge && !byBytes {
 			continue
 		}
-		if ref[id] || id <= barrier {
+		if ref[id] || CompareIDs(id, barrier) <= 0 {
 			res.Protected = append(res.Protected, id)
 			continue
 		}
@@ -94,7 +99,9 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	s.writeIndex(idx)
 	s.forgetVerified(res.Removed, swept)
 	res.Kept = len(idx)
-	slices.Sort(res.Protected)
+	slices.SortFunc(res.Protected, CompareIDs)
+	slices.SortFunc(res.Unremovable, func(a, b Unremovable) int { return CompareIDs(a.ID, b.ID) })
+	res.Unremovable = slices.CompactFunc(res.Unremovable, func(a, b Unremovable) bool { return a.ID == b.ID }) // (read in more than one round)
 	return res, ctx.Err()
 }
 
@@ -106,11 +113,11 @@ var errStaleIndex = errors.New("the store's index is stale")
 // idx up to date; stop says a damaged checkpoint was found (nothing older
 // than it goes: retention stops, and gc reads the whole store).
 func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, ref map[string]bool, res *GCResult, swept *[]string) (stop bool, err error) {
-	g := &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}}
+	g := &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}, fixed: map[string]bool{}}
 	damaged := func(id string) (bool, error) {
 		idx[id] = &indexEntry{damaged: true}
 		res.Damaged = append(res.Damaged, id)
-		slices.Sort(res.Damaged)
+		slices.SortFunc(res.Damaged, CompareIDs)
 		return true, nil
 	}
 	// read reads checkpoint id for real, as gc does, and holds it to its
@@ -139,6 +146,10 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 			return false, errStaleIndex
 		}
 		g.nodes[id] = n
+		if u := s.notYours(id, true); u != nil {
+			g.fixed[id] = true
+			res.Unremovable = append(res.Unremovable, *u)
+		}
 		return true, nil
 	}
 	in := map[string]bool{}
@@ -150,6 +161,9 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 		}
 		if !ok {
 			return damaged(id)
+		}
+		if g.fixed[id] { // (listed as unremovable)
+			continue
 		}
 		if c := g.nodes[id].c; c.Pinned != "" || ref[id] {
 			res.Protected = append(res.Protected, id)
@@ -205,22 +219,26 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 	for _, c := range plan {
 		gone = append(gone, g.nodes[c.ID].archives...)
 	}
-	freed, err := s.removeBatch(ctx, g, plan)
-	res.FreedBytes += freed
-	for _, c := range plan {
-		if g.nodes[c.ID] == nil { // removed
-			res.Removed = append(res.Removed, c.ID)
-			delete(idx, c.ID)
+	for len(plan) > 0 {
+		freed, err := s.removeBatch(ctx, g, plan)
+		res.FreedBytes += freed
+		for _, c := range plan {
+			if g.nodes[c.ID] == nil { // removed
+				res.Removed = append(res.Removed, c.ID)
+				delete(idx, c.ID)
+			}
 		}
+		for id, n := range g.nodes { // the survivors, re-based
+			idx[id] = indexOf(n)
+			*swept = append(*swept, n.c.Dir) // (a merged transcript's old link is gone)
+		}
+		left, ok := g.refused(err, plan, res)
+		if !ok && err != nil {
+			return false, err
+		}
+		plan = left // (the rest of the plan, less what the one refused builds on)
 	}
-	for id, n := range g.nodes { // the survivors, re-based
-		idx[id] = indexOf(n)
-		*swept = append(*swept, n.c.Dir) // (a merged transcript's old link is gone)
-	}
-	if err != nil {
-		return false, err
-	}
-	freed, gone = s.sweepGone(gone, idx)
+	freed, gone := s.sweepGone(gone, idx)
 	res.FreedBytes += freed
 	*swept = append(*swept, gone...)
 	return false, nil
@@ -276,7 +294,7 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) (int64, []s
 	used := map[string]bool{}
 	for id, e := range idx {
 		if e.damaged {
-			barrier = max(barrier, id)
+			barrier = maxID(barrier, id)
 		}
 		for _, a := range e.archives {
 			used[a] = true
@@ -286,7 +304,7 @@ func (s *Store) sweepGone(gone []string, idx map[string]*indexEntry) (int64, []s
 	var deleted []string
 	for _, a := range gone {
 		id, ok := strings.CutSuffix(filepath.Base(a), ".tar.gz")
-		if !ok || !isID(id) || id <= barrier || used[a] || filepath.Dir(a) != s.layersDir() {
+		if !ok || !isID(id) || CompareIDs(id, barrier) <= 0 || used[a] || filepath.Dir(a) != s.layersDir() {
 			continue
 		}
 		if fi, err := os.Stat(a); err == nil && os.Remove(a) == nil {

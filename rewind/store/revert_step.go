@@ -121,7 +121,7 @@ func (s *Store) StepEnd(cp *Checkpoint) (*Checkpoint, error) {
 	}
 	atPrompt := cp.Trigger.Kind == TriggerHook && cp.Trigger.Event == hookd.EventPrompt
 	for _, id := range ids {
-		if id <= cp.ID {
+		if CompareIDs(id, cp.ID) <= 0 {
 			continue
 		}
 		c, err := s.Load(id)
@@ -155,7 +155,7 @@ func (s *Store) RevertStep(ctx context.Context, cp *Checkpoint, o RevertStepOpti
 			return nil, err
 		}
 	}
-	if to != nil && to.ID <= cp.ID {
+	if to != nil && CompareIDs(to.ID, cp.ID) <= 0 {
 		return nil, fmt.Errorf("the step to revert runs forward in time: %s is not older than %s", cp.ID, to.ID)
 	}
 	k := s.newChecker(ctx, false)

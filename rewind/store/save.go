@@ -21,7 +21,7 @@ import (
 type SaveOptions struct {
 	Description string
 	Trigger     Trigger
-	Pin         string // pin with this label at creation
+	Pin         string // pin with this label at creation (see Pin: it moves no label)
 
 	// TranscriptPath is the agent transcript to capture; when empty and
 	// UseSession is set, session.json's is used; else none.
@@ -71,6 +71,14 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // makes sure git ignores the store (excludeFromGit) and git clean leaves it
 // alone (guardFromClean).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
+	if opts.Pin != "" {
+		if err := CheckLabel(opts.Pin); err != nil {
+			return nil, err
+		}
+		if _, err := s.labelHolders("", PinOptions{Label: opts.Pin}); err != nil {
+			return nil, err
+		}
+	}
 	s.cleanStaging()
 	if s.Mode == layout.ModeProject {
 		// The store out of git, whatever came first, git init or rewind
@@ -84,6 +92,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, err
 	}
 	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
 	id := s.newID(now)
 	stage := filepath.Join(s.stagingDir(), id)
 	if err := os.MkdirAll(stage, layout.DirMode); err != nil {
@@ -428,7 +439,7 @@ func (s *Store) cleanStaging() {
 	}
 	des, _ := os.ReadDir(s.layersDir())
 	for _, de := range des {
-		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && id > newest {
+		if id, ok := strings.CutSuffix(de.Name(), ".tar.gz"); ok && isID(id) && CompareIDs(id, newest) > 0 {
 			os.Remove(filepath.Join(s.layersDir(), de.Name()))
 		}
 	}

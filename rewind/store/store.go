@@ -48,6 +48,8 @@ type Store struct {
 	// Waiting, when set, is told who holds the store's lock once Lock has
 	// waited a second for it.
 	Waiting func(holder string)
+	// Now is the clock a save names its checkpoint by; nil is time.Now.
+	Now func() time.Time
 
 	configOnce sync.Once
 	config     *loadedConfig // read at the first Config or Limits

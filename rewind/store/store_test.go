@@ -599,7 +599,7 @@ func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
 	}
 	os.WriteFile(tp, data, 0o644)
 	last := save(t, s, SaveOptions{TranscriptPath: tp})
-	if err := s.Pin(ctx, cps[1], "keep"); err != nil {
+	if _, err := s.Pin(ctx, cps[1], PinOptions{Label: "keep"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.GC(ctx, GCOptions{Keep: 1})

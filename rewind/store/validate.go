@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,6 +60,9 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 				layers = append(layers, de.Name())
 			}
 		}
+		slices.SortFunc(layers, func(a, b string) int {
+			return CompareIDs(strings.TrimSuffix(a, ".tar.gz"), strings.TrimSuffix(b, ".tar.gz"))
+		})
 	}
 	p := progressFrom(ctx)
 	p.begin(len(ids))
@@ -86,7 +91,7 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 		var mine []string // the layers written from ids[lo] up to ids[hi]
 		for _, l := range layers {
 			id := strings.TrimSuffix(l, ".tar.gz")
-			if (i == 0 || id >= ids[lo]) && (i == parts-1 || id < ids[hi]) {
+			if (i == 0 || CompareIDs(id, ids[lo]) >= 0) && (i == parts-1 || CompareIDs(id, ids[hi]) < 0) {
 				mine = append(mine, filepath.Join(s.layersDir(), l))
 			}
 		}
@@ -178,7 +183,11 @@ func (k *checker) validate(ids, layers []string, p *Progress) ([]Problem, error)
 		p.add(1)
 		c, err := k.load(id)
 		if err != nil {
-			probs = append(probs, Problem{Type: "problem", What: id, Issue: fmt.Sprintf("not a checkpoint: %v", err)})
+			issue := fmt.Sprintf("not a checkpoint: %v", err)
+			if u := k.s.notYours(id, false); u != nil && errors.Is(err, fs.ErrPermission) {
+				issue = fmt.Sprintf("not readable: it belongs to %s, not to you; %s gives it back", u.whose(), u.Fix)
+			}
+			probs = append(probs, Problem{Type: "problem", What: id, Issue: issue})
 			continue
 		}
 		if err := k.check(c, partAll); err != nil {
