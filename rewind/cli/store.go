@@ -59,7 +59,7 @@ func (c *storeCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "Moved the store of %s to %s (%s mode)\n", cmdline.QuotePath(moved.Project), cmdline.QuotePath(moved.Dir), to)
 		return nil
 	case args[0] == "attach" && len(args) == 2:
-		project, err := c.projectDir()
+		project, err := c.projectDir(e)
 		if err != nil {
 			return err
 		}
