@@ -135,7 +135,7 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 		if c.Transcript != nil {
 			base = c.Transcript.Base
 		}
-		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
+		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.backup != c.Backup() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
 			return false, errStaleIndex
 		}
 		g.nodes[id] = n
