@@ -20,9 +20,9 @@ type gcCmd struct {
 
 func (c *gcCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.keep, "keep", "", "keep the newest `N` checkpoints (N ≥ 1), delete older ones")
+	fs.StringVar(&c.keep, "keep", "", "keep the newest `N` checkpoints that list shows (N ≥ 1), delete older ones; restore backups are not counted")
 	fs.StringVar(&c.maxAge, "max-age", "", "delete checkpoints older than `D` (e.g. 30d, 12h)")
-	fs.StringVar(&c.maxBytes, "max-bytes", "", "delete the oldest until the store uses at most `SIZE` (e.g. 500M, 2G)")
+	fs.StringVar(&c.maxBytes, "max-bytes", "", "delete the oldest, restore backups first, until the store uses at most `SIZE` (e.g. 500M, 2G)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be deleted")
 }
 
@@ -89,14 +89,18 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if res.DryRun {
 		verb = "Would delete"
 	}
-	fmt.Fprintf(e.stdout, "%s %d checkpoint%s, freeing %s; %d kept\n", verb, len(res.Removed), plural(len(res.Removed)), humanBytes(res.FreedBytes), res.Kept)
+	kept := fmt.Sprintf("%d kept", res.Kept)
+	if res.KeptBackups > 0 { // (list shows the others)
+		kept += fmt.Sprintf(", %d of them restore backup%s", res.KeptBackups, plural(res.KeptBackups))
+	}
+	fmt.Fprintf(e.stdout, "%s %d checkpoint%s, freeing %s; %s\n", verb, len(res.Removed), plural(len(res.Removed)), humanBytes(res.FreedBytes), kept)
 	// Ids are the names of the store's folders: data, shown through
 	// cmdline.QuoteText.
 	for _, id := range res.Removed {
 		fmt.Fprintf(e.stdout, "  %s\n", cmdline.QuoteText(id))
 	}
 	if len(res.Protected) > 0 {
-		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore, or perhaps by a checkpoint gc cannot read or remove (%s)\n", len(res.Protected), cmdline.QuoteText(strings.Join(res.Protected, ", ")))
+		fmt.Fprintf(e.stdout, "Kept %d that the policy would delete: pinned, needed by undo-restore or redo, or perhaps by a checkpoint gc cannot read or remove (%s)\n", len(res.Protected), cmdline.QuoteText(strings.Join(res.Protected, ", ")))
 	}
 	// Another user's checkpoints are named as such, not as damaged, with
 	// the command that gives them back.
@@ -116,8 +120,16 @@ func (c *gcCmd) Exec(ctx context.Context, e *env, args []string) error {
 func (c *gcCmd) doc() doc {
 	return doc{
 		summary: "delete old checkpoints",
-		text: `Without a policy flag it applies the configured retention. It never
-deletes the newest checkpoint, pinned ones, or ones the restore history needs.`,
+		text: fmt.Sprintf(`Without a policy flag it applies the configured retention. The policy counts
+the checkpoints 'rewind list' shows: --keep N keeps the newest N of them and
+deletes older ones. The backups restores take (list --all) are never counted
+and never take a place among the N: a backup goes when N listed checkpoints
+are newer than it, so the backups taken since the oldest of the N stay.
+--max-age deletes backups and listed checkpoints alike; --max-bytes deletes
+backups first, oldest first, then listed checkpoints, oldest first.
+Whatever the policy, gc keeps every backup that some run of %d undo-restores
+and redos, in any order, would restore from, and never deletes the newest
+checkpoint, the newest that list shows, or pinned ones.`, store.UndoReach),
 		examples: []string{"rewind gc --keep 100 --dry-run", "rewind gc --max-age 7d"},
 	}
 }

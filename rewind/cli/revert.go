@@ -124,14 +124,17 @@ func (c *revertCmd) doc() doc {
 	return doc{
 		args:    "<cp> [<cp2>]",
 		summary: "take back what one step did, keep every later change",
-		text: `Undoes the changes made between checkpoint <cp> and the checkpoint after it
-(or <cp2>) — what the prompt at <cp> did — while keeping every change made
-since, as git revert does: a three-way merge per path of the state after the
-step, the tree now and the state at <cp>. A file the step added is removed and
-one it deleted comes back, unless later work changed it; a text file changed
-both by the step and since is merged line by line. The step of a checkpoint
-taken at a prompt ends at the next checkpoint not taken inside that prompt (its
-tool hooks); the newest checkpoint's step ends at the tree now.
+		text: `Undoes one step — the changes made between checkpoint <cp> and the next
+checkpoint 'rewind list' shows (the row above it), or <cp2>: what the prompt
+at <cp> did — while keeping every change made since, as git revert does: a
+three-way merge per path of the state after the step, the tree now and the
+state at <cp>. So the step of @N runs from @N to @N-1, and the step of @0 to
+the tree now. The backups restores take are not steps: the same rows of list
+make the same steps whatever was restored between them. The step of a
+checkpoint taken at a prompt ends at the next listed checkpoint not taken
+inside that prompt (its tool hooks). A file the step added is removed and one
+it deleted comes back, unless later work changed it; a text file changed both
+by the step and since is merged line by line.
 
 On conflicts nothing is written: the conflicting paths are listed and the exit
 status is 13. --conflicts=markers writes git-style markers into the conflicting

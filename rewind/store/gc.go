@@ -22,15 +22,28 @@ import (
 
 // GCOptions is a retention policy to apply once. Zero fields do not limit.
 type GCOptions struct {
-	Keep     int           // keep at least the newest Keep checkpoints, delete older ones
+	// Keep keeps the newest Keep checkpoints list shows (restore backups
+	// are not counted) and deletes older ones, backups among them.
+	Keep     int
 	MaxAge   time.Duration // delete checkpoints older than this
-	MaxBytes int64         // delete the oldest until the store uses at most this
-	DryRun   bool
-	Budget   time.Duration // stop after this long (the rest continues next time); 0: no limit
+	MaxBytes int64         // delete the oldest, restore backups first, until the store uses at most this
+	// UndoReach is how many undo-restores and redos the backups kept serve
+	// (see History.inReach); 0: UndoReach.
+	UndoReach int
+	DryRun    bool
+	Budget    time.Duration // stop after this long (the rest continues next time); 0: no limit
 	// Started is when the budget began to count; zero, when gc begins. A
 	// hook's retention counts from the hook's start: the budget is the
 	// hook's.
 	Started time.Time
+}
+
+// undoReach is o.UndoReach, or its default.
+func (o GCOptions) undoReach() int {
+	if o.UndoReach > 0 {
+		return o.UndoReach
+	}
+	return UndoReach
 }
 
 // roundFits says whether one more round of deletions fits in a budget
@@ -49,7 +62,10 @@ type GCResult struct {
 	Removed    []string `json:"removed"`
 	FreedBytes int64    `json:"freed_bytes"`
 	Kept       int      `json:"kept"`
-	Protected  []string `json:"protected,omitempty"` // would go by the policy, but pinned, needed by restore history, or perhaps by a checkpoint gc cannot read or remove
+	// KeptBackups is how many of those kept are restore backups, which list
+	// shows only with --all.
+	KeptBackups int      `json:"kept_backups"`
+	Protected   []string `json:"protected,omitempty"` // would go by the policy, but pinned, needed by undo-restore or redo, or perhaps by a checkpoint gc cannot read or remove
 	// Damaged lists the checkpoints gc could not read (metadata or
 	// manifest): what they need cannot be known, so nothing older than the
 	// newest of them is deleted, nor any archive it might read.
@@ -61,8 +77,28 @@ type GCResult struct {
 	Partial     bool          `json:"partial,omitempty"` // the time budget ran out
 }
 
-// GC deletes old checkpoints by the policy, never pinned ones, never ones
-// the restore history refers to, and never the newest. A checkpoint whose
+// kept counts what is left of cps (the readable checkpoints gc began
+// with) once res.Removed are gone.
+func (res *GCResult) kept(cps []*Checkpoint) {
+	gone := map[string]bool{}
+	for _, id := range res.Removed {
+		gone[id] = true
+	}
+	res.Kept, res.KeptBackups = 0, 0
+	for _, c := range cps {
+		if !gone[c.ID] {
+			res.Kept++
+			if c.Backup() {
+				res.KeptBackups++
+			}
+		}
+	}
+}
+
+// GC deletes old checkpoints by the policy, which counts the checkpoints
+// list shows (see policy.go): never pinned ones, never the backups
+// undo-restore and redo need within UndoReach, never the newest nor the
+// newest list shows. A checkpoint whose
 // transcript bytes others build on is merged into them first; snapshots
 // shared with others are hard links, so they survive. It deletes nothing
 // that any checkpoint, readable or not, might still need: a checkpoint whose
@@ -101,7 +137,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref := h.referenced()
+	reach := h.inReach(o.undoReach())
 	g := s.readGraph(ctx, cps, bad)
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -112,40 +148,34 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	if len(res.Damaged) > 0 {
 		barrier = res.Damaged[len(res.Damaged)-1]
 	}
-	var sizes []int64
+	byID := make(map[string]*Checkpoint, len(cps))
+	items := make([]gcItem, len(cps)) // oldest first
 	var total int64
-	if o.MaxBytes > 0 { // only this policy needs every folder's size
-		sizes = make([]int64, len(cps))
-		for i, c := range cps {
-			sizes[i] = dirBytes(c.Dir, false)
-			total += sizes[i]
+	for i, c := range cps {
+		byID[c.ID] = c
+		it := gcItem{id: c.ID, created: c.CreatedAt, backup: c.Backup()}
+		if o.MaxBytes > 0 { // only this policy needs every folder's size
+			it.bytes = dirBytes(c.Dir, false)
+			total += it.bytes
 		}
+		items[len(cps)-1-i] = it
 	}
-	// Decide by the policy, walking from the oldest and keeping what must
-	// stay; then drop from the plan what a survivor needs that cannot be
-	// read (errNeeded), and decide again without it, until nothing changes.
+	// Decide by the policy, keeping what must stay; then drop from the plan
+	// what a survivor needs that cannot be read (errNeeded), and decide
+	// again without it, until nothing changes.
 	needed := map[string]bool{}
+	kept := func(id string) bool {
+		return byID[id].Pinned != "" || reach[id] || CompareIDs(id, barrier) <= 0 || needed[id] || g.fixed[id]
+	}
 	var plan []*Checkpoint // oldest first
 	for {
+		var goes []string
+		goes, res.Protected = o.judge(items, total, time.Now(), kept)
+		// (those gc may not remove are reported as such, not as protected)
+		res.Protected = slices.DeleteFunc(res.Protected, func(id string) bool { return g.fixed[id] })
 		plan = plan[:0]
-		res.Protected = nil
-		left := total
-		for i := len(cps) - 1; i >= 1; i-- { // i == 0 is the newest: always kept
-			c := cps[i]
-			byKeep := o.Keep > 0 && i >= o.Keep
-			byAge := o.MaxAge > 0 && time.Since(c.CreatedAt) > o.MaxAge
-			byBytes := o.MaxBytes > 0 && left > o.MaxBytes
-			if !byKeep && !byAge && !byBytes || g.fixed[c.ID] { // (those gc may not remove are reported as such)
-				continue
-			}
-			if c.Pinned != "" || ref[c.ID] || CompareIDs(c.ID, barrier) <= 0 || needed[c.ID] {
-				res.Protected = append(res.Protected, c.ID)
-				continue
-			}
-			plan = append(plan, c)
-			if sizes != nil {
-				left -= sizes[i]
-			}
+		for _, id := range goes {
+			plan = append(plan, byID[id])
 		}
 		more := g.unremovable(plan)
 		if len(more) == 0 {
@@ -160,7 +190,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			res.Removed = append(res.Removed, c.ID)
 			res.FreedBytes += dirBytes(c.Dir, true)
 		}
-		res.Kept = len(cps) - len(res.Removed)
+		res.kept(cps)
 		return res, nil
 	}
 	// Delete in rounds, oldest first: all at once without a budget, else a
@@ -181,7 +211,7 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			res.Kept = len(cps) - len(res.Removed)
+			res.kept(cps)
 			return res, err
 		}
 		b := plan[:min(round, len(plan))]
@@ -202,11 +232,11 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			plan, err = append(left, plan...), nil
 		}
 		if err != nil {
-			res.Kept = len(cps) - len(res.Removed)
+			res.kept(cps)
 			return res, err
 		}
 	}
-	res.Kept = len(cps) - len(res.Removed)
+	res.kept(cps)
 	s.writeIndex(indexFromGraph(g)) // (what a hook's retention plans from next time)
 	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
 		// The sweeps of layers/ and of the verified file read the whole

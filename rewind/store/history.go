@@ -115,17 +115,52 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 	return writeJSON(s.historyPath(), h, layout.FileMode)
 }
 
-// referenced returns the checkpoint ids the restore history needs.
-func (h *History) referenced() map[string]bool {
+// UndoReach is how far back gc keeps what undo-restore and redo restore
+// from: every backup checkpoint that some run of at most UndoReach
+// undo-restores and redos, in any order, would restore from. Older backups
+// are checkpoints like any other to gc, though list does not show them
+// (see policy.go).
+const UndoReach = 10
+
+// inReach returns the backup checkpoints that some run of at most n
+// undo-restores and redos, in any order, would restore from.
+//
+// Undo-restore reverts the newest entry not undone that is not an
+// undo-restore (undoTarget) and adds an undo-restore; a redo reverts the
+// newest undo-restore not undone, when only redos and undone entries lie
+// after it (redoTarget), and adds a redo. So the entries undo-restore
+// reverts go in order, newest first, one per undo-restore: the newest n
+// are in reach. An undo-restore is reached by redos once every entry newer
+// than it that is neither a redo nor an undo-restore is undone.
+// Undo-restore gets there in k steps, k being the place of the oldest such
+// entry among those it reverts (the redos newer than it among them); each
+// step adds an undo-restore a redo must revert first, and each of the u
+// undo-restores newer than it takes a redo: 2k+u+1 steps in all, and none
+// fewer reach it.
+func (h *History) inReach(n int) map[string]bool {
 	m := map[string]bool{}
-	for _, e := range h.Entries {
-		if e.Checkpoint != "" {
-			m[e.Checkpoint] = true
+	reverts, k, u := 0, 0, 0 // entries undo-restore reverts seen; k as above; undo-restores seen
+	for i := len(h.Entries) - 1; i >= 0 && (reverts < n || 2*k+u < n); i-- {
+		e := h.Entries[i]
+		if e.UndoneBy != "" {
+			continue
 		}
-		if e.BackupCheckpoint != "" {
+		if e.Kind == KindUndoRestore {
+			if 2*k+u+1 <= n {
+				m[e.BackupCheckpoint] = true
+			}
+			u++
+			continue
+		}
+		reverts++
+		if reverts <= n {
 			m[e.BackupCheckpoint] = true
 		}
+		if e.Kind != KindRedo {
+			k = reverts
+		}
 	}
+	delete(m, "")
 	return m
 }
 

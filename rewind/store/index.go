@@ -17,14 +17,16 @@ import (
 
 // The store's index lets retention at a hook plan without reading every
 // checkpoint: one line per checkpoint saying when it was made, how many
-// bytes its folder holds (as gc counts them for max_bytes), what its
-// manifest is a delta over, what its transcript builds on and which
-// archives its manifest file names — what gc reads every checkpoint's
-// metadata and manifest for. It is a JSON header line, then one
+// bytes its folder holds (as gc counts them for max_bytes), whether it is a
+// restore's backup (the policy counts only the checkpoints list shows),
+// what its manifest is a delta over, what its transcript builds on and
+// which archives its manifest file names — what gc reads every
+// checkpoint's metadata and manifest for. It is a JSON header line, then one
 // tab-separated line per checkpoint:
 //
-//	id  created_ns  bytes  parent  base  archive...  crc
+//	id  created_ns  bytes  kind  parent  base  archive...  crc
 //
+// kind is "b" for a restore's backup, "-" for a checkpoint list shows;
 // parent and base are "-" for none (parent a path when the manifest is a
 // delta over one that is not a checkpoint's), archives are relative to the
 // store (quoted), and a line whose only archive field is "=<id>" names the
@@ -45,6 +47,7 @@ import (
 type indexEntry struct {
 	created  int64 // ns; 0 for a checkpoint gc could not read
 	bytes    int64 // its folder's, as dirBytes counts them
+	backup   bool  // a restore's backup (Checkpoint.Backup)
 	damaged  bool
 	parent   string
 	base     string
@@ -58,6 +61,11 @@ type indexHeader struct {
 	Version int    `json:"version"`
 }
 
+// indexVersion is the index's format: 2 says which checkpoints are restore
+// backups, which an index of version 1 does not (it is read as stale, and
+// written anew).
+const indexVersion = 2
+
 func (s *Store) indexPath() string { return s.path("index") }
 
 // readIndex reads the index, and reports whether it lists exactly ids.
@@ -68,7 +76,7 @@ func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
 	}
 	head, rest, _ := strings.Cut(string(b), "\n")
 	var h indexHeader
-	if json.Unmarshal([]byte(head), &h) != nil || h.Type != "index" || h.Version != 1 {
+	if json.Unmarshal([]byte(head), &h) != nil || h.Type != "index" || h.Version != indexVersion {
 		return nil, false
 	}
 	idx := make(map[string]*indexEntry, len(ids))
@@ -132,7 +140,7 @@ func (s *Store) parseIndexLine(line string) (string, *indexEntry, error) {
 		e.damaged = true
 		return f[0], e, nil
 	}
-	if len(f) < 5 {
+	if len(f) < 6 {
 		return "", nil, errors.New("bad line")
 	}
 	var err error
@@ -142,17 +150,24 @@ func (s *Store) parseIndexLine(line string) (string, *indexEntry, error) {
 	if e.bytes, err = strconv.ParseInt(f[2], 10, 64); err != nil {
 		return "", nil, err
 	}
-	if e.parent, err = unquoteField(f[3]); err != nil {
+	switch f[3] {
+	case "b":
+		e.backup = true
+	case "-":
+	default:
+		return "", nil, errors.New("bad line")
+	}
+	if e.parent, err = unquoteField(f[4]); err != nil {
 		return "", nil, err
 	}
-	if e.base, err = unquoteField(f[4]); err != nil {
+	if e.base, err = unquoteField(f[5]); err != nil {
 		return "", nil, err
 	}
-	if len(f) == 6 && strings.HasPrefix(f[5], "=") {
-		e.sameAs = f[5][1:]
+	if len(f) == 7 && strings.HasPrefix(f[6], "=") {
+		e.sameAs = f[6][1:]
 		return f[0], e, nil
 	}
-	for _, a := range f[5:] {
+	for _, a := range f[6:] {
 		p, err := strconv.Unquote(a)
 		if err != nil {
 			return "", nil, err
@@ -185,7 +200,11 @@ func (s *Store) indexLine(id string, e *indexEntry) string {
 		return id + "\t!\t#" + lineSum(id+"\t!") + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\t%d\t%d\t%s\t%s", id, e.created, e.bytes, quoteField(e.parent), quoteField(e.base))
+	kind := "-"
+	if e.backup {
+		kind = "b"
+	}
+	fmt.Fprintf(&b, "%s\t%d\t%d\t%s\t%s\t%s", id, e.created, e.bytes, kind, quoteField(e.parent), quoteField(e.base))
 	if e.sameAs != "" {
 		b.WriteString("\t=" + e.sameAs)
 	}
@@ -212,7 +231,7 @@ func (s *Store) writeIndex(idx map[string]*indexEntry) {
 	}
 	slices.SortFunc(ids, CompareIDs)
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"type":"index","version":1}`+"\n")
+	fmt.Fprintf(&b, `{"type":"index","version":%d}`+"\n", indexVersion)
 	for _, id := range ids {
 		b.WriteString(s.indexLine(id, idx[id]))
 	}
@@ -243,7 +262,7 @@ func (s *Store) indexSaved(c *Checkpoint, newest *Checkpoint) {
 		return
 	}
 	defer f.Close()
-	e := &indexEntry{created: c.CreatedAt.UnixNano(), bytes: dirBytes(c.Dir, false)}
+	e := &indexEntry{created: c.CreatedAt.UnixNano(), bytes: dirBytes(c.Dir, false), backup: c.Backup()}
 	if c.Transcript != nil {
 		e.base = c.Transcript.Base
 	}
@@ -280,7 +299,7 @@ func (s *Store) indexChanged(c *Checkpoint) {
 
 // indexOf is the index line of a node gc read.
 func indexOf(n *gcNode) *indexEntry {
-	e := &indexEntry{created: n.c.CreatedAt.UnixNano(), bytes: dirBytes(n.c.Dir, false), parent: n.parent, archives: n.archives}
+	e := &indexEntry{created: n.c.CreatedAt.UnixNano(), bytes: dirBytes(n.c.Dir, false), backup: n.c.Backup(), parent: n.parent, archives: n.archives}
 	if n.c.Transcript != nil {
 		e.base = n.c.Transcript.Base
 	}

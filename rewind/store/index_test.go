@@ -84,6 +84,17 @@ func TestRetentionDistrustsTheIndex(t *testing.T) {
 			i := strings.LastIndex(strings.TrimSuffix(b, "\n"), "\n")
 			return b[:i+1]
 		}},
+		{"an index of version 1, which does not say which are restore backups", func(t *testing.T, s *Store, b string) string {
+			return strings.Replace(b, `"version":2`, `"version":1`, 1)
+		}},
+		{"a backup that is not", func(t *testing.T, s *Store, b string) string {
+			ids, _ := s.IDs()
+			idx, _ := s.readIndex(ids)
+			idx[ids[0]].backup = true
+			s.writeIndex(idx)
+			nb, _ := os.ReadFile(s.indexPath())
+			return string(nb)
+		}},
 		{"a time that is not the checkpoint's", func(t *testing.T, s *Store, b string) string {
 			ids, _ := s.IDs()
 			idx, _ := s.readIndex(ids)

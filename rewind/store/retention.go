@@ -19,8 +19,10 @@ import (
 // would delete; each round reads for real the ones it deletes, those that
 // build on them (their manifest a delta over one of them, their transcript
 // builds on one's bytes) and those they would be re-based over, and judges
-// them by gc's rules — pinned, named by the restore history, damaged (then
-// nothing older goes), needed by a survivor whose files do not read. Rounds
+// them by gc's rules — pinned, needed by undo-restore or redo
+// (History.inReach), damaged (then nothing older goes), needed by a
+// survivor whose files do not read. The policy counts as gc's does
+// (policy.go): the index says which checkpoints are restore backups. Rounds
 // go on while the budget lasts; the archives in layers/ only the deleted
 // ones read are swept as they go. ids are the checkpoints' folders, sorted;
 // idx lists exactly them.
@@ -30,40 +32,28 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	if err != nil {
 		return nil, err
 	}
-	ref := h.referenced()
-	barrier := "" // the newest damaged id: nothing older goes
-	for id, e := range idx {
+	reach := h.inReach(o.undoReach())
+	barrier := ""      // the newest damaged id: nothing older goes
+	var items []gcItem // oldest first: those that read, as gc's are
+	var total int64    // what the store holds, as gc counts it for max_bytes
+	for _, id := range ids {
+		e := idx[id]
+		total += e.bytes
 		if e.damaged {
 			res.Damaged = append(res.Damaged, id)
 			barrier = maxID(barrier, id)
+			continue
 		}
+		items = append(items, gcItem{id: id, created: time.Unix(0, e.created), bytes: e.bytes, backup: e.backup})
 	}
-	slices.SortFunc(res.Damaged, CompareIDs)
 	for _, id := range res.Damaged {
 		if u := s.notYours(id, false); u != nil {
 			res.Unremovable = append(res.Unremovable, *u)
 		}
 	}
-	var left int64 // what the store holds, as gc counts it for max_bytes
-	for _, e := range idx {
-		left += e.bytes
-	}
-	var cands []string                            // oldest first
-	for i, id := range ids[:max(0, len(ids)-1)] { // (the newest is always kept)
-		e := idx[id]
-		byKeep := o.Keep > 0 && len(ids)-1-i >= o.Keep
-		byAge := o.MaxAge > 0 && !e.damaged && time.Since(time.Unix(0, e.created)) > o.MaxAge
-		byBytes := o.MaxBytes > 0 && left > o.MaxBytes
-		if !byKeep && !byAge && !byBytes {
-			continue
-		}
-		if ref[id] || CompareIDs(id, barrier) <= 0 {
-			res.Protected = append(res.Protected, id)
-			continue
-		}
-		cands = append(cands, id)
-		left -= e.bytes
-	}
+	// (a pinned one is known when its round reads it)
+	cands, protected := o.judge(items, total, time.Now(), func(id string) bool { return reach[id] || CompareIDs(id, barrier) <= 0 })
+	res.Protected = protected
 	p := progressFrom(ctx)
 	p.begin(len(cands))
 	var swept []string        // archives of layers/ deleted
@@ -79,17 +69,17 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		b := cands[:min(gcRound, len(cands))]
 		cands = cands[len(b):]
 		began := time.Now()
-		stop, err := s.indexedRound(ctx, b, idx, ref, res, &swept)
+		stop, err := s.indexedRound(ctx, b, idx, reach, res, &swept)
 		longest = max(longest, time.Since(began))
 		p.add(len(b))
 		if err == errStaleIndex {
 			// What was read differs from what the index says: it is not
 			// trusted again (the next run reads the store and writes it).
-			res.Kept = len(idx)
+			res.Kept, res.KeptBackups = len(idx), backupsIn(idx)
 			return res, s.dropIndex()
 		}
 		if err != nil {
-			res.Kept = len(idx)
+			res.Kept, res.KeptBackups = len(idx), backupsIn(idx)
 			return res, err
 		}
 		if stop {
@@ -98,11 +88,22 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	}
 	s.writeIndex(idx)
 	s.forgetVerified(res.Removed, swept)
-	res.Kept = len(idx)
+	res.Kept, res.KeptBackups = len(idx), backupsIn(idx)
 	slices.SortFunc(res.Protected, CompareIDs)
 	slices.SortFunc(res.Unremovable, func(a, b Unremovable) int { return CompareIDs(a.ID, b.ID) })
 	res.Unremovable = slices.CompactFunc(res.Unremovable, func(a, b Unremovable) bool { return a.ID == b.ID }) // (read in more than one round)
 	return res, ctx.Err()
+}
+
+// backupsIn counts the restore backups idx lists.
+func backupsIn(idx map[string]*indexEntry) int {
+	n := 0
+	for _, e := range idx {
+		if e.backup {
+			n++
+		}
+	}
+	return n
 }
 
 // errStaleIndex is a checkpoint read for real that differs from its line in
@@ -112,7 +113,7 @@ var errStaleIndex = errors.New("the store's index is stale")
 // indexedRound deletes what it may of batch (ids, oldest first) and keeps
 // idx up to date; stop says a damaged checkpoint was found (nothing older
 // than it goes: retention stops, and gc reads the whole store).
-func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, ref map[string]bool, res *GCResult, swept *[]string) (stop bool, err error) {
+func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, reach map[string]bool, res *GCResult, swept *[]string) (stop bool, err error) {
 	g := &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}, fixed: map[string]bool{}}
 	damaged := func(id string) (bool, error) {
 		idx[id] = &indexEntry{damaged: true}
@@ -142,7 +143,7 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 		if c.Transcript != nil {
 			base = c.Transcript.Base
 		}
-		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
+		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.backup != c.Backup() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
 			return false, errStaleIndex
 		}
 		g.nodes[id] = n
@@ -165,7 +166,7 @@ func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string
 		if g.fixed[id] { // (listed as unremovable)
 			continue
 		}
-		if c := g.nodes[id].c; c.Pinned != "" || ref[id] {
+		if c := g.nodes[id].c; c.Pinned != "" || reach[id] {
 			res.Protected = append(res.Protected, id)
 			continue
 		}

@@ -109,11 +109,14 @@ func plural(n int, word string) string {
 // both by the step and since conflicts.
 const mergeLimit = 16 << 20
 
-// StepEnd is the checkpoint that ends cp's step: the next one taken — or,
-// when cp was taken at a prompt, the next one not taken inside that prompt
-// (before or after a tool, before a compaction), so that the step is all
-// the prompt did. nil when none came after cp: the step runs to the tree
-// now.
+// StepEnd is the checkpoint that ends cp's step: the next one list shows —
+// or, when cp was taken at a prompt, the next one not taken inside that
+// prompt (before or after a tool, before a compaction), so that the step is
+// all the prompt did. nil when none came after cp: the step runs to the
+// tree now. A restore's backup never ends a step: list does not show it,
+// and it holds the tree a restore replaced, not a step the user took, so
+// the same rows of list make the same steps whatever was restored between
+// them.
 func (s *Store) StepEnd(cp *Checkpoint) (*Checkpoint, error) {
 	ids, err := s.IDs()
 	if err != nil {
@@ -125,8 +128,8 @@ func (s *Store) StepEnd(cp *Checkpoint) (*Checkpoint, error) {
 			continue
 		}
 		c, err := s.Load(id)
-		if err != nil {
-			continue // damaged: 'validate' names it
+		if err != nil || c.Backup() {
+			continue // damaged ('validate' names it), or a restore's backup
 		}
 		if atPrompt && c.Trigger.Kind == TriggerHook {
 			switch c.Trigger.Event {
