@@ -23,7 +23,7 @@ func TestTreeChangingUnderTheSave(t *testing.T) {
 	home, project := filepath.Join(root, "home"), filepath.Join(root, "p")
 	env := []string{"HOME=" + home}
 	genTree(t, project, 300, 5)
-	mustRun(t, proc{name: "rewind", args: []string{"init", "-C", project}, env: env})
+	mustRun(t, proc{name: "rewind", args: []string{"init", "--mode", "project", "-C", project}, env: env})
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	var swaps atomic.Int64
@@ -104,7 +104,7 @@ func TestUnreadableFilesCheckpointed(t *testing.T) {
 		}
 		var errs []string
 		fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-		if r := as("init"); r.code != 0 {
+		if r := as("init", "--mode", "project"); r.code != 0 {
 			t.Fatalf("init: %s", r.stderr)
 		}
 		r := as("save", "with unreadable files")

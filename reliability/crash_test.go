@@ -51,7 +51,7 @@ func newWorld(t testing.TB, root string, files int, transcriptMB int) *world {
 	genTree(t, w.project, files, 1)
 	genTranscript(t, w.transcript, transcriptMB<<20, 1)
 	writeFile(t, w.settings, []byte("{\n  \"model\": \"opus\",\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]},\n  \"n\": 1.50\n}\n"), 0o600)
-	w.rewind(t, "init")
+	w.rewind(t, "init", "--mode", "project")
 	w.save(t, "A")
 	w.grow(t, 256<<10, 2)
 	mutateTree(t, w.project, 2)

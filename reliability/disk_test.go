@@ -26,7 +26,7 @@ func diskWorld(t *testing.T) *world {
 	w.env = []string{"HOME=" + w.home}
 	genTranscript(t, w.transcript, 256<<10, 1)
 	randomTree(t, w.project, 120, 24<<10, "a")
-	w.rewind(t, "init")
+	w.rewind(t, "init", "--mode", "project")
 	w.save(t, "A")
 	randomTree(t, w.project, 60, 24<<10, "b") // half the files get new content
 	w.state(t, "B")

@@ -58,7 +58,7 @@ func crashSweep(t *testing.T, what string, cmd func(project string, env []string
 	base := workDir(t)
 	live := filepath.Join(base, "w")
 	project := filepath.Join(live, "p")
-	env := []string{"HOME=" + filepath.Join(live, "home")}
+	env := []string{"HOME=" + filepath.Join(live, "home"), "REWIND_HOME=" + filepath.Join(live, "home", ".rewind")}
 	os.MkdirAll(filepath.Join(live, "home"), 0o755)
 	start := time.Now()
 	// (Not run: its deadline is for one command, not for building a store.)

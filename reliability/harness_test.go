@@ -434,10 +434,23 @@ func checkpoints(t testing.TB, project string, env []string) []string {
 	return ids
 }
 
+// storeOwner is who runs rewind to look into project's store: its owner, where the tests run as
+// root and another user made it (Rewind uses only a store of its own user's), else the caller.
+func storeOwner(project string) uint32 {
+	fi, err := os.Stat(project)
+	if err != nil || os.Geteuid() != 0 {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return 0
+}
+
 // listCheckpoints is rewind list --all --json.
 func listCheckpoints(t testing.TB, project string, env []string) []listed {
 	t.Helper()
-	r := mustRun(t, proc{name: "rewind", args: []string{"list", "--all", "-n", "0", "--json", "-C", project}, env: env})
+	r := mustRun(t, proc{name: "rewind", args: []string{"list", "--all", "-n", "0", "--json", "-C", project}, env: env, uid: storeOwner(project)})
 	var out []listed
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		if l == "" {
@@ -459,7 +472,7 @@ func listCheckpoints(t testing.TB, project string, env []string) []listed {
 // gone after the next run).
 func validate(t testing.TB, project string, env []string) (problems []string, staging bool) {
 	t.Helper()
-	r := run(t, proc{name: "rewind", args: []string{"validate", "--json", "-C", project}, env: env})
+	r := run(t, proc{name: "rewind", args: []string{"validate", "--json", "-C", project}, env: env, uid: storeOwner(project)})
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var p struct{ Type, What, Issue string }
 		if json.Unmarshal([]byte(l), &p) != nil || p.Type != "problem" {

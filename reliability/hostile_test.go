@@ -142,7 +142,7 @@ func TestHostileArchives(t *testing.T) {
 				if via == "rewind-snap" {
 					p = proc{name: "rewind-snap", args: []string{"restore", "--root", project, "--from", archive}, env: env}
 				} else {
-					mustRun(t, proc{name: "rewind", args: []string{"init", "-C", project}, env: env})
+					mustRun(t, proc{name: "rewind", args: []string{"init", "--mode", "project", "-C", project}, env: env})
 					mustRun(t, proc{name: "rewind", args: []string{"save", "x", "-C", project}, env: env})
 					ids := checkpoints(t, project, env)
 					// A tampered checkpoint: its archive (shared with layers/)
@@ -317,7 +317,7 @@ func TestBrokenTranscripts(t *testing.T) {
 			project := filepath.Join(dir, "p")
 			genTree(t, project, 20, 4)
 			env := []string{"HOME=" + filepath.Join(dir, "home")}
-			mustRun(t, proc{name: "rewind", args: []string{"init", "-C", project}, env: env})
+			mustRun(t, proc{name: "rewind", args: []string{"init", "--mode", "project", "-C", project}, env: env})
 			procs := []proc{
 				{name: "rewind-jsonl", args: []string{"turns", tpath}},
 				{name: "rewind-jsonl", args: []string{"turns", "--last", "3", tpath}},

@@ -108,7 +108,7 @@ func TestIgnoreRulesMatchGit(t *testing.T) {
 		writeFile(t, filepath.Join(project, nested[0], ".gitignore"), []byte(rules[nested[0]+"/.gitignore"]+"tracked.log\n"), 0o644)
 		git(t, filepath.Join(project, nested[0]), env, "add", "-f", "tracked.log")
 
-		mustRun(t, proc{name: "rewind", args: []string{"init", "-C", project}, env: env})
+		mustRun(t, proc{name: "rewind", args: []string{"init", "--mode", "project", "-C", project}, env: env})
 		want := gitListing(t, project, env) // after init: the store is in info/exclude
 		mustRun(t, proc{name: "rewind", args: []string{"save", "rules", "-C", project}, env: env})
 		ids := checkpoints(t, project, env)

@@ -54,7 +54,7 @@ func TestTrackedFilesInEveryIndex(t *testing.T) {
 				return run(t, proc{name: "rewind", args: append(args, "-C", project), env: env})
 			}
 			var errs []string
-			rw("init")
+			rw("init", "--mode", "project")
 			if r := rw("save", "before the agent"); r.code != 0 {
 				errs = append(errs, fmt.Sprintf("save: exit %d: %s", r.code, strings.TrimSpace(r.stderr)))
 			}

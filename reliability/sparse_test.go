@@ -30,7 +30,7 @@ func TestSparseFilesStaySparse(t *testing.T) {
 				errs = append(errs, fmt.Sprintf("rewind %s: exit %d: %s", strings.Join(args, " "), r.code, strings.TrimSpace(r.stderr)))
 			}
 		}
-		rw("init")
+		rw("init", "--mode", "project")
 		rw("save", "small")
 		small := treeDigest(t, project)
 		var files []string

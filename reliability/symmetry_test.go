@@ -238,7 +238,7 @@ func TestSaveRestoreSymmetry(t *testing.T) {
 			}
 		}
 		env := []string{"HOME=" + home}
-		step(nil, "init")
+		step(nil, "init", "--mode", "project")
 		d0 := exactDigest(t, project)
 		step(nil, "save", "s0")
 		mutateMixedTree(t, rng, project)
@@ -289,7 +289,7 @@ func TestSavesPastALimitRefused(t *testing.T) {
 		rw := func(args ...string) result {
 			return run(t, proc{name: "rewind", args: append(args, "-C", project), env: env})
 		}
-		mustRun(t, proc{name: "rewind", args: []string{"init", "-C", project}, env: env})
+		mustRun(t, proc{name: "rewind", args: []string{"init", "--mode", "project", "-C", project}, env: env})
 		if tc.limit == "max_bytes" {
 			mustRun(t, proc{name: "rewind", args: []string{"save", "small", "-C", project}, env: env})
 			writeFile(t, filepath.Join(project, tc.path), make([]byte, 200000), 0o644)

@@ -50,6 +50,7 @@ type logEntry struct {
 	Removed    int              `json:"removed,omitempty"`
 	Created    string           `json:"created,omitempty"`  // the store rewind made (auto_init)
 	Notified   bool             `json:"notified,omitempty"` // the person was told the project has no store
+	Warnings   []string         `json:"warnings,omitempty"` // what went wrong without failing the event
 	MS         int64            `json:"ms"`
 	Error      string           `json:"error,omitempty"`
 }
@@ -167,9 +168,9 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	}
 	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
 	le.Created = resp.Created
-	for _, w := range resp.Warnings {
-		problems = append(problems, errors.New(w))
-	}
+	// What went wrong without failing the event (a transcript Rewind would not read) is
+	// logged, not shown: the checkpoint itself records it (rewind show).
+	le.Warnings = resp.Warnings
 	if resp.Message != "" && (event == hookd.EventSessionStart || event == hookd.EventPrompt) && agent.Notify == "system_message" &&
 		firstNotice(home, project) {
 		// Once per project, on the agent's screen: a project without a store

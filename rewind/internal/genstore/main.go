@@ -50,7 +50,11 @@ func run() error {
 	for i := 0; i < *files; i++ {
 		g.add()
 	}
-	os.Setenv("REWIND_HOME", filepath.Clean(*dir)+".rewind-home") // never the user's global store
+	if os.Getenv("REWIND_HOME") == "" {
+		// Never the user's own home: the store is recorded there as theirs. A caller that
+		// opens the store afterwards names the home it opens it with.
+		os.Setenv("REWIND_HOME", filepath.Clean(*dir)+".rewind-home")
+	}
 	s, _, err := store.Init(*dir, layout.ModeProject)
 	if err != nil {
 		return err
