@@ -26,8 +26,8 @@ func TestHome(t *testing.T) {
 // SHA-256, as `printf /p | sha256sum` prints them): stores made by earlier
 // versions must still be found.
 func TestGlobalStoreHash(t *testing.T) {
-	if got := GlobalStore("/h", "/p"); got != "/h/storage/00d74baf14ea415c" {
-		t.Errorf("GlobalStore(/p) = %s: the rule changed, and every global store would be lost", got)
+	if got := legacyGlobalStore("/h", "/p"); got != "/h/storage/00d74baf14ea415c" {
+		t.Errorf("legacyGlobalStore(/p) = %s: the rule changed, and every global store made before ids would be lost", got)
 	}
 }
 
@@ -42,11 +42,32 @@ func TestFindStoreAndStoreRoot(t *testing.T) {
 	if _, ok := StoreRoot(home, sub); ok {
 		t.Fatal("found a root without a store")
 	}
-	// Global mode.
-	g := GlobalStore(home, proj)
+	// Global mode: a store made before ids, under the hash of the path.
+	legacy := legacyGlobalStore(home, proj)
+	os.MkdirAll(legacy, 0o755)
+	if dir, mode, ok := FindStore(home, proj); !ok || dir != legacy || mode != ModeGlobal {
+		t.Errorf("global, before ids: %s %s %v", dir, mode, ok)
+	}
+	// One the project index names wins over it.
+	g := GlobalStore(home, "3a6c5e0e-9a3c-4d0e-8f1a-0a5b6c7d8e9f")
 	os.MkdirAll(g, 0o755)
+	os.MkdirAll(filepath.Dir(ProjectIndex(home, proj)), 0o700)
+	os.WriteFile(ProjectIndex(home, proj), []byte(filepath.Base(g)+"\n"), 0o600)
 	if dir, mode, ok := FindStore(home, proj); !ok || dir != g || mode != ModeGlobal {
-		t.Errorf("global: %s %s %v", dir, mode, ok)
+		t.Errorf("global, by the project index: %s %s %v", dir, mode, ok)
+	}
+	// And one the repository's mark names wins over both (the repository moved here).
+	marked := GlobalStore(home, "c1b8a1f0-5d2e-4f3a-9b7c-6d5e4f3a2b1c")
+	os.MkdirAll(marked, 0o755)
+	os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".git", GitMark), []byte(filepath.Base(marked)+"\n"), 0o600)
+	if dir, _, ok := FindStore(home, proj); !ok || dir != marked {
+		t.Errorf("global, by the repository's mark: %s %v", dir, ok)
+	}
+	// A mark or an index entry that is no id names nothing.
+	os.WriteFile(filepath.Join(proj, ".git", GitMark), []byte("../../etc\n"), 0o600)
+	if dir, _, _ := FindStore(home, proj); dir != g {
+		t.Errorf("a mark that is no id: %s", dir)
 	}
 	// Project mode wins over global mode.
 	local := filepath.Join(proj, ProjectStore)

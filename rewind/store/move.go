@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,15 +22,13 @@ import (
 //   - Where the source and the destination share a file system, the store folder is renamed:
 //     one atomic step. The records that lead to a global store are written before it (they
 //     lead nowhere until the folder is there, and FindStore tries the project's folder first).
-//   - Elsewhere, the store is copied into <destination>.partial (hard links kept: a snapshot
+//   - Elsewhere, the store is copied into <destination>.partial-<id> (hard links kept: a snapshot
 //     and its layer are one file), synced, and renamed into place; the source is still the
-//     store until it is renamed aside (<source>.moved), the move's one commit; then the
-//     renamed source is removed. A killed copy leaves a .partial folder that the next move
-//     removes and starts again; a killed removal leaves a .moved folder it finishes removing.
-//     Each holds a marker (moveMarker) naming the move, so only what a move made is removed.
-
-// moveMarker is the file a move writes first in the folders it makes or sets aside.
-const moveMarker = ".rewind-move"
+//     store until it is renamed aside (<source>.moved-<id>), the move's one commit; then the
+//     renamed source is removed. A killed copy leaves a .partial-<id> folder that the next
+//     move removes and starts again; a killed removal leaves a .moved-<id> folder it finishes
+//     removing. Their names carry the store's id (store.json), so only what a move of this
+//     store made is removed.
 
 // MoveResult is what Move did.
 type MoveResult struct {
@@ -44,12 +41,11 @@ type MoveResult struct {
 }
 
 // Move moves s into mode to and returns the store there. It holds the store's lock throughout.
+// Run again after a killed move, it finishes it: whichever store the project finds is the store,
+// and what the killed move left (a partial copy, the source set aside, a stale whole copy) goes.
 func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, error) {
 	if to != layout.ModeGlobal && to != layout.ModeProject {
 		return nil, nil, fmt.Errorf("no such mode %q: project or global", to)
-	}
-	if to == s.Mode {
-		return s, &MoveResult{Type: "store_move", Project: s.Project, From: s.Dir, To: s.Dir, Mode: to}, nil
 	}
 	l, err := s.Lock(ctx)
 	if err != nil {
@@ -66,13 +62,25 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 	} else {
 		dst.Dir = filepath.Join(s.Project, layout.ProjectStore)
 	}
+	s.tidyMoves(rec.ID)
+	res := &MoveResult{Type: "store_move", Project: s.Project, From: s.Dir, To: dst.Dir, Mode: to}
+	if to == s.Mode {
+		res.To = s.Dir
+		return s, res, nil
+	}
 	if err := dst.checkFolders(true); err != nil {
 		return nil, nil, err
 	}
 	if _, err := os.Lstat(dst.Dir); err == nil {
-		return nil, nil, fmt.Errorf("move the store of %s: %s exists already; move it aside first", s.Project, dst.Dir)
+		// A whole copy a killed move made: s is still the store (the project finds it first),
+		// so the copy may be behind it. It goes, and the move starts again.
+		if other, err := readStoreRecord(dst.path(layout.StoreFile)); err != nil || other.ID != rec.ID {
+			return nil, nil, fmt.Errorf("move the store of %s: %s exists already, and is another store; move it aside first", s.Project, dst.Dir)
+		}
+		if err := os.RemoveAll(dst.Dir); err != nil {
+			return nil, nil, fmt.Errorf("remove the stale copy %s of a killed move: %w", dst.Dir, err)
+		}
 	}
-	res := &MoveResult{Type: "store_move", Project: s.Project, From: s.Dir, To: dst.Dir, Mode: to}
 	if err := os.MkdirAll(filepath.Dir(dst.Dir), layout.DirMode); err != nil {
 		return nil, nil, fmt.Errorf("move the store of %s: %w", s.Project, err)
 	}
@@ -85,8 +93,7 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 			return nil, nil, err
 		}
 	}
-	partial, aside := dst.Dir+".partial", s.Dir+".moved"
-	removeMade(partial) // (a killed move's)
+	partial, aside := dst.Dir+".partial-"+rec.ID, s.Dir+".moved-"+rec.ID
 	err = durable.FaultOr("rename", dst.Dir, func() error { return os.Rename(s.Dir, dst.Dir) })
 	switch {
 	case err == nil:
@@ -95,29 +102,26 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 	case errors.Is(err, syscall.EXDEV):
 		res.Copied = true
 		if err := copyStore(ctx, s.Dir, partial); err != nil {
-			removeMade(partial)
+			os.RemoveAll(partial)
 			return nil, nil, fmt.Errorf("copy the store to %s: %w", dst.Dir, err)
 		}
-		os.Remove(filepath.Join(partial, moveMarker))
 		if err := os.Rename(partial, dst.Dir); err != nil {
-			removeMade(partial)
+			os.RemoveAll(partial)
 			return nil, nil, fmt.Errorf("move the store to %s: %w", dst.Dir, err)
 		}
 		durable.SyncDir(filepath.Dir(dst.Dir))
-		// The commit: the source is set aside, so that the copy is the store FindStore finds.
-		if err := writeMarker(s.Dir); err != nil {
-			return nil, nil, err
-		}
+		// The commit (to global; to project, the rename above was): the source is set aside,
+		// so that the copy is the store the project finds.
 		if err := os.Rename(s.Dir, aside); err != nil {
-			os.Remove(filepath.Join(s.Dir, moveMarker))
 			return nil, nil, fmt.Errorf("set the old store %s aside: %w", s.Dir, err)
 		}
 		durable.SyncDir(filepath.Dir(s.Dir))
 	default:
 		return nil, nil, fmt.Errorf("move the store to %s: %w", dst.Dir, err)
 	}
-	// Moved. What follows tidies up; the store is whole whatever of it is not done.
-	removeMade(aside)
+	// Moved. What follows tidies up; the store is whole whatever of it is not done, and the
+	// next move finishes it (tidyMoves).
+	os.RemoveAll(aside)
 	if err := register(rec.ID, dst.Dir); err != nil {
 		return dst, res, err
 	}
@@ -133,6 +137,34 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 	return dst, res, nil
 }
 
+// tidyMoves removes what a killed move of store id left: a partial copy, a source set aside
+// (their names carry the id), and, beside the store s is, a whole copy of it in the other
+// mode, which the project does not find while s is there — so s is ahead of it.
+func (s *Store) tidyMoves(id string) {
+	global := layout.GlobalStore(layout.UserHome(), id)
+	local := filepath.Join(s.Project, layout.ProjectStore)
+	for _, d := range []string{global, local} {
+		os.RemoveAll(d + ".partial-" + id)
+		os.RemoveAll(d + ".moved-" + id)
+	}
+	other := global
+	if s.Mode == layout.ModeGlobal {
+		other = local // (never there: the project would have found it first)
+	}
+	if other == s.Dir {
+		return
+	}
+	if r, err := readStoreRecord(filepath.Join(other, layout.StoreFile)); err == nil && r.ID == id {
+		os.RemoveAll(other)
+		if s.Mode == layout.ModeProject {
+			s.dropGlobalRecords()
+		}
+	}
+	if s.Mode == layout.ModeGlobal {
+		os.Remove(filepath.Dir(local)) // .agent, when nothing else is in it
+	}
+}
+
 // dropGlobalRecords removes the records that name s's global id for its project.
 func (s *Store) dropGlobalRecords() {
 	id := s.storeID()
@@ -146,28 +178,11 @@ func (s *Store) dropGlobalRecords() {
 	}
 }
 
-// writeMarker marks dir as a folder a move made or set aside.
-func writeMarker(dir string) error {
-	b, _ := json.Marshal(map[string]any{"version": Version, "pid": os.Getpid()})
-	return durable.WriteFile(filepath.Join(dir, moveMarker), append(b, '\n'), layout.FileMode)
-}
-
-// removeMade removes dir when a move made it (it holds the marker): a killed move's copy, or a
-// source it set aside. Anything else there is left alone.
-func removeMade(dir string) {
-	if fi, err := os.Lstat(filepath.Join(dir, moveMarker)); err == nil && fi.Mode().IsRegular() {
-		os.RemoveAll(dir)
-	}
-}
-
 // copyStore copies the store folder src to dst (which must not exist), file by file, durably,
 // keeping the hard links between its files (a checkpoint's snapshot is its layer's archive)
 // and its files' modes; symlinks and other kinds of file are refused (a store holds none).
 func copyStore(ctx context.Context, src, dst string) error {
 	if err := os.Mkdir(dst, layout.DirMode); err != nil {
-		return err
-	}
-	if err := writeMarker(dst); err != nil {
 		return err
 	}
 	linked := map[uint64]string{} // inode → its first copy

@@ -75,9 +75,13 @@ func (s *Store) trust() error {
 		return untrusted(err.Error(), aside)
 	}
 	if reg.Path != s.Dir {
-		// Moved or copied with its project: still one this user's Rewind made. A copy gets
-		// an id of its own, so that two copies do not take turns at one entry.
-		return s.stamp("")
+		// Moved or copied with its project: still one this user's Rewind made. A copy (the
+		// store is still where the registry saw it) gets an id of its own, so that two copies
+		// do not take turns at one entry; a moved one keeps its id.
+		if there, err := readStoreRecord(filepath.Join(reg.Path, layout.StoreFile)); err == nil && there.ID == rec.ID {
+			return s.stamp("")
+		}
+		return register(rec.ID, s.Dir)
 	}
 	return nil
 }

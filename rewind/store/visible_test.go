@@ -93,4 +93,3 @@ func TestRevertStepEndsAtTheNextListed(t *testing.T) {
 		t.Errorf("f.txt = %q, want it as it was", got)
 	}
 }
-
