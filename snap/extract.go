@@ -47,7 +47,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, state: stateExcludes(root)}
 	defer p.close()
-	p.cleanStaleStages()
+	p.cleanStaleStages(".")
 	if empty, err := emptyFolder(r); err != nil || !empty {
 		return nil, errNotExtracted
 	}

@@ -463,8 +463,10 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		if !ok {
 			continue
 		}
-		if rel == "" && e.Kind == KindDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
-			continue // a restore's staging folder (a running one, or a killed one's)
+		if e.Kind == KindDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
+			// A restore's staging folder (a running one, or a killed
+			// one's): at the root, or at the top of a mount (see mount).
+			continue
 		}
 		switch e.Kind {
 		case KindDir:

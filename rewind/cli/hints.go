@@ -50,6 +50,7 @@ func hintOf(err error) string {
 		forkBk  *store.ForkBackError
 		fewer   *store.FewerPromptsError
 		clash   *store.ConflictError
+		mnt     *snap.MountError
 	)
 	var untrusted *store.UntrustedStoreError
 	switch {
@@ -107,6 +108,8 @@ func hintOf(err error) string {
 		return "'rewind validate' lists the damage; restore another checkpoint ('rewind list')"
 	case errors.As(err, new(*store.BackupError)):
 		return "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"
+	case errors.As(err, &mnt):
+		return mountHint(mnt)
 	case errors.As(err, &code) && code.Backup != "":
 		return "'rewind undo-restore' brings back the tree as it was (backup " + code.Backup + ")"
 	case errors.As(err, &code):
@@ -131,6 +134,19 @@ func hintOf(err error) string {
 		return "'rewind-jsonl turns' lists them"
 	}
 	return cmdline.HintOf(err)
+}
+
+// mountHint says what to do about a restore refused for a file system
+// mounted in the tree: unmount or remount it, or restore the other paths.
+func mountHint(e *snap.MountError) string {
+	do := "make it writable"
+	switch {
+	case e.Path == e.Mount:
+		do = "unmount it"
+	case e.ReadOnly:
+		do = "remount it read-write"
+	}
+	return fmt.Sprintf("%s and restore again, or restore the other paths only: rewind restore CP -- ':(top,exclude)%s'", do, cmdline.QuoteText(e.Mount))
 }
 
 // cutHint says what to do about a fork or an in-place cut of the transcript that failed. The
