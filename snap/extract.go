@@ -267,6 +267,12 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 		x.hashed.start(e, content)
 		content = x.hashed
 	}
+	if isGitName(base, p.fold) {
+		var err error
+		if content, err = p.checkGitFile(e, content, x.as.name); err != nil {
+			return err
+		}
+	}
 	// Created with its mode where the umask leaves it whole: a chmod is a
 	// metadata change of its own, paid for every file.
 	perm, chmod := fs.FileMode(0o600), true

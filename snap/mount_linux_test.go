@@ -37,31 +37,6 @@ func bindReadOnly(t *testing.T, src, dir string) {
 	}
 }
 
-// restoreWays are the ways a restore reads a snapshot and plans: the
-// archive or the manifest, over what differs or over the whole tree, and
-// a plan written out in blocks (see spill.go).
-var restoreWays = []struct {
-	name             string
-	manifest, sparse bool
-	spill            int
-}{
-	{"archive", false, true, 0},
-	{"archive, whole tree", false, false, 0},
-	{"manifest", true, true, 0},
-	{"manifest, whole tree", true, false, 0},
-	{"manifest, spilled", true, true, 4},
-}
-
-// restoreWay restores snap over root from its manifest or its archive.
-func restoreWay(root string, snap *Result, manifest, dry bool) (*RestoreResult, error) {
-	opts := RestoreOptions{DryRun: dry}
-	archive := snap.Archive
-	if manifest {
-		opts.Manifest, archive = snap.Manifest, ""
-	}
-	return Restore(context.Background(), root, archive, opts)
-}
-
 // TestRestoreAcrossMounts: a tree with a tmpfs mounted at sub/mnt is
 // restored exactly on both file systems — files added, changed and
 // deleted, a file replaced by a folder and a folder by a file, on each —

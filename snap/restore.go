@@ -242,6 +242,8 @@ type restorePlan struct {
 	stage     string        // staging folder name at the root, "" when not staging
 	marker    []byte        // its marker's content, which a mount's staging folder of the same name holds too
 	mounts    []*mountStage // file systems mounted inside the root, outermost first (see mount)
+	archive   string        // the archive read whole, for errors about its entries ("" from a manifest)
+	gitRoots  []string      // the root's paths, as given and resolved, once a .git file needs them (see gitFileOK)
 	spillOut  bool          // a dry run's plan too big to hold is written outside the tree (see planSpill)
 	stageLock *os.File
 	snapshot  map[string]Kind
@@ -305,7 +307,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root),
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root), archive: archive,
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{}}
 	p.paths.forget()
 	var inputs []string
@@ -1365,6 +1367,9 @@ func (p *restorePlan) checkNotInTheWay(name string, c *Entry) error {
 		return nil
 	}
 	if at, fi := p.occupant(name); fi != nil {
+		if fi.IsDir() && isGitName(path.Base(at), p.fold) {
+			return fmt.Errorf("cannot restore %s: %s is a repository's .git folder, which a restore never writes into or replaces; move it aside and retry", name, at)
+		}
 		return fmt.Errorf("cannot restore %s: an ignored %s is in the way (%s); move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()), at)
 	}
 	return nil
@@ -1579,6 +1584,11 @@ func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
 	stage, err := p.stageFor(e.Path)
 	if err != nil {
 		return err
+	}
+	if isGitName(path.Base(e.Path), p.fold) {
+		if r, err = p.checkGitFile(e, r, p.archive); err != nil {
+			return err
+		}
 	}
 	if dir := path.Dir(name); dir != "." && (dir != p.stagedDir || stage != p.stagedOn) {
 		if err := p.r.MkdirAll(stage+"/"+dir, 0o700); err != nil {
