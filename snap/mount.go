@@ -93,10 +93,14 @@ type mountStage struct {
 	err   error    // why no staging folder could be made there
 }
 
-// findMounts lists the mounts inside the root (see mount).
+// findMounts lists the mounts inside the root (see mount), but for those
+// in Rewind's store and the state folders, which a restore never touches
+// (a store mounted read-only, say).
 func (p *restorePlan) findMounts() {
 	for _, m := range mountsIn(p.root) {
-		p.mounts = append(p.mounts, &mountStage{mount: m, key: p.fold.Key(m.path) + "/"})
+		if !underAny(m.path, p.state) && !strings.Contains("/"+m.path+"/", "/"+storeFolder+"/") {
+			p.mounts = append(p.mounts, &mountStage{mount: m, key: p.fold.Key(m.path) + "/"})
+		}
 	}
 }
 
