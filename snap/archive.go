@@ -282,6 +282,9 @@ func (s *archiveScanner) check(hdr *tar.Header) (e *Entry, skip bool, err error)
 	default:
 		return nil, false, s.refuse(raw, "unsupported entry type %q", string(hdr.Typeflag))
 	}
+	if err := s.checkGit(raw, e); err != nil {
+		return nil, false, err
+	}
 	if err := s.record(raw, e); err != nil {
 		return nil, false, err
 	}
@@ -392,6 +395,9 @@ func (s *archiveScanner) checkEntry(e *Entry) error {
 	default:
 		return s.refuse(e.Path, "unknown kind")
 	}
+	if err := s.checkGit(e.Path, e); err != nil {
+		return err
+	}
 	e.Mode &= fs.ModePerm
 	return s.record(e.Path, e)
 }
@@ -416,9 +422,32 @@ func (s *archiveScanner) checkName(raw, name string) error {
 	if depth(name) > s.limits.MaxDepth {
 		return s.refuse(raw, "path deeper than %d elements", s.limits.MaxDepth)
 	}
-	first, _, _ := strings.Cut(name, "/")
-	if builtinExcluded(first, first) || name == ".agent/rewind" || strings.HasPrefix(name, ".agent/rewind/") {
+	if name == ".agent/rewind" || strings.HasPrefix(name, ".agent/rewind/") {
 		return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind)")
+	}
+	return nil
+}
+
+// checkGit refuses an entry inside a .git folder — git's own or a nested
+// repository's, at any depth, in any spelling the file system takes for
+// .git — and an entry named .git that is not a .git file a snapshot may
+// hold: a regular file of at most gitFileMax bytes (its content is checked
+// as it is staged: see checkGitFile).
+func (s *archiveScanner) checkGit(raw string, e *Entry) error {
+	if !strings.Contains(e.Path, ".") {
+		return nil
+	}
+	els := strings.Split(e.Path, "/")
+	for i, el := range els {
+		switch {
+		case !isGitName(el, s.fold):
+		case i < len(els)-1:
+			return s.refuse(raw, "path inside a folder Rewind never restores (.git, .agent/rewind)")
+		case e.Kind != KindFile:
+			return s.refuse(raw, "a .git %s: a restore writes a .git file, never a .git folder or symlink", e.Kind)
+		case e.Size > gitFileMax:
+			return s.refuse(raw, "a .git file of %d bytes: git writes one line, and a snapshot holds none over %d bytes", e.Size, gitFileMax)
+		}
 	}
 	return nil
 }

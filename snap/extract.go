@@ -47,7 +47,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, state: stateExcludes(root)}
 	defer p.close()
-	p.cleanStaleStages()
+	p.cleanStaleStages(".")
 	if empty, err := emptyFolder(r); err != nil || !empty {
 		return nil, errNotExtracted
 	}
@@ -266,6 +266,12 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 	if x.hashed != nil {
 		x.hashed.start(e, content)
 		content = x.hashed
+	}
+	if isGitName(base, p.fold) {
+		var err error
+		if content, err = p.checkGitFile(e, content, x.as.name); err != nil {
+			return err
+		}
 	}
 	// Created with its mode where the umask leaves it whole: a chmod is a
 	// metadata change of its own, paid for every file.

@@ -109,6 +109,8 @@ func TestExtractRefusesAsThePlan(t *testing.T) {
 		"link then through":  {{name: "l", typ: tar.TypeSymlink, link: "d"}, {name: "l/x", typ: reg}},
 		"fifo":               {{name: "ok", typ: reg, body: "fine"}, {name: "fifo", typ: tar.TypeFifo}},
 		"into .git":          {{name: "ok", typ: reg}, {name: ".git/hooks/pre-commit", typ: reg}},
+		"into a nested .git": {{name: "ok", typ: reg}, {name: "sub/.git/hooks/pre-commit", typ: reg}},
+		".git into the tree": {{name: "ok", typ: reg}, {name: "sub/.git", typ: reg, body: "gitdir: ../ok\n"}},
 		"bomb declared":      {{name: "big", typ: reg, size: 10 << 30}},
 		"whiteout":           {{name: "a", typ: reg}, {name: "d/" + whiteoutPrefix + "x", typ: reg}},
 	} {

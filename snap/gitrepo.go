@@ -39,6 +39,10 @@ type gitContext struct {
 type Rules struct {
 	Repos  []RepoRules `json:"repos,omitempty"`
 	Ignore []string    `json:"ignore,omitempty"` // WalkOptions.Ignore
+	// GitFiles says the snapshot holds the .git files that make folders
+	// submodules and linked worktrees (see gitFileMax): every walk's does,
+	// one recorded before they were held does not.
+	GitFiles bool `json:"git_files,omitempty"`
 }
 
 // RepoRules are a repository's rules from outside the tree.

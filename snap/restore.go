@@ -113,8 +113,10 @@ const (
 //
 // It works in two phases. The first reads the whole archive, refusing any
 // unsafe entry, and stages new content inside a folder at the root
-// (.rewind-restore-*); if the archive is bad, the staging folder is removed
-// and the tree is as it was. The second deletes, creates folders, and renames
+// (.rewind-restore-*), or, for what goes onto a file system mounted inside
+// the tree, in one at the top of that mount (see mount); if the archive is
+// bad, or the plan would change a mount it cannot, the staging folders are
+// removed and the tree is as it was. The second deletes, creates folders, and renames
 // staged files into place, all through an os.Root so nothing lands outside
 // root, and never through a symlink. A whole archive restored into an empty
 // folder is written as it is read instead, into a staging folder moved up
@@ -237,8 +239,12 @@ type restorePlan struct {
 	ctx       context.Context // interrupts phase one (phase two, once begun, finishes)
 	root      string
 	r         *os.Root
-	stage     string // staging folder name at the root, "" when not staging
-	spillOut  bool   // a dry run's plan too big to hold is written outside the tree (see planSpill)
+	stage     string        // staging folder name at the root, "" when not staging
+	marker    []byte        // its marker's content, which a mount's staging folder of the same name holds too
+	mounts    []*mountStage // file systems mounted inside the root, outermost first (see mount)
+	archive   string        // the archive read whole, for errors about its entries ("" from a manifest)
+	gitRoots  []string      // the root's paths, as given and resolved, once a .git file needs them (see gitFileOK)
+	spillOut  bool          // a dry run's plan too big to hold is written outside the tree (see planSpill)
 	stageLock *os.File
 	snapshot  map[string]Kind
 	state     map[string]bool // state folders inside the root: never compared or written
@@ -265,6 +271,7 @@ type restorePlan struct {
 	unchanged int
 	nstaged   int
 	stagedDir string    // the staging folder's folder a file was last staged in (see stageAs)
+	stagedOn  string    // and that staging folder
 	progress  *Progress // counts staged files (WithProgress)
 	// paths limits the plan (RestoreOptions.Paths); outDirs holds the modes of
 	// the snapshot's folders it leaves out, for those a path inside needs
@@ -300,7 +307,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
-	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root),
+	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root), archive: archive,
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{}}
 	p.paths.forget()
 	var inputs []string
@@ -324,6 +331,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	p.fold = ProbeFolding(root)
 	if p.fold.Folds() {
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
+	}
+	if stage || opts.DryRun { // (not for a diff: it changes nothing)
+		p.findMounts()
 	}
 	walk := opts.Walk
 	if m != nil && p.index == nil && sparseRestores {
@@ -484,7 +494,10 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	if un := p.paths.Unmatched(); len(un) > 0 {
 		return &UnmatchedError{Items: un}
 	}
-	return p.checkSelection(p.deletes)
+	if err := p.checkSelection(p.deletes); err != nil {
+		return err
+	}
+	return p.checkMounts(stage) // (a diff lists no mounts: see plan)
 }
 
 // judge tells whether the tree's entry c is deleted: inSnap says the
@@ -715,7 +728,8 @@ func (p *restorePlan) unreadable(name string) bool {
 // spelt otherwise (its Path is the tree's spelling, and what the tree is
 // read by).
 func (p *restorePlan) enter(e *Entry) (*Entry, error) {
-	if first, _, _ := strings.Cut(e.Path, "/"); p.stage != "" && first == p.stage {
+	if p.stage != "" && strings.Contains(e.Path, p.stage) && slices.Contains(strings.Split(e.Path, "/"), p.stage) {
+		// (the root's staging folder, or a mount's of the same name)
 		return nil, fmt.Errorf("cannot restore %s: it is the name this restore picked for its staging folder; run the restore again", e.Path)
 	}
 	if p.special[e.Path] {
@@ -801,7 +815,11 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 		op := restoreOp{kind: opWrite, entry: *e, existed: c != nil, from: treeName(c, e.Path)}
 		if stage {
 			op.staged = p.nextStaged()
-			if err := p.r.Symlink(e.Link, p.stage+"/"+op.staged); err != nil {
+			dir, err := p.stageFor(e.Path)
+			if err != nil {
+				return err
+			}
+			if err := p.r.Symlink(e.Link, dir+"/"+op.staged); err != nil {
 				return fmt.Errorf("stage %s: %w", e.Path, err)
 			}
 		}
@@ -1349,6 +1367,9 @@ func (p *restorePlan) checkNotInTheWay(name string, c *Entry) error {
 		return nil
 	}
 	if at, fi := p.occupant(name); fi != nil {
+		if fi.IsDir() && isGitName(path.Base(at), p.fold) {
+			return fmt.Errorf("cannot restore %s: %s is a repository's .git folder, which a restore never writes into or replaces; move it aside and retry", name, at)
+		}
 		return fmt.Errorf("cannot restore %s: an ignored %s is in the way (%s); move it aside (or un-ignore it) and retry", name, describeMode(fi.Mode()), at)
 	}
 	return nil
@@ -1491,12 +1512,15 @@ func archiveReadErr(e *Entry, err error) error {
 // openStage creates the staging folder with its marker (see isStaging),
 // flock-held while the restore runs.
 func (p *restorePlan) openStage() error {
-	p.cleanStaleStages()
+	p.cleanStaleStages(".")
+	for _, m := range p.mounts {
+		p.cleanStaleStages(m.path)
+	}
 	name, marker := newStagingName()
 	if err := p.r.Mkdir(name, 0o700); err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
 	}
-	p.stage = name
+	p.stage, p.marker = name, marker
 	lf, err := p.r.OpenFile(name+"/"+stagingMarker, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("create staging folder in %s: %w", p.root, err)
@@ -1511,21 +1535,24 @@ func (p *restorePlan) openStage() error {
 	return nil
 }
 
-// cleanStaleStages removes the staging folders killed restores left behind:
+// cleanStaleStages removes the staging folders killed restores left behind
+// in the folder dir (the root, ".", or a mount's top, relative to it):
 // those proven to be staging folders (isStaging) whose lock no process
 // holds. Nothing else is removed, whatever its name.
-func (p *restorePlan) cleanStaleStages() {
-	des, err := os.ReadDir(p.root)
+func (p *restorePlan) cleanStaleStages(dir string) {
+	abs := filepath.Join(p.root, filepath.FromSlash(dir))
+	des, err := os.ReadDir(abs)
 	if err != nil {
 		return
 	}
 	for _, de := range des {
-		if !stagingEntry(p.root, de.Name(), de.Type()) {
+		if !stagingEntry(abs, de.Name(), de.Type()) {
 			continue
 		}
-		lf, err := p.r.OpenFile(de.Name()+"/"+stagingMarker, os.O_RDWR, 0)
+		name := filepath.Join(filepath.FromSlash(dir), de.Name())
+		lf, err := p.r.OpenFile(filepath.Join(name, stagingMarker), os.O_RDWR, 0)
 		if errors.Is(err, fs.ErrNotExist) {
-			p.r.Remove(de.Name()) // empty: killed right after creating it
+			p.r.Remove(name) // empty: killed right after creating it
 			continue
 		}
 		if err != nil {
@@ -1534,7 +1561,7 @@ func (p *restorePlan) cleanStaleStages() {
 		held := durable.TryLock(lf) != nil
 		lf.Close()
 		if !held { // else a live restore is using it
-			p.r.RemoveAll(de.Name())
+			p.r.RemoveAll(name)
 		}
 	}
 }
@@ -1554,13 +1581,22 @@ func (p *restorePlan) stageFrom(e *Entry, r io.Reader, name string) (string, err
 // stageAs writes e's content, read from r, into the staging folder as name
 // (a path there: its folders are made as needed).
 func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
-	if dir := path.Dir(name); dir != "." && dir != p.stagedDir {
-		if err := p.r.MkdirAll(p.stage+"/"+dir, 0o700); err != nil {
+	stage, err := p.stageFor(e.Path)
+	if err != nil {
+		return err
+	}
+	if isGitName(path.Base(e.Path), p.fold) {
+		if r, err = p.checkGitFile(e, r, p.archive); err != nil {
+			return err
+		}
+	}
+	if dir := path.Dir(name); dir != "." && (dir != p.stagedDir || stage != p.stagedOn) {
+		if err := p.r.MkdirAll(stage+"/"+dir, 0o700); err != nil {
 			return fmt.Errorf("stage %s: %w", e.Path, err)
 		}
-		p.stagedDir = dir
+		p.stagedDir, p.stagedOn = dir, stage
 	}
-	f, err := p.r.OpenFile(p.stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := p.r.OpenFile(stage+"/"+name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", e.Path, err)
 	}
@@ -1656,6 +1692,7 @@ func (p *restorePlan) close() {
 		}
 		p.spill = nil
 	}
+	p.closeMountStages()
 	if p.stage != "" {
 		p.r.RemoveAll(p.stage)
 		p.stage = ""
@@ -1991,7 +2028,7 @@ func (p *restorePlan) apply() (kept []string, err error) {
 			if staged == "" {
 				staged = stagedAt(i, op, inside)
 			}
-			if err := p.r.Rename(p.stage+"/"+staged, name); err != nil {
+			if err := p.r.Rename(p.stagedIn(op.entry.Path)+"/"+staged, name); err != nil {
 				return fmt.Errorf("write %s: %w", op.entry.Path, err)
 			}
 		case op.entry.Kind == KindDir:
@@ -2033,7 +2070,7 @@ func (p *restorePlan) mkdirStaged(name string, inside bool) error {
 		}
 		return nil
 	}
-	staged := p.stage + "/" + inStagedTree(name)
+	staged := p.stagedIn(name) + "/" + inStagedTree(name)
 	if _, err := p.r.Lstat(staged); err != nil {
 		return p.r.Mkdir(at, 0o700)
 	}

@@ -20,8 +20,12 @@ type snapshotRules struct {
 	top    *gitContext            // the root's repository (or none)
 	nested map[string]*gitContext // repositories nested in the tree, by their folder; nil: known to be none
 	live   bool                   // no recorded rules: nested repositories are looked for in the tree
-	extra  []pattern
-	data   map[string][]byte // the snapshot's ignore files, by path
+	// gitFiles says the snapshot holds .git files (Rules.GitFiles): one
+	// taken before, or an archive without its rules, is judged to hold none,
+	// so a restore leaves the tree's alone.
+	gitFiles bool
+	extra    []pattern
+	data     map[string][]byte // the snapshot's ignore files, by path
 }
 
 func newSnapshotRules(root string, opts WalkOptions, recorded *Rules) *snapshotRules {
@@ -29,7 +33,7 @@ func newSnapshotRules(root string, opts WalkOptions, recorded *Rules) *snapshotR
 	r := &snapshotRules{root: abs, nested: map[string]*gitContext{}, data: map[string][]byte{}}
 	ignore := opts.Ignore
 	if recorded != nil {
-		ignore = recorded.Ignore
+		ignore, r.gitFiles = recorded.Ignore, recorded.GitFiles
 		for _, rr := range recorded.Repos {
 			gc := &gitContext{base: rr.Base, rules: rr}
 			gc.build()
@@ -114,6 +118,9 @@ func (r *snapshotRules) ignored(p string, isDir bool) bool {
 		}
 		if i == 0 && len(r.extra) > 0 {
 			st = st.push(patternList{patterns: r.extra, rewind: true})
+		}
+		if i == len(els)-1 && !isDir && els[i] == ".git" {
+			return !r.gitFiles // (no pattern applies to a .git file: see gitFileMax)
 		}
 		if st.ignored(path.Join(els[:i+1]...), i < len(els)-1 || isDir) {
 			return true

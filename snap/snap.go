@@ -4,11 +4,14 @@
 //
 // The scope of a snapshot is what git would not ignore: .gitignore files at
 // every level, .git/info/exclude, the global excludes file, tracked files,
-// plus .rewindignore files and the built-in excludes (.git, .agent/rewind,
-// and the state folders of Rewind and the agents wherever the tree holds
-// them, see StateFolders). The same rules apply outside a git repository. Regular files (with their
-// permission bits), folders (empty ones too) and symlinks (as links) are
-// captured; sockets, FIFOs and devices are skipped and counted.
+// plus .rewindignore files and the built-in excludes (.git folders,
+// .agent/rewind, and the state folders of Rewind and the agents wherever
+// the tree holds them, see StateFolders), plus the .git files that make a
+// folder a submodule or linked worktree (see gitFileMax). The same rules
+// apply outside a git repository. Regular files (with their permission
+// bits), folders (empty ones too) and symlinks (as links) are captured,
+// on whatever file system is mounted in the tree (see mount); sockets,
+// FIFOs and devices are skipped and counted.
 package snap
 
 import (
@@ -104,9 +107,6 @@ func comparePaths(a, b string) int {
 	return len(a) - len(b)
 }
 
-// builtinExcluded reports whether name (one path element) at rel is never
-// part of a snapshot: git's own folder and Rewind's store. (Restore staging
-// folders are left out too, once proven: see isStaging.)
 // storeFolder is where a project keeps Rewind's store in project mode.
 const storeFolder = layout.ProjectStore
 
@@ -120,12 +120,10 @@ func (e *TrackedStoreError) Error() string {
 	return fmt.Sprintf("git tracks files in %s, Rewind's store: they came with the repository, and Rewind will not work on them", e.Path)
 }
 
+// builtinExcluded reports whether name (one path element) at rel is never
+// part of a snapshot: Rewind's store. (git's .git is a case of its own: see
+// gitFileMax. Restore staging folders are left out too, once proven: see
+// isStaging.)
 func builtinExcluded(rel, name string) bool {
-	switch {
-	case name == ".git":
-		return true
-	case name == "rewind" && (rel == storeFolder || strings.HasSuffix(rel, "/"+storeFolder)):
-		return true
-	}
-	return false
+	return name == "rewind" && (rel == storeFolder || strings.HasSuffix(rel, "/"+storeFolder))
 }

@@ -12,15 +12,18 @@ import (
 	"strings"
 )
 
-// A restore stages new content in a folder at the root, which the walk
-// leaves out and the next restore removes if a killed one left it. Both act
-// only on a folder they can prove a restore made, never on a name alone: its
-// name is stagingPrefix and a token of 24 random hex digits followed by 8 of
-// their checksum, and it holds a marker file (stagingMarker) whose content is
+// A restore stages new content in a folder at the root — and what goes
+// onto a file system mounted inside the tree in a folder of the same name
+// at the top of that mount (see mount) — which the walk leaves out
+// wherever it meets one, and the next restore removes if a killed one left
+// it (at the root and at the top of each mount). Both act only on a folder
+// they can prove a restore made, never on a name alone: its name is
+// stagingPrefix and a token of 24 random hex digits followed by 8 of their
+// checksum, and it holds a marker file (stagingMarker) whose content is
 // stagingMagic and the token — or, in the instant between creating the
-// folder and writing the marker, nothing but an empty marker. A user's folder
-// that merely starts with the prefix (.rewind-restore-notes) is captured and
-// restored like any other, and never removed.
+// folder and writing the marker, nothing but an empty marker. A user's
+// folder that merely starts with the prefix (.rewind-restore-notes) is
+// captured and restored like any other, and never removed.
 const (
 	stagingPrefix = ".rewind-restore-"
 	stagingMarker = "lock" // also flock-held by the restore while it runs
@@ -72,10 +75,11 @@ func isStaging(dir, name string) bool {
 	return bytes.Equal(b[:n], []byte(stagingMagic+"\n"+token+"\n"))
 }
 
-// stagingEntry reports whether a root entry with mode m is a staging folder
-// (the cheap name test first: the marker is read only for names that match).
-func stagingEntry(root, name string, m fs.FileMode) bool {
-	return m.IsDir() && strings.HasPrefix(name, stagingPrefix) && isStaging(root, name)
+// stagingEntry reports whether the entry name, of mode m, of the folder dir
+// is a staging folder (the cheap name test first: the marker is read only
+// for names that match).
+func stagingEntry(dir, name string, m fs.FileMode) bool {
+	return m.IsDir() && strings.HasPrefix(name, stagingPrefix) && isStaging(dir, name)
 }
 
 // stagedTree is the folder in the staging folder that holds, at their own

@@ -3,6 +3,7 @@ package snap
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,7 +87,8 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 		st = st.push(l)
 	}
 	w := &walker{ctx: ctx, root: abs, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
-	w.rules.Ignore = opts.Ignore
+	w.rules.Ignore, w.rules.GitFiles = opts.Ignore, true
+	w.gitRoots = sync.OnceValue(func() []string { return resolvedForms(abs) })
 	w.unreadable = opts.unreadable
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
@@ -161,7 +163,8 @@ const walkWorkers = 8
 type walker struct {
 	ctx        context.Context
 	root       string
-	rules      Rules // under mu: every repository met
+	gitRoots   func() []string // the root's paths, as given and resolved, once a .git file needs them
+	rules      Rules           // under mu: every repository met
 	extra      []pattern
 	state      map[string]bool   // Rewind's and the agents' state folders inside the root
 	unreadable func(path string) // see WalkOptions.unreadable
@@ -440,6 +443,16 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		if rel != "" {
 			crel = rel + "/" + name
 		}
+		if name == ".git" {
+			// A repository's data is never in a snapshot; the file that
+			// makes a folder in scope a submodule or linked worktree is.
+			if !inIgnored {
+				if e, ok := w.gitFile(dfd, name, crel); ok {
+					res.entries = append(res.entries, e)
+				}
+			}
+			continue
+		}
 		if builtinExcluded(crel, name) || w.state[crel] {
 			if crel == storeFolder && repo != nil && repo.tracked != nil && repo.trackedUnder(crel) {
 				// Rewind's own store, committed to the repository: its files
@@ -463,8 +476,10 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		if !ok {
 			continue
 		}
-		if rel == "" && e.Kind == KindDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
-			continue // a restore's staging folder (a running one, or a killed one's)
+		if e.Kind == KindDir && strings.HasPrefix(name, stagingPrefix) && isStaging(abs, name) {
+			// A restore's staging folder (a running one, or a killed
+			// one's): at the root, or at the top of a mount (see mount).
+			continue
 		}
 		switch e.Kind {
 		case KindDir:
@@ -545,6 +560,26 @@ func (w *walker) entry(at dirFD, name, rel string, st *ignoreStack, repo *gitCon
 			return Entry{}, false, fmt.Errorf("cannot read symlink %s: %w", rel, err)
 		}
 	}
+}
+
+// gitFile returns the entry name, in the folder at, at the tree's path rel,
+// when it is a .git file a snapshot holds (see gitFileOK); anything else
+// there is left out, a .git folder above all.
+func (w *walker) gitFile(at dirFD, name, rel string) (Entry, bool) {
+	e, err := lstatAt(at, name, rel)
+	if err != nil || e.Kind != KindFile || e.Size > gitFileMax {
+		return Entry{}, false
+	}
+	f, err := openAt(at, name)
+	if err != nil {
+		return Entry{}, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, gitFileMax+1))
+	if err != nil || !gitFileOK(w.gitRoots(), rel, b) {
+		return Entry{}, false
+	}
+	return e, true
 }
 
 func (w *walker) abs(rel string) string {

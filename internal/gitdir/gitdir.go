@@ -30,14 +30,28 @@ func Of(dir string) string {
 	if err != nil {
 		return ""
 	}
-	if s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
-		g := strings.TrimSpace(s)
+	if g, ok := Target(b); ok {
 		if !filepath.IsAbs(g) {
 			g = filepath.Join(dir, g)
 		}
 		return g
 	}
 	return ""
+}
+
+// Target returns the path a ".git" file's content b names, as git reads
+// it: "gitdir: PATH" on one line, its line end (\n, \r\n) left out. A
+// relative PATH is from the folder holding the file.
+func Target(b []byte) (string, bool) {
+	s, ok := strings.CutPrefix(string(b), "gitdir: ")
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimRight(s, "\r\n")
+	if s == "" || strings.ContainsAny(s, "\x00\r\n") {
+		return "", false
+	}
+	return s, true
 }
 
 // Find returns the top of the work tree dir lies in (dir or the nearest

@@ -59,3 +59,28 @@ func TestFind(t *testing.T) {
 		}
 	}
 }
+
+// TestTarget: a ".git" file names a path as git reads it — "gitdir: " and
+// the rest of its one line — and nothing else is one.
+func TestTarget(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"gitdir: ../.git/modules/m\n", "../.git/modules/m", true},
+		{"gitdir: /main/.git/worktrees/wt\r\n", "/main/.git/worktrees/wt", true},
+		{"gitdir: C:/main/.git/worktrees/wt", "C:/main/.git/worktrees/wt", true},
+		{"gitdir: with space \n", "with space ", true},
+		{"gitdir: \n", "", false},
+		{"gitdir:../x\n", "", false},
+		{" gitdir: x\n", "", false},
+		{"gitdir: x\ny\n", "", false},
+		{"gitdir: x\x00y", "", false},
+		{"[core]\n", "", false},
+		{"", "", false},
+	} {
+		if got, ok := Target([]byte(tt.in)); got != tt.want || ok != tt.ok {
+			t.Errorf("Target(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func hintOf(err error) string {
 		clash   *store.ConflictError
 		label   *store.LabelError
 		gone    *GoneError
+		mnt     *snap.MountError
 	)
 	var untrusted *store.UntrustedStoreError
 	switch {
@@ -117,6 +118,8 @@ func hintOf(err error) string {
 		return "'rewind validate' lists the damage; restore another checkpoint ('rewind list')"
 	case errors.As(err, new(*store.BackupError)):
 		return "'rewind validate' lists the damage in the store; save again ('rewind save --full') before restoring"
+	case errors.As(err, &mnt):
+		return mountHint(mnt)
 	case errors.As(err, &code) && code.Backup != "":
 		return "'rewind undo-restore' brings back the tree as it was (backup " + code.Backup + ")"
 	case errors.As(err, &code):
@@ -154,6 +157,19 @@ func labelHint(e *store.LabelError) string {
 		return fmt.Sprintf("give a label such as release-1, or none (the checkpoint is then pinned as %q)", store.DefaultLabel)
 	}
 	return "choose a label such as release-1 or before-refactor: it must not read as @N, :/TEXT, an id or an option"
+}
+
+// mountHint says what to do about a restore refused for a file system
+// mounted in the tree: unmount or remount it, or restore the other paths.
+func mountHint(e *snap.MountError) string {
+	do := "make it writable"
+	switch {
+	case e.Path == e.Mount:
+		do = "unmount it"
+	case e.ReadOnly:
+		do = "remount it read-write"
+	}
+	return fmt.Sprintf("%s and restore again, or restore the other paths only: rewind restore CP -- ':(top,exclude)%s'", do, cmdline.QuoteText(e.Mount))
 }
 
 // cutHint says what to do about a fork or an in-place cut of the transcript that failed. The

@@ -162,7 +162,7 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	if r.DryRun {
 		fmt.Fprintf(w, "Dry run: nothing was changed.\n")
 	}
-	if r.Reverts != "" {
+	if r.Reverts != "" && !failed { // (one that failed says so in its error)
 		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), cmdline.QuoteText(r.RevertsWhat))
 	}
 	if r.Revert != nil {

@@ -62,13 +62,19 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 			r, err = s.restorePaths(ctx, c.tree, c.paths, false)
 			from = c.tree.ID
 		}
-		res.Code = r
 		if err != nil {
+			// What the plan would have changed is not what the tree became:
+			// a restore that failed reports no tree result, only its error
+			// (and the backup that brings the tree back).
+			if r != nil {
+				r.Close()
+			}
 			if e.Kind == KindUndoRestore || e.Kind == KindRedo {
 				return fmt.Errorf("restore the tree from %s: %w", from, err)
 			}
 			return &CodeError{Checkpoint: from, Backup: backup.ID, Err: err}
 		}
+		res.Code = r
 	}
 	if c.conversation != nil {
 		err = c.conversation(&e)

@@ -12,11 +12,12 @@ import (
 // rewind-snap's own flags.
 func hint(err error) string {
 	var (
-		ie *snap.IndexError
-		le *snap.LimitError
-		ae *snap.ArchiveError
-		me *snap.ManifestError
-		se *snap.StoppedError
+		ie  *snap.IndexError
+		le  *snap.LimitError
+		ae  *snap.ArchiveError
+		me  *snap.ManifestError
+		se  *snap.StoppedError
+		mnt *snap.MountError
 	)
 	switch {
 	case errors.As(err, &ie):
@@ -25,6 +26,12 @@ func hint(err error) string {
 		return "leave it out with a pattern in a .rewindignore file, or raise --max-bytes (restores through the manifest then need no flag)"
 	case errors.As(err, &le):
 		return "leave it out with a pattern in a .rewindignore file"
+	case errors.As(err, &mnt) && mnt.Path == mnt.Mount:
+		return "unmount it and restore again"
+	case errors.As(err, &mnt) && mnt.ReadOnly:
+		return "remount it read-write and restore again"
+	case errors.As(err, &mnt):
+		return "make it writable and restore again"
 	case errors.As(err, &se):
 		return "the restore stopped part way; run it again to finish, or restore a backup"
 	case errors.As(err, &ae):
