@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -96,9 +97,31 @@ func newHarness(t *testing.T, a *agentE2E, script fakeapi.Script) *harness {
 	if h.api, err = fakeapi.Start(script); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.api.Close() })
+	t.Cleanup(func() {
+		h.api.Close()
+		if os.Getenv("REWIND_E2E_KEEP") != "" {
+			h.keepRequests()
+		}
+	})
 	a.setup(h)
 	return h
+}
+
+// keepRequests writes the body of every request the fake API received to root/requests, as
+// NNNN-<path>.json, for a look at what the client sent (REWIND_E2E_KEEP).
+func (h *harness) keepRequests() {
+	dir := filepath.Join(h.root, "requests")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.t.Log(err)
+		return
+	}
+	for i, r := range h.api.Recorded() {
+		name := fmt.Sprintf("%04d-%s.json", i, strings.ReplaceAll(strings.Trim(r.Path, "/"), "/", "_"))
+		if err := os.WriteFile(filepath.Join(dir, name), r.Body, 0o644); err != nil {
+			h.t.Log(err)
+			return
+		}
+	}
 }
 
 // env is the whole environment of the agent and of Rewind's commands: nothing is inherited
