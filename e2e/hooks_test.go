@@ -237,6 +237,9 @@ func TestClaudeHooksBackBoth(t *testing.T) {
 	if bytes.Contains(req.Raw, []byte(p2)) || bytes.Contains(req.Raw, []byte(p3)) {
 		t.Error("the resumed fork's request mentions the second or third prompt")
 	}
+	if got := req.Folder(); got != c.proj {
+		t.Errorf("the resumed fork tells the model it works in %q, want %s", got, c.proj)
+	}
 
 	runIn(t, c.proj, env, rewind, "undo-restore")
 	if _, err := os.Stat(filepath.Join(c.proj, "notes.txt")); err == nil {
