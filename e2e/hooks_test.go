@@ -65,6 +65,7 @@ type hookLog struct {
 	Checkpoint string `json:"checkpoint"`
 	Reason     string `json:"reason"`
 	Created    string `json:"created"`
+	Rewound    bool   `json:"rewound"`
 	Error      string `json:"error"`
 }
 
