@@ -26,7 +26,11 @@ import (
 //   - hooks in ~/.codex/hooks.json run only when config.toml trusts them: Rewind writes the
 //     trust records at registration, and no test passes --dangerously-bypass-hook-trust;
 //   - the session is ~/.codex/sessions/YYYY/MM/DD/rollout-<local time>-<id>.jsonl;
-//     `codex exec resume <id> PROMPT` finds it by the id in the file name.
+//     `codex exec resume <id> PROMPT` finds it by the id in the file name;
+//   - a resumed session tells the model its folder (a new <environment_context> with <cwd>)
+//     only when the folder it runs in differs from the one its world_state line records; with
+//     that line moved too, the request names the new folder only among the workspace roots, and
+//     the model goes on writing in the old <cwd> its history holds. An import leaves that line.
 var codexAgent = &agentE2E{
 	name:   "codex",
 	exeVar: "REWIND_E2E_CODEX",
@@ -86,15 +90,15 @@ enabled = false
 
 func TestCodexScenario(t *testing.T) { runScenario(t, codexAgent) }
 
-// codexPatch is an apply_patch call (a custom tool: the patch is its whole input) on a file of
-// the project, named relative to it.
+// codexPatch is an apply_patch call (a custom tool: the patch is its whole input) on a file,
+// named relative to the project when it lies in it, else by its absolute path.
 func codexPatch(h *harness, op, path, body string) fakeapi.ToolUse {
-	rel, err := filepath.Rel(h.proj, path)
-	if err != nil {
-		h.t.Fatal(err)
+	name := path
+	if rel, err := filepath.Rel(h.proj, path); err == nil && filepath.IsLocal(rel) {
+		name = rel
 	}
 	return fakeapi.ToolUse{Name: "apply_patch", Custom: true,
-		Input: "*** Begin Patch\n*** " + op + ": " + rel + "\n" + body + "\n*** End Patch"}
+		Input: "*** Begin Patch\n*** " + op + ": " + name + "\n" + body + "\n*** End Patch"}
 }
 
 // codexThreadID is the thread id of `codex exec --json`'s thread.started event.

@@ -9,29 +9,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"rewind.dev/e2e/fakeapi"
 )
 
-// TestClaudeExportImport (issue 21): a two-prompt session in folder A under one HOME, each
-// prompt editing a file; rewind export of the checkpoint after it; rewind import into folder B
-// under another HOME. Resuming the imported session there with the real client sends the model
-// exactly the exported prompts and the new one; its file tools work on B's files, and B's tree
-// is A's at the checkpoint.
+// TestClaudeExportImport: a two-prompt session in folder A under one HOME, each prompt editing a
+// file; rewind export of the checkpoint after it; rewind import into folder B under another
+// HOME. Resuming the imported session there with the real client sends the model exactly the
+// exported prompts and the new one and tells it that it works in B; the edit it makes where it
+// was told lands on B's file, and B's tree is A's at the checkpoint.
 func TestClaudeExportImport(t *testing.T) {
 	const (
 		p1 = "alpha: write notes.txt"
 		p2 = "bravo: change notes.txt"
 		p3 = "charlie: change notes.txt again, here"
 	)
-	var cur *claude // the client the fake model answers for: A's, then B's
 	script := func(r *fakeapi.Request) fakeapi.Reply {
 		if !r.HasTool("Write") {
 			return fakeapi.TextReply("side request")
 		}
-		notes := filepath.Join(cur.proj, "notes.txt")
+		// The model works where the request says it is.
+		notes := filepath.Join(r.Folder(), "notes.txt")
 		p := r.LastPrompt()
 		switch p {
 		case p1:
@@ -58,7 +57,6 @@ func TestClaudeExportImport(t *testing.T) {
 		t.Fatal("A and B share a folder")
 	}
 
-	cur = a
 	if err := os.WriteFile(filepath.Join(a.proj, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +85,6 @@ func TestClaudeExportImport(t *testing.T) {
 	want := treeOf(t, a.proj)
 
 	// B: another HOME, another folder.
-	cur = b
 	var imp struct {
 		Dir           string `json:"dir"`
 		SessionID     string `json:"session_id"`
@@ -128,8 +125,8 @@ func TestClaudeExportImport(t *testing.T) {
 	}
 	req := b.lastConversation()
 	assertPrompts(t, req, p1, p2, p3)
-	if !strings.Contains(req.SystemText(), b.proj) {
-		t.Error("the resumed session's system prompt does not name B's folder")
+	if got := req.Folder(); got != b.proj {
+		t.Errorf("the resumed session tells the model it works in %q, want B's %s", got, b.proj)
 	}
 	if got, _ := os.ReadFile(filepath.Join(b.proj, "notes.txt")); string(got) != "three\n" {
 		t.Errorf("the Edit in B did not change B's notes.txt: %q", got)

@@ -65,6 +65,7 @@ type hookLog struct {
 	Checkpoint string `json:"checkpoint"`
 	Reason     string `json:"reason"`
 	Created    string `json:"created"`
+	Rewound    bool   `json:"rewound"`
 	Error      string `json:"error"`
 }
 
@@ -236,6 +237,9 @@ func TestClaudeHooksBackBoth(t *testing.T) {
 	assertPrompts(t, req, p1, p4)
 	if bytes.Contains(req.Raw, []byte(p2)) || bytes.Contains(req.Raw, []byte(p3)) {
 		t.Error("the resumed fork's request mentions the second or third prompt")
+	}
+	if got := req.Folder(); got != c.proj {
+		t.Errorf("the resumed fork tells the model it works in %q, want %s", got, c.proj)
 	}
 
 	runIn(t, c.proj, env, rewind, "undo-restore")

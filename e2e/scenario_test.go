@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -96,9 +97,31 @@ func newHarness(t *testing.T, a *agentE2E, script fakeapi.Script) *harness {
 	if h.api, err = fakeapi.Start(script); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.api.Close() })
+	t.Cleanup(func() {
+		h.api.Close()
+		if os.Getenv("REWIND_E2E_KEEP") != "" {
+			h.keepRequests()
+		}
+	})
 	a.setup(h)
 	return h
+}
+
+// keepRequests writes the body of every request the fake API received to root/requests, as
+// NNNN-<path>.json, for a look at what the client sent (REWIND_E2E_KEEP).
+func (h *harness) keepRequests() {
+	dir := filepath.Join(h.root, "requests")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.t.Log(err)
+		return
+	}
+	for i, r := range h.api.Recorded() {
+		name := fmt.Sprintf("%04d-%s.json", i, strings.ReplaceAll(strings.Trim(r.Path, "/"), "/", "_"))
+		if err := os.WriteFile(filepath.Join(dir, name), r.Body, 0o644); err != nil {
+			h.t.Log(err)
+			return
+		}
+	}
 }
 
 // env is the whole environment of the agent and of Rewind's commands: nothing is inherited
@@ -163,11 +186,13 @@ func snapshot(t *testing.T, paths []string) map[string][]byte {
 const (
 	promptWrite  = "alpha: write notes.txt"
 	promptChange = "bravo: change notes.txt and delete gone.txt"
-	promptAfter  = "charlie: what do you remember"
+	promptAfter  = "charlie: write after.txt where you are"
 )
 
 // scenarioScript answers the scenario's prompts with the agent's tool calls, one call per
-// reply, and text to everything else (titles, summaries).
+// reply, and text to everything else (titles, summaries). The third prompt's file is written in
+// the folder the request tells the model it is in ([fakeapi.Request.Folder]), as a real model
+// would: a resumed session that still tells the model an old folder writes there.
 func scenarioScript(h **harness) fakeapi.Script {
 	return func(r *fakeapi.Request) fakeapi.Reply {
 		hh := *h
@@ -181,6 +206,10 @@ func scenarioScript(h **harness) fakeapi.Script {
 			calls = []fakeapi.ToolUse{hh.a.write(hh, notes, "one\n")}
 		case strings.Contains(p, promptChange):
 			calls = append(hh.a.edit(hh, notes, "one", "two"), hh.a.shell(hh, "rm gone.txt"))
+		case strings.Contains(p, promptAfter):
+			if dir := r.Folder(); dir != "" {
+				calls = []fakeapi.ToolUse{hh.a.write(hh, filepath.Join(dir, "after.txt"), "three\n")}
+			}
 		}
 		for i := range calls {
 			id := fakeapi.ToolID(p, i)
@@ -274,6 +303,7 @@ func runScenario(t *testing.T, a *agentE2E) {
 	if bytes.Contains(req.Raw, []byte(promptChange)) {
 		t.Error("the resumed fork's request mentions the second prompt")
 	}
+	assertWorksIn(t, req, h, nil)
 
 	runIn(t, h.proj, env, h.rewind, "undo-restore")
 	if got, _ := h.file("notes.txt"); got != "two\n" {
@@ -292,6 +322,24 @@ func runScenario(t *testing.T, a *agentE2E) {
 	}
 	if a.notProven != "" {
 		t.Logf("not provable offline: %s", a.notProven)
+	}
+}
+
+// assertWorksIn checks that a resumed session works in h's folder: the request after the resume
+// tells the model it is there, and the third prompt's write (made where the model was told)
+// landed there, and not in the folder of other, where the session came from (nil for none).
+func assertWorksIn(t *testing.T, req *fakeapi.Request, h, other *harness) {
+	t.Helper()
+	if got := req.Folder(); got != h.proj {
+		t.Errorf("after the resume the request tells the model it works in %q, want %s", got, h.proj)
+	}
+	if got, _ := h.file("after.txt"); got != "three\n" {
+		t.Errorf("after the resume the model's write did not land in %s: after.txt = %q", h.proj, got)
+	}
+	if other != nil {
+		if _, ok := other.file("after.txt"); ok {
+			t.Errorf("after the resume the model's write landed in the source folder %s", other.proj)
+		}
 	}
 }
 

@@ -2,7 +2,11 @@ package fork
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"testing"
+
+	"rewind.dev/jsonl"
 )
 
 func TestFolderRewriter(t *testing.T) {
@@ -65,5 +69,71 @@ func TestFolderRewriterNested(t *testing.T) {
 	}
 	if r.n != 5 {
 		t.Errorf("rewrote %d fields, want 5", r.n)
+	}
+}
+
+// TestCodexImportFields: an import of a real Codex session moves the folder fields Codex files
+// the session under and works in (session_meta, turn_context, thread_settings), and leaves what
+// the model was told — the world_state line and the <environment_context> message — naming the
+// old folder: Codex compares its world_state with the folder it runs in, and tells the model
+// the new folder in the resumed session's first request.
+func TestCodexImportFields(t *testing.T) {
+	d, err := jsonl.LookupDialect("codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.ReadFile("testdata/fixtures/codex/realclient-codex0.169.0-2-prompts-tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from, to = "/tmp/cx-proj-q2", "/dest/b"
+	var out bytes.Buffer
+	r := &folderRewriter{w: &out, fields: d.Fork.CwdFields, from: from, to: to}
+	if _, err := r.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
+		var l struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Type           string `json:"type"`
+				Cwd            string `json:"cwd"`
+				ThreadSettings *struct {
+					Cwd string `json:"cwd"`
+				} `json:"thread_settings"`
+				State *struct {
+					Environments struct {
+						Environments struct {
+							Local struct {
+								Cwd string `json:"cwd"`
+							} `json:"local"`
+						} `json:"environments"`
+					} `json:"environments"`
+				} `json:"state"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		switch {
+		case l.Type == "session_meta" || l.Type == "turn_context":
+			if l.Payload.Cwd != to {
+				t.Errorf("%s cwd = %q, want %s", l.Type, l.Payload.Cwd, to)
+			}
+		case l.Payload.ThreadSettings != nil:
+			if l.Payload.ThreadSettings.Cwd != to {
+				t.Errorf("thread_settings cwd = %q, want %s", l.Payload.ThreadSettings.Cwd, to)
+			}
+		case l.Type == "world_state":
+			if got := l.Payload.State.Environments.Environments.Local.Cwd; got != from {
+				t.Errorf("world_state cwd = %q, want the folder the model was told, %s", got, from)
+			}
+		}
+	}
+	if !bytes.Contains(out.Bytes(), []byte(`<cwd>`+from+`</cwd>`)) {
+		t.Error("the environment_context message no longer says what the model was told")
 	}
 }

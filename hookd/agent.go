@@ -226,6 +226,13 @@ func (a *Agent) Installed(home string, lookPath func(string) (string, error)) bo
 	return false
 }
 
+// Shows reports whether a message a hook of a gives at event reaches the person: a's hooks
+// pass one on (Notify), and the event is a session's start or a prompt, where the agent shows
+// it. At other events a message would be lost, so it is not given there.
+func (a *Agent) Shows(event string) bool {
+	return a != nil && a.Notify == "system_message" && (event == EventSessionStart || event == EventPrompt)
+}
+
 // ToolClass says whether tool is one of the agent's edit or shell tools,
 // or "" when it is neither.
 func (a *Agent) ToolClass(tool string) ToolClass {

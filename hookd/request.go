@@ -84,6 +84,10 @@ type Response struct {
 	// Message is for the person at the agent (a project without a store
 	// outside any git work tree): rewind-hook shows it once per project.
 	Message string `json:"message,omitempty"`
+	// Notice is for the person at the agent, now: rewind gives it once, and only where the
+	// agent shows it (Agent.Shows) — a restore rewound the code of this session's project
+	// for a fork, while this session's conversation went on.
+	Notice string `json:"notice,omitempty"`
 	// Warnings are what went wrong without failing the event (a transcript path Rewind would
 	// not read): rewind-hook logs them.
 	Warnings []string `json:"warnings,omitempty"`

@@ -18,9 +18,11 @@ import (
 // session end here (in Copilot CLI, whose hooks take no tool matcher, every
 // tool call). It only reads, without the store lock, and any doubt (a file
 // missing or unreadable) answers "", leaving the decision to rewind. A test
-// in rewind/store keeps the two decisions in step.
+// in rewind/store keeps the two decisions in step. A session's start and a prompt always go
+// to rewind, whatever their checkpoint policy: rewind may have something to tell the person
+// then (Response.Notice), which it keeps in hook-state.json, a file it reads anyway.
 func Skip(storeDir string, req Request, now time.Time) SkipReason {
-	if req.Retention || storeDir == "" {
+	if req.Retention || storeDir == "" || req.Event == EventSessionStart || req.Event == EventPrompt {
 		return ""
 	}
 	var reason SkipReason

@@ -219,7 +219,10 @@ type ForkRule struct {
 	// cwd): an import into another folder rewrites them. Each is a dotted path from the line's
 	// top ("payload.cwd"); a "[]" element stands for every element of an array of strings
 	// ("payload.runtime_workspace_roots.[]"). An agent without them cannot be imported into
-	// another folder yet.
+	// another folder yet. A field that records what the model was told is not one of them:
+	// Codex tells the model its folder again only when it differs from the one its world_state
+	// line says the model knows, so that line keeps the old folder, and the resumed session's
+	// first request tells the model the new one (seen with Codex CLI 0.169.0).
 	CwdFields []string `json:"cwd_fields,omitempty"`
 	// Import says where the agent keeps the sessions of a project folder, for rewind import;
 	// nil when its sessions cannot be imported.

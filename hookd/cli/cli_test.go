@@ -33,7 +33,8 @@ func TestMain(m *testing.M) {
 // and 11 s from now, so scripts can cmp it) and answers as the real one
 // does: no-store without <project>/.agent/rewind, else a checkpoint for
 // "always" and "throttled", a skip for "none". $FAKE_REWIND_SLEEP delays
-// the answer, $FAKE_REWIND_FAIL makes it fail with that message.
+// the answer, $FAKE_REWIND_FAIL makes it fail with that message, and
+// $FAKE_REWIND_NOTICE is a notice it gives (the real one gives it once).
 func fakeRewind(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 1 || args[0] != "hook" {
 		fmt.Fprintf(stderr, "rewind: error: fake rewind called with %q\n", args)
@@ -80,6 +81,7 @@ func fakeRewind(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		resp.Action, resp.Checkpoint = "checkpoint", "20260101_000000_001"
 	}
+	resp.Notice = os.Getenv("FAKE_REWIND_NOTICE")
 	json.NewEncoder(stdout).Encode(resp)
 	return 0
 }

@@ -51,6 +51,7 @@ type logEntry struct {
 	Created    string           `json:"created,omitempty"`  // the store rewind made (auto_init)
 	Notified   bool             `json:"notified,omitempty"` // the person was told the project has no store
 	Warnings   []string         `json:"warnings,omitempty"` // what went wrong without failing the event
+	Rewound    bool             `json:"rewound,omitempty"`  // the person was told a restore rewound the code under this session
 	MS         int64            `json:"ms"`
 	Error      string           `json:"error,omitempty"`
 }
@@ -171,14 +172,22 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	// What went wrong without failing the event (a transcript Rewind would not read) is
 	// logged, not shown: the checkpoint itself records it (rewind show).
 	le.Warnings = resp.Warnings
-	if resp.Message != "" && (event == hookd.EventSessionStart || event == hookd.EventPrompt) && agent.Notify == "system_message" &&
-		firstNotice(home, project) {
+	var say []string
+	if resp.Message != "" && agent.Shows(event) && firstNotice(home, project) {
 		// Once per project, on the agent's screen: a project without a store
 		// checkpoints nothing, and only hook.log would know.
-		if err := e.out.Encode(map[string]string{"systemMessage": resp.Message}); err != nil {
+		say = append(say, resp.Message)
+		le.Notified = true
+	}
+	if resp.Notice != "" && agent.Shows(event) {
+		// rewind gives it once (and only where it shows).
+		say = append(say, resp.Notice)
+		le.Rewound = true
+	}
+	if len(say) > 0 {
+		if err := e.out.Encode(map[string]string{"systemMessage": strings.Join(say, "\n")}); err != nil {
 			return err
 		}
-		le.Notified = true
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w (used tier %s)", errors.Join(problems...), tier.Name)

@@ -175,6 +175,26 @@ type HookState struct {
 	LastRetentionAt    time.Time `json:"last_retention_at,omitempty"`
 	LastRetentionFreed int64     `json:"last_retention_freed_bytes"`
 	LastRetentionCount int       `json:"last_retention_removed"`
+	// Rewound is a session a restore left to be told that the code was rewound under it;
+	// nil when none is waiting.
+	Rewound *RewoundSession `json:"rewound,omitempty"`
+}
+
+// RewoundSession is an agent session whose project's code a restore (back --both, or a restore
+// of code and conversation) rewound for a fork of its conversation, while the session itself
+// was not rewound: what it says no longer matches the files. The session is named by its id
+// and its transcript; the hook of its next prompt (or of its start, when it is resumed) tells
+// the person, once. A later change of the code replaces it.
+type RewoundSession struct {
+	Restore    string    `json:"restore"` // the restore's history entry
+	At         time.Time `json:"at"`
+	Kind       string    `json:"kind"`        // "back" or "restore"
+	N          int       `json:"n,omitempty"` // back's count
+	SessionID  string    `json:"session_id,omitempty"`
+	Transcript string    `json:"transcript,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	Checkpoint string    `json:"checkpoint"` // the code was rewound to it
+	Fork       string    `json:"fork"`       // the fork's session id
 }
 
 // ReadJSON reads the JSON file name into v; a missing file leaves v as it

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"rewind.dev/fork"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -127,6 +128,9 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	}
 	if target != nil {
 		c.entry.Checkpoint, c.entry.Code = target.ID, true
+		if how == ContextFork {
+			c.rewound = &layout.RewoundSession{Kind: string(KindBack), N: o.N, Agent: agent, Transcript: path, SessionID: s.sessionOf(path)}
+		}
 	}
 	return s.applied(ctx, k, c, res)
 }

@@ -39,6 +39,10 @@ type change struct {
 	// done, when set, edits the history in the write that marks the entry
 	// e done (a revert marks the entry it reverts).
 	done func(h *History, e HistoryEntry)
+	// rewound, when set, is the session whose conversation goes on while the
+	// change rewinds the code for a fork of it: it is told at its next hook
+	// (noteRewound fills in the rest from the entry).
+	rewound *layout.RewoundSession
 }
 
 // apply runs c's sequence, filling in res; k checks the backup.
@@ -93,7 +97,14 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 		c.done(&h, e)
 	}
 	h.Version = Version
-	return firstErr(err, writeJSON(s.historyPath(), h, layout.FileMode))
+	if werr := writeJSON(s.historyPath(), h, layout.FileMode); werr != nil {
+		return firstErr(err, werr)
+	}
+	if nerr := s.noteRewound(c, e); nerr != nil {
+		// The restore is done and recorded; only a courtesy is lost.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the session this left behind will not be told: %v", nerr))
+	}
+	return err
 }
 
 // applied is apply's result as the commands return it: no result when

@@ -76,8 +76,9 @@ func (s *Store) HookState() layout.HookState {
 // SetHookState writes hook-state.json; call it under the lock. It is not
 // synced (durable.NoSync): it holds counters and times, and an older copy, or
 // none, after a power cut costs at most one checkpoint the interval would
-// have skipped, or a retention run sooner or later than due. The hook's hot
-// path saves two fsyncs.
+// have skipped, a retention run sooner or later than due, or a notice to a
+// rewound session not given (or given again). The hook's hot path saves two
+// fsyncs.
 func (s *Store) SetHookState(v layout.HookState) error {
 	v.Version = Version
 	return writeJSON(s.path(layout.HookStateFile), v, layout.FileMode, durable.NoSync)

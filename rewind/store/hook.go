@@ -76,6 +76,9 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		}
 	}
 	hs := s.HookState()
+	if err := s.tellRewound(req, &hs, &resp); err != nil {
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("tell the session its code was rewound: %v", err))
+	}
 	switch req.Checkpoint {
 	case hookd.CheckpointAlways, hookd.CheckpointThrottled:
 	default:

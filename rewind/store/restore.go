@@ -7,6 +7,7 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/hookd"
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
 )
@@ -168,6 +169,10 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	}
 	if opts.Context != "" {
 		c.conversation = func(e *HistoryEntry) error { return s.restoreContext(ctx, cp, opts.Context, res, e) }
+	}
+	if opts.Code && opts.Context == ContextFork {
+		t := cp.Transcript
+		c.rewound = &layout.RewoundSession{Kind: string(opts.Kind), Agent: t.Agent, Transcript: transcriptOf(cp), SessionID: t.SessionID}
 	}
 	return s.applied(ctx, k, c, res)
 }

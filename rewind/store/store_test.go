@@ -844,6 +844,8 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		{name: "another agent named, session fields empty", change: func(r *hookd.Request) { r.Agent, r.SessionID, r.TranscriptPath = "droid", "", "" }, skip: "interval"},
 		{name: "no checkpoint asked, same session", change: func(r *hookd.Request) { r.Checkpoint = "none" }, skip: "none"},
 		{name: "no checkpoint asked, a new session", change: func(r *hookd.Request) { r.Checkpoint, r.SessionID = "none", "s3" }},
+		// rewind may have something to tell the person at a prompt (a rewound session).
+		{name: "a prompt, no checkpoint asked", change: func(r *hookd.Request) { r.Event, r.Checkpoint = "UserPromptSubmit", "none" }},
 		{name: "retention asked", change: func(r *hookd.Request) { r.Checkpoint, r.Retention = "none", true }},
 		{name: "a new session", change: func(r *hookd.Request) { r.SessionID = "s2" }},
 		{name: "a new env file", change: func(r *hookd.Request) { r.EnvFile = "/tmp/env" }},
