@@ -25,10 +25,10 @@ func runBridgeFaults(t *testing.T, a *agentE2E) {
 		logs string
 	}{
 		{"store read-only", func(t *testing.T, h *harness) func() {
-			return readOnlyDir(t, filepath.Join(h.proj, ".agent", "rewind"))
+			return readOnlyDir(t, storeDir(t, h.proj, h.env(), h.rewind))
 		}, "read-only file system"},
 		{"lock held", func(t *testing.T, h *harness) func() {
-			f, err := os.OpenFile(filepath.Join(h.proj, ".agent", "rewind", "lock"), os.O_RDWR, 0)
+			f, err := os.OpenFile(filepath.Join(storeDir(t, h.proj, h.env(), h.rewind), "lock"), os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -57,8 +57,9 @@ func TestClaudeNoStore(t *testing.T) {
 		created = created || l.Created != ""
 		checkpoint = checkpoint || l.Event == "UserPromptSubmit" && l.Action == "checkpoint"
 	}
-	if _, err := os.Stat(filepath.Join(c.proj, ".agent", "rewind", "checkpoints")); err != nil || !created || !checkpoint {
-		t.Errorf("no store made at the work tree's top, or no prompt checkpoint (store: %v, created %v, checkpoint %v)", err, created, checkpoint)
+	// (In Rewind's home, the default: the repository's mark leads to it.)
+	if _, err := os.Stat(filepath.Join(c.proj, ".git", "rewind-store")); err != nil || !created || !checkpoint {
+		t.Errorf("no store made for the work tree's top, or no prompt checkpoint (mark: %v, created %v, checkpoint %v)", err, created, checkpoint)
 	}
 }
 

@@ -117,7 +117,7 @@ func TestDroidHooks(t *testing.T) {
 		TranscriptPath string `json:"transcript_path"`
 		EnvFile        string `json:"env_file"`
 	}
-	b, err := os.ReadFile(filepath.Join(proj, ".agent", "rewind", "session.json"))
+	b, err := os.ReadFile(filepath.Join(storeDir(t, proj, env, rewind), "session.json"))
 	if err != nil || json.Unmarshal(b, &sess) != nil {
 		t.Fatalf("session.json: %v\n%s", err, b)
 	}

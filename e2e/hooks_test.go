@@ -42,6 +42,12 @@ func installRewind(t *testing.T, home string, env []string, args ...string) stri
 }
 
 // runIn runs a command in dir with env and returns stdout; a failure ends the test.
+// storeDir is the folder of the store of the project in dir ('rewind store').
+func storeDir(t *testing.T, dir string, env []string, rewind string) string {
+	t.Helper()
+	return strings.TrimSpace(string(runIn(t, dir, env, rewind, "store")))
+}
+
 func runIn(t *testing.T, dir string, env []string, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
