@@ -98,7 +98,7 @@ if [ "$uninstall" = 1 ]; then
     rm -f "$mandir/$p"
   done
   say "removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir, and the man pages"
-  say "checkpoint stores (.agent/rewind in your projects) and ~/.rewind/config.json are left in place"
+  say "checkpoint stores (~/.rewind/storage/, .agent/rewind in your projects), their records and ~/.rewind/config.json are left in place"
   if [ "$hooks_left" = 1 ]; then
     die "Rewind's hooks are left in the file named above: it could not be read" \
       "fix it by hand, then take out the entries that run $hook (or run ./install.sh --yes, then ./install.sh --uninstall again)"

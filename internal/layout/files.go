@@ -175,6 +175,9 @@ type HookState struct {
 	LastRetentionAt    time.Time `json:"last_retention_at,omitempty"`
 	LastRetentionFreed int64     `json:"last_retention_freed_bytes"`
 	LastRetentionCount int       `json:"last_retention_removed"`
+	// ToldMove: rewind status has said once that a project-mode store can move out of the
+	// project (rewind store move global).
+	ToldMove bool `json:"told_move,omitempty"`
 	// Rewound is a session a restore left to be told that the code was rewound under it;
 	// nil when none is waiting.
 	Rewound *RewoundSession `json:"rewound,omitempty"`

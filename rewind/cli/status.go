@@ -52,6 +52,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	exe, _ := os.Executable()
 	st := Status{Type: "status", Version: cmdline.VersionString(), Binary: exe, Project: project, Tier: layout.DefaultTier, Retention: layout.DefaultRetention, Hooks: hooksRegistered()}
+	tellMove := false
 	s, err := store.Open(project)
 	if !errors.Is(err, store.ErrNoStore) && err != nil {
 		return err // (a store not to be used says why, and how to start clean)
@@ -77,6 +78,18 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 			st.LastGC, st.LastGCFree, st.LastGCN = &hs.LastRetentionAt, hs.LastRetentionFreed, hs.LastRetentionCount
 		}
 		st.Damage = s.Damage()
+		if s.Mode == layout.ModeProject && !c.json && !s.HookState().ToldMove {
+			// Once per store: the choice is the person's, and a status they run often
+			// should not nag. (Under the lock, briefly: hooks write the same file.)
+			lctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+			if l, err := s.Lock(lctx); err == nil {
+				hs := s.HookState()
+				hs.ToldMove, tellMove = true, !hs.ToldMove
+				s.SetHookState(hs)
+				l.Unlock()
+			}
+			cancel()
+		}
 	}
 	if c.json {
 		return e.json(st)
@@ -91,6 +104,9 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "Store\tnone — run 'rewind init'\n")
 	} else {
 		fmt.Fprintf(tw, "Store\t%s (%s mode)\n", cmdline.QuotePath(st.Store), st.Mode)
+		if tellMove {
+			fmt.Fprintf(tw, "\tin the project, where git clean -ffdx and rm -rf reach it: 'rewind store move global' keeps it in ~/.rewind (said once)\n")
+		}
 		fmt.Fprintf(tw, "Checkpoints\t%d, %s on disk\n", st.Count, humanBytes(st.DiskBytes))
 		if st.LastAt != nil {
 			fmt.Fprintf(tw, "Last checkpoint\t%s (%s)\n", cmdline.QuoteText(st.Last), ago(*st.LastAt))
