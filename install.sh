@@ -113,9 +113,11 @@ if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "${minor:-0}" -lt 25 ]; }; th
   die "Go $gov is too old; Rewind needs Go 1.25 or newer" "install a newer Go (https://go.dev/dl/) and re-run"
 fi
 
-version=$(git -C "$src" describe --always --dirty 2>/dev/null || echo dev)
-# One version for every tool: they all print the one rewind.dev/internal/cmdline holds.
-ldflags="-s -w -X rewind.dev/internal/cmdline.Version=$version"
+# One version for every tool, the one rewind.dev/internal/cmdline holds: a build from a clone
+# is dev-<commit> ("-dirty" when the tree has changes), and --version adds the commit's date.
+commit=$(git -C "$src" describe --always --dirty --abbrev=40 --exclude='*' 2>/dev/null || true)
+date=$(TZ=UTC0 git -C "$src" log -1 --format=%cd --date=short-local 2>/dev/null || true)
+ldflags="-s -w -X rewind.dev/internal/cmdline.Commit=$commit -X rewind.dev/internal/cmdline.Date=$date"
 
 # Static binaries: nothing here needs C, and without the dynamic loader and libc every `rewind`
 # starts about 2.5 ms sooner (11.5 → 9.0 ms for `rewind statusline`, which runs on every
@@ -129,6 +131,7 @@ for main in "$src"/*/cmd/rewind*/main.go; do
   mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
   ln -sfn "$prefix/bin/$b" "$bindir/$b"
 done
+version=$("$prefix/bin/rewind" --version | cut -d' ' -f2)
 say "installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
 
 # Man pages where man finds them: man looks in the share/man beside each folder on PATH, so

@@ -89,7 +89,7 @@ func TestHintOfFirstInChain(t *testing.T) {
 	}
 }
 
-func TestVersionOf(t *testing.T) {
+func TestBuildOf(t *testing.T) {
 	set := func(kv ...string) []debug.BuildSetting {
 		var s []debug.BuildSetting
 		for i := 0; i < len(kv); i += 2 {
@@ -97,24 +97,34 @@ func TestVersionOf(t *testing.T) {
 		}
 		return s
 	}
+	here := runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH
 	for _, tc := range []struct {
-		bi   debug.BuildInfo
-		want string
+		name                  string
+		bi                    debug.BuildInfo
+		version, commit, date string // as set with -ldflags -X
+		want                  string
 	}{
-		{debug.BuildInfo{Settings: set("vcs.revision", "0123456789abcdef0123")}, "0123456789ab"},
-		{debug.BuildInfo{Settings: set("vcs.revision", "0123456789abcdef", "vcs.modified", "true")}, "0123456789ab-dirty"},
-		{debug.BuildInfo{Settings: set("vcs.revision", "abc")}, "abc"},
-		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
-		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
-		{debug.BuildInfo{}, "dev"},
+		{name: "release", bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}},
+			version: "0.4.0", commit: "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d", date: "2026-11-28",
+			want: "0.4.0 (commit 1a2b3c4d5e6f, 2026-11-28, " + here + ")"},
+		{name: "release with a v", version: "v0.4.0", want: "0.4.0 (" + here + ")"},
+		{name: "install.sh", commit: "0123456789abcdef-dirty", date: "2026-11-27",
+			want: "dev-0123456789ab-dirty (commit 0123456789ab-dirty, 2026-11-27, " + here + ")"},
+		{name: "go build in a work tree",
+			bi:   debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261128101010-0123456789ab+dirty"}, Settings: set("vcs.revision", "0123456789abcdef0123", "vcs.time", "2026-11-28T10:10:10Z", "vcs.modified", "true")},
+			want: "dev-0123456789ab-dirty (commit 0123456789ab-dirty, 2026-11-28, " + here + ")"},
+		{name: "short revision", bi: debug.BuildInfo{Settings: set("vcs.revision", "abc")}, want: "dev-abc (commit abc, " + here + ")"},
+		{name: "go install pkg@version", bi: debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, want: "0.4.0 (" + here + ")"},
+		{name: "go build outside a work tree", bi: debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev (" + here + ")"},
+		{name: "nothing known", want: "dev (" + here + ")"},
 	} {
-		if got := versionOf(&tc.bi); got != tc.want {
-			t.Errorf("versionOf(%v) = %q, want %q", tc.bi.Settings, got, tc.want)
+		if got := buildOf(&tc.bi, tc.version, tc.commit, tc.date).String(); got != tc.want {
+			t.Errorf("%s: buildOf = %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	Version = "v9"
+	Version = "9.0.0"
 	defer func() { Version = "" }()
-	if got := VersionString(); got != "v9" {
+	if got := VersionString(); got != "9.0.0" {
 		t.Errorf("VersionString with Version set = %q", got)
 	}
 }
@@ -152,8 +162,8 @@ func TestRun(t *testing.T) {
 		{args: "--help", code: 0, usages: 1},
 		{args: "sub -h", code: 0, usages: 1},
 		{args: "pos FILE --help", code: 0, usages: 1},
-		{args: "--version", code: 0, stdout: "tool dev\n"},
-		{args: "--version extra", code: 0, stdout: "tool dev\n"},
+		{args: "--version", code: 0, stdout: "tool " + ReadBuild().String() + "\n"},
+		{args: "--version extra", code: 0, stdout: "tool " + ReadBuild().String() + "\n"},
 		{args: "frob", code: 2, stderr: "tool: error: unknown command \"frob\"\ntool: hint: run 'tool --help'\n"},
 		{args: "--bogus", code: 2, stderr: "tool: error: flag provided but not defined: -bogus\ntool: hint: run 'tool --help'\n"},
 		{args: "sub --bogus", code: 2, stderr: "tool: error: flag provided but not defined: -bogus\ntool: hint: run 'tool sub --help'\n"},

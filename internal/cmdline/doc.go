@@ -7,7 +7,9 @@
 //   - QuotePath and QuoteText, the one way a name or a text that came from data (a file name,
 //     a prompt, a title) is shown to a person: control characters escaped, as git quotes
 //     names; JSON prints them exactly;
-//   - Version, the one version string (-ldflags -X, else the VCS revision, else "dev");
+//   - ReadBuild, the one version and what --version says with it: the values set with -ldflags
+//     -X (Version, Commit, Date), else the VCS revision or the module version the go command
+//     recorded, else "dev";
 //   - Tool.Run, the one way an ffcli command tree is parsed and run, its usage printed once, on
 //     stderr, when asked for (or when no command was given), and every flag error reported as
 //     one error and one hint;

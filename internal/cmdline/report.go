@@ -87,8 +87,10 @@ func (t *Tool) Report(ctx context.Context, stderr io.Writer, err error, asJSON b
 	return code
 }
 
-// PrintVersion prints "<tool> <version>" on w.
+// PrintVersion prints "<tool> <version> (<details>)" on w: the tool's own name, then
+// ReadBuild's String, e.g. "rewind-snap 0.4.0 (commit 1a2b3c4d5e6f, 2026-11-28, go1.26.8,
+// linux/amd64)". Scripts take the second field; every tool of one build prints the same.
 func (t *Tool) PrintVersion(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "%s %s\n", t.Name, VersionString())
+	_, err := fmt.Fprintf(w, "%s %s\n", t.Name, ReadBuild())
 	return err
 }
