@@ -127,7 +127,9 @@ mkdir -p "$prefix/bin" "$bindir"
 for main in "$src"/*/cmd/rewind*/main.go; do
   pkgdir=$(dirname "$main"); b=$(basename "$pkgdir")
   # Build to a temp name and rename, so a running hook never sees a half-written binary.
-  (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$prefix/bin/.$b.tmp" "./${pkgdir#"$src"/}")
+  # Through go.work (whatever GOWORK says in this shell): the go.mod files require their
+  # siblings at v0.0.0, which only go.work maps to the folders beside it.
+  (cd "$src" && GOWORK="$src/go.work" go build -trimpath -ldflags "$ldflags" -o "$prefix/bin/.$b.tmp" "./${pkgdir#"$src"/}")
   mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
   ln -sfn "$prefix/bin/$b" "$bindir/$b"
 done

@@ -16,8 +16,3 @@ require (
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
-
-replace (
-	rewind.dev/internal => ../internal
-	rewind.dev/jsonl => ../jsonl
-)

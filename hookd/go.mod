@@ -13,5 +13,3 @@ require (
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
-
-replace rewind.dev/internal => ../internal

@@ -49,11 +49,3 @@ require (
 	gopkg.in/ini.v1 v1.67.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace (
-	rewind.dev/fork => ../fork
-	rewind.dev/hookd => ../hookd
-	rewind.dev/internal => ../internal
-	rewind.dev/jsonl => ../jsonl
-	rewind.dev/snap => ../snap
-)

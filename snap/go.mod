@@ -14,5 +14,3 @@ require (
 )
 
 require golang.org/x/tools v0.48.0 // indirect
-
-replace rewind.dev/internal => ../internal

@@ -8,7 +8,7 @@ jsonl_dir=$BENCH_DIR/jsonl
 mkdir -p "$jsonl_dir"
 for size in 1MiB 100MiB 1GiB; do
   if [ ! -s "$jsonl_dir/t-$size.jsonl" ]; then
-    (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size "$size" -o "$jsonl_dir/t-$size.jsonl")
+    (cd "$REWIND_SRC/jsonl" && go run ./internal/gentranscript -size "$size" -o "$jsonl_dir/t-$size.jsonl")
   fi
 done
 small=$jsonl_dir/t-1MiB.jsonl

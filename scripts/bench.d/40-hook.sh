@@ -27,7 +27,7 @@ hk_sid=7c9a6a3e-1b7e-4b8e-9a51-0d6c1f5e2a10
 hk_tdir=$hk_home/.claude/projects/$(printf '%s' "$hk_proj" | sed 's/[^A-Za-z0-9]/-/g')
 hk_transcript=$hk_tdir/$hk_sid.jsonl
 mkdir -p "$hk_tdir" "$BENCH_DIR/jsonl"
-[ -s "$BENCH_DIR/jsonl/t-1MiB.jsonl" ] || (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size 1MiB -o "$BENCH_DIR/jsonl/t-1MiB.jsonl")
+[ -s "$BENCH_DIR/jsonl/t-1MiB.jsonl" ] || (cd "$REWIND_SRC/jsonl" && go run ./internal/gentranscript -size 1MiB -o "$BENCH_DIR/jsonl/t-1MiB.jsonl")
 [ -s "$hk_transcript" ] || cp "$BENCH_DIR/jsonl/t-1MiB.jsonl" "$hk_transcript"
 
 # Payloads as Claude Code 2.1.197 sends them.

@@ -21,7 +21,7 @@ row "save, tree unchanged" "$same" "git status --porcelain" "$gst" "≤ 1.5×"
 # 1 MiB transcript captured whole (both in a small project, so the tree costs little).
 jdir=$BENCH_DIR/jsonl; mkdir -p "$jdir"
 for size in 1MiB 1GiB; do
-  [ -s "$jdir/t-$size.jsonl" ] || (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size "$size" -o "$jdir/t-$size.jsonl")
+  [ -s "$jdir/t-$size.jsonl" ] || (cd "$REWIND_SRC/jsonl" && go run ./internal/gentranscript -size "$size" -o "$jdir/t-$size.jsonl")
 done
 small=$rw/small; mkdir -p "$small"; echo x > "$small/a.txt"
 cp "$jdir/t-1GiB.jsonl" "$rw/big.jsonl"

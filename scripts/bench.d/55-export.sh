@@ -8,7 +8,7 @@ ex=$BENCH_DIR/export; mkdir -p "$ex"
 proj=$ex/goroot
 goroot_repo "$proj"
 [ -d "$proj/.agent/rewind" ] || rewind -C "$proj" init >/dev/null
-[ -s "$ex/t.jsonl" ] || (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size 1MiB -o "$ex/t.jsonl")
+[ -s "$ex/t.jsonl" ] || (cd "$REWIND_SRC/jsonl" && go run ./internal/gentranscript -size 1MiB -o "$ex/t.jsonl")
 rewind -C "$proj" save --full --transcript "$ex/t.jsonl" --agent claude >/dev/null
 full=$(rewind -C "$proj" list --json -n 1 | sed -n 's/.*"id":"\([0-9_]*\)".*/\1/p' | head -1)
 

@@ -88,7 +88,7 @@ sc_hook_setup() {
   local tdir; tdir=$sc_hk_home/.claude/projects/$(printf '%s' "$proj" | sed 's/[^A-Za-z0-9]/-/g')
   mkdir -p "$sc_hk_home/.rewind" "$tdir" "$BENCH_DIR/jsonl"
   printf '{\n  "version": 1,\n  "tier": "balanced"\n}\n' > "$sc_hk_home/.rewind/config.json"
-  [ -s "$BENCH_DIR/jsonl/t-1MiB.jsonl" ] || (cd "$REWIND_SRC/jsonl" && GOWORK=off go run ./internal/gentranscript -size 1MiB -o "$BENCH_DIR/jsonl/t-1MiB.jsonl")
+  [ -s "$BENCH_DIR/jsonl/t-1MiB.jsonl" ] || (cd "$REWIND_SRC/jsonl" && go run ./internal/gentranscript -size 1MiB -o "$BENCH_DIR/jsonl/t-1MiB.jsonl")
   [ -s "$tdir/$sid.jsonl" ] || cp "$BENCH_DIR/jsonl/t-1MiB.jsonl" "$tdir/$sid.jsonl"
   local common='"session_id":"'$sid'","transcript_path":"'$tdir/$sid.jsonl'","cwd":"'$proj'","permission_mode":"default"'
   printf '{%s,"hook_event_name":"UserPromptSubmit","prompt":"Make fmt.Sprintf faster without changing its output."}\n' "$common" > "$sc_hk_home/prompt.json"
