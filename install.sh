@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# install.sh: build every Rewind binary with the local Go, install it, and turn on automatic
-# checkpoints in your agents.
+# install.sh: install every Rewind binary, and turn on automatic checkpoints in your agents.
 #
 #   ./install.sh [--tier minimal|balanced|aggressive] [--agents LIST|all|none] [--yes]
 #                [--statusline] [--prefix DIR] [--bin-dir DIR] [--uninstall]
+#                [--from URL|FILE [--sha256 HEX | --checksums URL|FILE]]
+#
+# Where the binaries come from: in a clone of the repository, it builds them with the local Go
+# (1.25 or newer); in an unpacked release archive (rewind_VERSION_OS_ARCH, the binaries beside
+# this script), it copies them, and needs no Go. --from takes a release archive (a URL, which
+# curl or wget downloads, or a file), checks its SHA-256 against the release's checksums.txt
+# (by default the one beside the archive; --checksums names another; --sha256 gives the sum
+# itself) before it unpacks anything, refuses it when they differ, and installs from it.
 #
 # Binaries go to DIR/bin (default ~/.rewind/system/bin) and are linked into --bin-dir (default
 # ~/.local/bin, created if missing; when it is not on PATH, the note at the end says how to add
@@ -23,7 +30,7 @@ set -euo pipefail
 
 prefix="$HOME/.rewind/system"
 bindir="$HOME/.local/bin"
-uninstall=0 yes=0 statusline=0 tier="" agents=""
+uninstall=0 yes=0 statusline=0 tier="" agents="" from="" sha256="" checksums=""
 
 usage() { sed -n '2,/^[^#]/p' "$0" | sed -e '/^#/!d' -e 's/^# \{0,1\}//'; }
 die() { printf 'install.sh: error: %s\n' "$1" >&2; [ -n "${2:-}" ] && printf 'install.sh: hint: %s\n' "$2" >&2; exit 1; }
@@ -42,6 +49,12 @@ while [ $# -gt 0 ]; do
     --yes|-y) yes=1; shift ;;
     --statusline) statusline=1; shift ;;
     --uninstall) uninstall=1; shift ;;
+    --from) [ $# -ge 2 ] || die "--from needs the URL or file of a release archive"; from=$2; shift 2 ;;
+    --from=*) from=${1#*=}; shift ;;
+    --sha256) [ $# -ge 2 ] || die "--sha256 needs the archive's SHA-256 (64 hex digits)"; sha256=$2; shift 2 ;;
+    --sha256=*) sha256=${1#*=}; shift ;;
+    --checksums) [ $# -ge 2 ] || die "--checksums needs the URL or file of the release's checksums.txt"; checksums=$2; shift 2 ;;
+    --checksums=*) checksums=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" "see ./install.sh --help" ;;
   esac
@@ -50,16 +63,96 @@ case "$tier" in ""|minimal|balanced|aggressive) ;; *) die "unknown tier: $tier" 
 case "$prefix" in /*) ;; *) prefix=$PWD/$prefix ;; esac
 case "$bindir" in /*) ;; *) bindir=$PWD/$bindir ;; esac
 
-src=$(cd "$(dirname "$0")" && pwd)
+if [ -z "$from" ] && { [ -n "$sha256" ] || [ -n "$checksums" ]; }; then
+  die "--sha256 and --checksums check the archive of --from" "add --from URL-or-FILE"
+fi
+[ -z "$sha256" ] || [ -z "$checksums" ] || die "--sha256 and --checksums exclude each other" "give one"
+[ -z "$from" ] || [ "$uninstall" = 0 ] || die "--uninstall takes no --from" "run ./install.sh --uninstall"
+
+# sha256 FILE prints the file's SHA-256 in hex, with what the system has: shasum on macOS (and
+# on most Linux systems), else sha256sum, else openssl.
+sha256() {
+  if command -v shasum >/dev/null; then shasum -a 256 "$1"
+  elif command -v sha256sum >/dev/null; then sha256sum "$1"
+  elif command -v openssl >/dev/null; then openssl dgst -sha256 -r "$1"
+  else return 1
+  fi | sed 's/[[:space:]].*//'
+}
+
+# fetch URL-or-FILE DEST copies a file:// URL or a file to DEST, or downloads any other URL with
+# curl or wget. Nothing fetched is ever run by a shell.
+fetch() {
+  case "$1" in
+    file://*) cp "${1#file://}" "$2" || die "could not read $1" ;;
+    *://*)
+      if command -v curl >/dev/null; then curl -fsSL -o "$2" "$1" || die "could not download $1 (curl)"
+      elif command -v wget >/dev/null; then wget -q -O "$2" "$1" || die "could not download $1 (wget)"
+      else die "neither curl nor wget is installed to download $1" "install one, or download the archive and its checksums.txt yourself and give their files"
+      fi ;;
+    *) [ -f "$1" ] || die "no such file: $1"; cp "$1" "$2" ;;
+  esac
+}
+
+# --from: the archive is fetched into a temporary folder, checked, and only then unpacked; the
+# binaries are installed from the folder it holds.
+if [ -n "$from" ]; then
+  name=${from##*/}
+  name=${name%%\?*}
+  case "$name" in
+    rewind_*.tar.gz) top=${name%.tar.gz} ;;
+    *) die "$from is not a Rewind release archive (rewind_VERSION_OS_ARCH.tar.gz)" "give the archive of your system from the release" ;;
+  esac
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/rewind-install.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  fetch "$from" "$tmp/$name"
+  if [ -n "$sha256" ]; then
+    want=$(printf '%s' "$sha256" | tr 'A-F' 'a-f')
+    case "$want" in
+      *[!0-9a-f]*) die "--sha256 $sha256 is not a SHA-256 (64 hex digits)" ;;
+    esac
+    [ ${#want} = 64 ] || die "--sha256 $sha256 is not a SHA-256 (64 hex digits)"
+  else
+    if [ -z "$checksums" ]; then
+      case "$from" in */*) checksums=${from%/*}/checksums.txt ;; *) checksums=checksums.txt ;; esac
+    fi
+    fetch "$checksums" "$tmp/checksums.txt"
+    want=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1; exit }' "$tmp/checksums.txt")
+    [ -n "$want" ] || die "$checksums has no line for $name" "give the checksums.txt of the release the archive is from, or --sha256 HEX"
+  fi
+  got=$(sha256 "$tmp/$name") || die "no shasum, sha256sum or openssl to check $name with" "install one of them"
+  if [ "$got" != "$want" ]; then
+    die "$name is not the archive that was released: its SHA-256 is $got, not $want; nothing was unpacked or installed" \
+      "download it again; if it still differs, do not use it"
+  fi
+  say "$name: SHA-256 $got, as ${sha256:+given}${checksums:+$checksums says}"
+  mkdir "$tmp/unpacked"
+  (cd "$tmp/unpacked" && gzip -dc "../$name" | tar -xf -) || die "could not unpack $name"
+  src=$tmp/unpacked/$top
+  if ! { [ -f "$src/rewind" ] && [ -x "$src/rewind" ]; }; then
+    die "$name holds no $top/rewind: not a Rewind release archive"
+  fi
+else
+  src=$(cd "$(dirname "$0")" && pwd)
+fi
 mandir=$prefix/share/man/man1
 manlinks=$(dirname "$bindir")/share/man/man1
+# Where the binaries come from: an unpacked release archive holds them beside install.sh; a
+# clone holds their sources (every */cmd/rewind*/main.go), built below with Go.
 binaries=()
-for main in "$src"/*/cmd/rewind*/main.go; do
-  [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
-done
+if [ -f "$src/rewind" ] && [ -x "$src/rewind" ]; then
+  from_archive=1
+  for b in "$src"/rewind*; do
+    [ -f "$b" ] && [ -x "$b" ] && binaries+=("$(basename "$b")")
+  done
+else
+  from_archive=0
+  for main in "$src"/*/cmd/rewind*/main.go; do
+    [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
+  done
+fi
 # Before bash 4.4 (macOS has 3.2), "${binaries[@]}" of an empty array is an unbound variable.
-[ ${#binaries[@]} -gt 0 ] || die "no Rewind sources beside install.sh (no $src/*/cmd/rewind*/main.go)" \
-  "run the install.sh of a Rewind checkout"
+[ ${#binaries[@]} -gt 0 ] || die "no Rewind binaries or sources beside install.sh (no $src/rewind, no $src/*/cmd/rewind*/main.go)" \
+  "run the install.sh of an unpacked release archive or of a Rewind clone, or give --from a release archive"
 hook=$prefix/bin/rewind-hook
 
 # report turns rewind-hook's JSON lines into sentences.
@@ -106,33 +199,43 @@ if [ "$uninstall" = 1 ]; then
   exit 0
 fi
 
-command -v go >/dev/null || die "Go not found on PATH" "install Go 1.25 or newer (https://go.dev/dl/) and re-run"
-gov=$(go env GOVERSION); gov=${gov#go}
-major=${gov%%.*}; rest=${gov#*.}; minor=${rest%%[!0-9]*}
-if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "${minor:-0}" -lt 25 ]; }; then
-  die "Go $gov is too old; Rewind needs Go 1.25 or newer" "install a newer Go (https://go.dev/dl/) and re-run"
-fi
-
-# One version for every tool, the one rewind.dev/internal/cmdline holds: a build from a clone
-# is dev-<commit> ("-dirty" when the tree has changes), and --version adds the commit's date.
-commit=$(git -C "$src" describe --always --dirty --abbrev=40 --exclude='*' 2>/dev/null || true)
-date=$(TZ=UTC0 git -C "$src" log -1 --format=%cd --date=short-local 2>/dev/null || true)
-ldflags="-s -w -X rewind.dev/internal/cmdline.Commit=$commit -X rewind.dev/internal/cmdline.Date=$date"
-
-# Static binaries: nothing here needs C, and without the dynamic loader and libc every `rewind`
-# starts about 2.5 ms sooner (11.5 → 9.0 ms for `rewind statusline`, which runs on every
-# status-bar refresh). archive/tar and uuid pull in os/user and net, which link libc otherwise.
-export CGO_ENABLED=0
 mkdir -p "$prefix/bin" "$bindir"
-for main in "$src"/*/cmd/rewind*/main.go; do
-  pkgdir=$(dirname "$main"); b=$(basename "$pkgdir")
-  # Build to a temp name and rename, so a running hook never sees a half-written binary.
-  # Through go.work (whatever GOWORK says in this shell): the go.mod files require their
-  # siblings at v0.0.0, which only go.work maps to the folders beside it.
-  (cd "$src" && GOWORK="$src/go.work" go build -trimpath -ldflags "$ldflags" -o "$prefix/bin/.$b.tmp" "./${pkgdir#"$src"/}")
-  mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
-  ln -sfn "$prefix/bin/$b" "$bindir/$b"
-done
+if [ "$from_archive" = 1 ]; then
+  for b in "${binaries[@]}"; do
+    # Copied to a temp name and renamed, so a running hook never sees a half-written binary.
+    cp "$src/$b" "$prefix/bin/.$b.tmp"
+    chmod 755 "$prefix/bin/.$b.tmp"
+    mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
+    ln -sfn "$prefix/bin/$b" "$bindir/$b"
+  done
+else
+  command -v go >/dev/null || die "Go not found on PATH" "install Go 1.25 or newer (https://go.dev/dl/) and re-run"
+  gov=$(go env GOVERSION); gov=${gov#go}
+  major=${gov%%.*}; rest=${gov#*.}; minor=${rest%%[!0-9]*}
+  if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "${minor:-0}" -lt 25 ]; }; then
+    die "Go $gov is too old; Rewind needs Go 1.25 or newer" "install a newer Go (https://go.dev/dl/) and re-run"
+  fi
+
+  # One version for every tool, the one rewind.dev/internal/cmdline holds: a build from a clone
+  # is dev-<commit> ("-dirty" when the tree has changes), and --version adds the commit's date.
+  commit=$(git -C "$src" describe --always --dirty --abbrev=40 --exclude='*' 2>/dev/null || true)
+  date=$(TZ=UTC0 git -C "$src" log -1 --format=%cd --date=short-local 2>/dev/null || true)
+  ldflags="-s -w -X rewind.dev/internal/cmdline.Commit=$commit -X rewind.dev/internal/cmdline.Date=$date"
+
+  # Static binaries: nothing here needs C, and without the dynamic loader and libc every `rewind`
+  # starts about 2.5 ms sooner (11.5 → 9.0 ms for `rewind statusline`, which runs on every
+  # status-bar refresh). archive/tar and uuid pull in os/user and net, which link libc otherwise.
+  export CGO_ENABLED=0
+  for main in "$src"/*/cmd/rewind*/main.go; do
+    pkgdir=$(dirname "$main"); b=$(basename "$pkgdir")
+    # Build to a temp name and rename, so a running hook never sees a half-written binary.
+    # Through go.work (whatever GOWORK says in this shell): the go.mod files require their
+    # siblings at v0.0.0, which only go.work maps to the folders beside it.
+    (cd "$src" && GOWORK="$src/go.work" go build -trimpath -ldflags "$ldflags" -o "$prefix/bin/.$b.tmp" "./${pkgdir#"$src"/}")
+    mv -f "$prefix/bin/.$b.tmp" "$prefix/bin/$b"
+    ln -sfn "$prefix/bin/$b" "$bindir/$b"
+  done
+fi
 version=$("$prefix/bin/rewind" --version | cut -d' ' -f2)
 say "installed ${binaries[*]} ($version) into $prefix/bin, linked from $bindir"
 
