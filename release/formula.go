@@ -41,6 +41,8 @@ class Rewind < Formula
       To take checkpoints at every prompt, register Rewind's hooks with your agents:
         rewind config --register-hooks
       Then, in a project: rewind init
+      The hooks name rewind-hook by its path in this version's keg: after brew upgrade rewind,
+      run rewind config --register-hooks again.
     EOS
   end
 
