@@ -95,7 +95,7 @@ func usage(cmd string, err error) error {
 type agentFlag struct{ name string }
 
 func (a *agentFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.name, "agent", "", "the agent that wrote FILE: "+strings.Join(jsonl.DialectNames(), ", ")+" (default: detect from content and path)")
+	cmdline.ChoiceVar(fs, &a.name, "agent", "", jsonl.DialectNames(), "the `AGENT` that wrote FILE: "+strings.Join(jsonl.DialectNames(), ", ")+" (default: detect from content and path)")
 }
 
 // open opens the transcript with the --agent dialect, or detection.
