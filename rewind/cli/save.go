@@ -103,7 +103,7 @@ func checkpointJSON(c *store.Checkpoint) map[string]any {
 
 func (c *saveCmd) doc() doc {
 	return doc{
-		args:    "[description]",
+		args:    "[<description>]",
 		summary: "take a checkpoint of the tree and the transcript",
 		text: `The snapshot holds what git would not ignore, as a layer over the newest
 checkpoint; the transcript is the one named, else the session the hooks
