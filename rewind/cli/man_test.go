@@ -6,6 +6,8 @@ import (
 	"flag"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -443,4 +445,42 @@ func (p *manPage) checkMentions(t *testing.T, accepted map[string][]string, anyw
 		}
 	}
 	endOption()
+}
+
+// Every page fits a terminal of 80 columns as mandoc sets it: a word it
+// cannot break (a long literal, a line of an example) would run off the
+// screen. (What groff says of the pages at that width, scripts/test asks it.)
+func TestManPagesFit80Columns(t *testing.T) {
+	if _, err := exec.LookPath("mandoc"); err != nil {
+		t.Skip("mandoc is not installed (apt-get install mandoc)")
+	}
+	pages, err := filepath.Glob("../../man/*.1")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no man pages: %v", err)
+	}
+	overstrike := regexp.MustCompile(".\x08")
+	for _, page := range pages {
+		out, err := exec.Command("mandoc", "-T", "utf8", "-O", "width=80", page).Output()
+		if err != nil {
+			t.Fatalf("mandoc %s: %v", page, err)
+		}
+		for i, line := range strings.Split(overstrike.ReplaceAllString(string(out), ""), "\n") {
+			if w := termColumns(line); w > 80 {
+				t.Errorf("%s: line %d of the page is %d columns wide: %s", filepath.Base(page), i+1, w, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// termColumns is how wide line is on a terminal, tabs set every 8 columns.
+func termColumns(line string) int {
+	w := 0
+	for _, r := range line {
+		if r == '\t' {
+			w += 8 - w%8
+		} else {
+			w++
+		}
+	}
+	return w
 }
