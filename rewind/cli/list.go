@@ -32,9 +32,9 @@ func (c *listCmd) RegisterFlags(fs *flag.FlagSet) {
 
 // listRow is one line of list --json.
 type listRow struct {
-	Type       string          `json:"type"` // "checkpoint"
-	N          *int            `json:"n,omitempty"`
-	Checkpoint *store.Metadata `json:"checkpoint"`
+	Type       string           `json:"type"` // "checkpoint"
+	N          *int             `json:"n,omitempty"`
+	Checkpoint checkpointObject `json:"checkpoint"`
 }
 
 func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -95,7 +95,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 		shown++
 		if c.json {
-			if err := e.json(listRow{Type: "checkpoint", N: np, Checkpoint: &cp.Metadata}); err != nil {
+			if err := e.json(listRow{Type: "checkpoint", N: np, Checkpoint: newCheckpointObject(&cp.Metadata)}); err != nil {
 				return err
 			}
 			continue

@@ -97,7 +97,7 @@ func (e *env) warnUnreadable(cp *store.Checkpoint) {
 
 // checkpointJSON is a checkpoint as commands print it.
 func checkpointJSON(c *store.Checkpoint) map[string]any {
-	return map[string]any{"type": "checkpoint", "checkpoint": c.Metadata, "path": c.Dir}
+	return map[string]any{"type": "checkpoint", "checkpoint": newCheckpointObject(&c.Metadata), "path": c.Dir}
 }
 
 func (c *saveCmd) doc() doc {

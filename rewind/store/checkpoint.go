@@ -38,8 +38,11 @@ type Metadata struct {
 	Pinned      string    `json:"pinned,omitempty"` // the label; "" when not pinned
 	Snapshot    Snapshot  `json:"snapshot"`
 	// Changes counts what changed since the previous checkpoint.
-	Changes       Changes     `json:"changes"`
-	HasTranscript bool        `json:"hasTranscript"`
+	Changes Changes `json:"changes"`
+	// HasTranscript: the checkpoint holds the conversation (Transcript's
+	// Snapshot). Written before every key was snake_case as
+	// "hasTranscript", which decodeMetadata still reads.
+	HasTranscript bool        `json:"has_transcript"`
 	Transcript    *Transcript `json:"transcript,omitempty"`
 	// Sum is the hex SHA-256 of the file without it (see encodeMetadata):
 	// a damaged metadata.json is never taken for a checkpoint.
@@ -77,6 +80,37 @@ func checkMetadataSum(raw []byte) error {
 		return errors.New("metadata.json is damaged: its checksum differs")
 	}
 	return nil
+}
+
+// metadataJSON is metadata.json as it is read: Metadata, and the names of
+// its keys that earlier versions wrote, which the stores and archives they
+// made still hold.
+type metadataJSON struct {
+	Metadata
+	OldHasTranscript *bool `json:"hasTranscript,omitempty"`
+}
+
+// decodeMetadata reads metadata.json (or an archive's checkpoint.json),
+// whose checksum the caller verified (checkMetadataSum, over the bytes as
+// they are: an earlier version's file verifies as it was written): with
+// strict, a key it does not know is refused (see decodeStrict); an earlier
+// version's name of a key is read as the key. What it returns encodes
+// (encodeMetadata) with today's names only.
+func decodeMetadata(raw []byte, strict bool) (Metadata, error) {
+	var v metadataJSON
+	var err error
+	if strict {
+		err = decodeStrict(raw, &v)
+	} else {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		return Metadata{}, err
+	}
+	if v.OldHasTranscript != nil && *v.OldHasTranscript {
+		v.HasTranscript = true
+	}
+	return v.Metadata, nil
 }
 
 // writeMetadata replaces a checkpoint's metadata.json atomically.
@@ -233,7 +267,7 @@ func (s *Store) Load(id string) (*Checkpoint, error) {
 	if err := checkMetadataSum(b); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
-	if err := json.Unmarshal(b, &c.Metadata); err != nil {
+	if c.Metadata, err = decodeMetadata(b, false); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata.json: %w", id, err)
 	}
 	if c.ID != id {
