@@ -55,16 +55,17 @@ const sumField = ",\n  \"sum\": \""
 // encodeMetadata is metadata.json: md as indented JSON whose last field,
 // sum, is the SHA-256 of the same text without that field — so that any
 // damage to the file is seen, while a reader still takes the fields it does
-// not know.
-func encodeMetadata(md Metadata) ([]byte, error) {
+// not know. md.Sum is set to it: md is then what the file says.
+func encodeMetadata(md *Metadata) ([]byte, error) {
 	md.Sum = ""
 	b, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
+	md.Sum = hex.EncodeToString(sum[:])
 	b = b[:len(b)-2] // "\n}"
-	return fmt.Appendf(b, "%s%x\"\n}\n", sumField, sum), nil
+	return fmt.Appendf(b, "%s%s\"\n}\n", sumField, md.Sum), nil
 }
 
 // checkMetadataSum verifies the checksum encodeMetadata wrote; a file
@@ -113,8 +114,9 @@ func decodeMetadata(raw []byte, strict bool) (Metadata, error) {
 	return v.Metadata, nil
 }
 
-// writeMetadata replaces a checkpoint's metadata.json atomically.
-func writeMetadata(dir string, md Metadata) error {
+// writeMetadata replaces a checkpoint's metadata.json atomically (md.Sum
+// set to its checksum).
+func writeMetadata(dir string, md *Metadata) error {
 	b, err := encodeMetadata(md)
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ func asVersion1(t *testing.T, raw []byte) []byte {
 // A checkpoint's metadata.json writes has_transcript; one an earlier
 // version wrote (hasTranscript, its checksum over that text) is read as
 // it was meant, and rewritten (a pin) with today's name, its checksum anew.
+// What Save and Pin leave in memory is what the file says, sum and all.
 func TestMetadataOfAnEarlierVersion(t *testing.T) {
 	s := project(t)
 	tr := filepath.Join(t.TempDir(), "s.jsonl")
@@ -43,6 +44,9 @@ func TestMetadataOfAnEarlierVersion(t *testing.T) {
 	}
 	if !bytes.Contains(raw, []byte(`"has_transcript": true`)) || bytes.Contains(raw, []byte("hasTranscript")) {
 		t.Fatalf("a new metadata.json:\n%s", raw)
+	}
+	if c.Sum == "" || !bytes.HasSuffix(raw, fmt.Appendf(nil, "%s%s\"\n}\n", sumField, c.Sum)) {
+		t.Errorf("the checkpoint Save returned has sum %q; its metadata.json:\n%s", c.Sum, raw)
 	}
 	if err := os.WriteFile(file, asVersion1(t, raw), 0o600); err != nil {
 		t.Fatal(err)
@@ -67,6 +71,9 @@ func TestMetadataOfAnEarlierVersion(t *testing.T) {
 	again, err := s.Load(c.ID)
 	if err != nil || !again.HasTranscript || again.Pinned != "keep" {
 		t.Errorf("after the pin: %v %+v", err, again)
+	}
+	if again != nil && again.Sum != old.Sum {
+		t.Errorf("the pin left sum %q in memory, wrote %q", old.Sum, again.Sum)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		t.Errorf("validate: %v %v", err, probs)
