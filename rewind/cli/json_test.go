@@ -85,7 +85,8 @@ func keysOf(o map[string]any) []string {
 // TestJSONShapes: list, show, save and log print a checkpoint as one object,
 // the same in each (type, n, checkpoint: the metadata whole, path); log and
 // status name a session's transcript, id and agent alike; every key is
-// snake_case and every text plain data, in all of them and in status's.
+// snake_case and every text plain data, in all of them and in the other
+// commands' (forks, diff, restore, gc, validate, pin, export, config, store).
 func TestJSONShapes(t *testing.T) {
 	ownHome(t)
 	ctx := context.Background()
@@ -181,6 +182,22 @@ func TestJSONShapes(t *testing.T) {
 	}
 	if inLog != len(rows) {
 		t.Errorf("log --all holds %d checkpoints, list --all %d", inLog, len(rows))
+	}
+
+	// The other commands' objects hold data as it is too.
+	forks := jsonLines(t, "forks", run("", "forks", "list", "--json"))
+	if len(forks) != 1 {
+		t.Fatalf("forks list: %d forks, want back's", len(forks))
+	}
+	sid := forks[0]["fork"].(map[string]any)["session_id"].(string)
+	for _, args := range [][]string{
+		{"forks", "list"}, {"forks", "show", sid}, {"diff", "@1"}, {"restore", "@1", "--dry-run"},
+		{"gc", "--dry-run", "--keep", "1"}, {"validate"}, {"pin", "@0", "release"}, {"unpin", "@0"},
+		{"export", "@0", "-o", filepath.Join(t.TempDir(), "x.tar")}, {"config"}, {"store"},
+	} {
+		for i, o := range jsonLines(t, args[0], run("", append(args, "--json")...)) {
+			checkData(t, fmt.Sprintf("%s[%d]", strings.Join(args, " "), i), o)
+		}
 	}
 
 	// A session: its transcript, id and agent under one name each.
