@@ -56,7 +56,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if c.json {
 		e.warnUnreadable(cp)
-		return e.json(checkpointJSON(cp))
+		return e.json(newCheckpointJSON(cp, new(int))) // (the newest: @0)
 	}
 	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
 	switch {
@@ -94,11 +94,6 @@ func (e *env) warnUnreadable(cp *store.Checkpoint) {
 	}
 	fmt.Fprintf(e.stderr, "%s: warning: checkpoint %s could not read %d path%s (no permission, or an I/O error), which it does not hold and its restores leave alone: %s\n",
 		name, cmdline.QuoteText(cp.ID), len(u), plural(len(u)), list)
-}
-
-// checkpointJSON is a checkpoint as commands print it.
-func checkpointJSON(c *store.Checkpoint) map[string]any {
-	return map[string]any{"type": "checkpoint", "checkpoint": c.Metadata, "path": c.Dir}
 }
 
 func (c *saveCmd) doc() doc {

@@ -174,7 +174,7 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, o PinOptions) (movedFrom
 func (s *Store) setLabel(c *Checkpoint, label string) error {
 	md := c.Metadata
 	md.Pinned = label
-	if err := writeMetadata(c.Dir, md); err != nil {
+	if err := writeMetadata(c.Dir, &md); err != nil {
 		return err
 	}
 	c.Metadata = md
