@@ -33,6 +33,12 @@ class Rewind < Formula
     bash_completion.install "completions/rewind.bash" => "rewind"
     zsh_completion.install "completions/_rewind"
     fish_completion.install "completions/rewind.fish"
+    # bash-completion and fish load a command's file by its name: the other tools' names are
+    # links to rewind's, which completes all five (as install.sh does).
+    %w[{{range $i, $b := .Plumbing}}{{if $i}} {{end}}{{$b}}{{end}}].each do |name|
+      bash_completion.install_symlink bash_completion/"rewind" => name
+      fish_completion.install_symlink fish_completion/"rewind.fish" => "#{name}.fish"
+    end
 {{- end}}
   end
 
@@ -63,11 +69,16 @@ type formulaOS struct {
 // writeFormula writes dir/rewind.rb for the archives in dir.
 func (r *release) writeFormula(dir string, archives []string, completions map[string][]byte) error {
 	data := struct {
-		Version, Homepage string
-		OSes              []formulaOS
-		Binaries          []string
-		Completions       bool
+		Version, Homepage  string
+		OSes               []formulaOS
+		Binaries, Plumbing []string
+		Completions        bool
 	}{Version: r.version, Homepage: r.homepage, Binaries: r.binaries(), Completions: len(completions) > 0}
+	for _, b := range data.Binaries {
+		if b != "rewind" {
+			data.Plumbing = append(data.Plumbing, b)
+		}
+	}
 	// Homebrew's names: on_macos/on_linux, on_arm/on_intel.
 	for _, o := range []struct{ goos, brew string }{{"darwin", "macos"}, {"linux", "linux"}} {
 		fo := formulaOS{Name: o.brew}

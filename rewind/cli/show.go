@@ -17,12 +17,16 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 1, 1, "show"); err != nil {
 		return err
 	}
-	_, cp, err := c.openAt(e, args[0])
+	s, cp, err := c.openAt(e, args[0])
 	if err != nil {
 		return err
 	}
 	if c.json {
-		return e.json(checkpointJSON(cp))
+		n, err := atN(s, cp)
+		if err != nil {
+			return err
+		}
+		return e.json(newCheckpointJSON(cp, n))
 	}
 	// Every value that came from data is shown through cmdline.QuoteText, a
 	// path through cmdline.QuotePath.

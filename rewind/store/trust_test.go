@@ -50,7 +50,7 @@ func TestCheckpointTranscriptOnlyWhereItMayBe(t *testing.T) {
 			tr := *md.Transcript
 			tr.OriginalPath, tr.Named = c.path, c.named
 			md.Transcript = &tr
-			if err := writeMetadata(cp.Dir, md); err != nil {
+			if err := writeMetadata(cp.Dir, &md); err != nil {
 				t.Fatal(err)
 			}
 			planted, err := s.Load(cp.ID)
