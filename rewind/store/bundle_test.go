@@ -131,14 +131,16 @@ func TestBundleRefused(t *testing.T) {
 		"transcript changed": {edit(BundleTranscript, flip), "transcript.jsonl.gz's SHA-256 differs"},
 		"checkpoint changed": {edit(BundleCheckpoint, flip), "checkpoint.json's SHA-256 differs"},
 		"tree cut":           {edit(BundleTree, func(m *tarMember) { m.data = m.data[:len(m.data)-1] }), "bytes where export.json records"},
-		"newer version":      {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, fmt.Appendf(nil, `"version": %d`, BundleVersion), []byte(`"version": 9`), 1) }), "format version 9"},
-		"not an export":      {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`rewind-export`), []byte(`rewind-other`), 1) }), "not \"rewind-export\""},
-		"no export.json":     {ms[:3], "no export.json"},
-		"unknown member":     {append(ms[:3:3], tarMember{tar.Header{Name: top + "/extra", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}, ms[3]), "unknown member"},
-		"member outside":     {append([]tarMember{{tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}}, ms...), "outside"},
-		"symlink member":     {edit(BundleCheckpoint, func(m *tarMember) { m.hdr.Typeflag, m.hdr.Linkname = tar.TypeSymlink, "/etc/passwd" }), "not a regular file"},
-		"member twice":       {append(ms[:1:1], ms...), "appears twice"},
-		"member missing":     {append(ms[:2:2], ms[3]), `"tree.tar.gz" is missing`},
+		"newer version": {edit(BundleManifest, func(m *tarMember) {
+			m.data = bytes.Replace(m.data, fmt.Appendf(nil, `"version": %d`, BundleVersion), []byte(`"version": 9`), 1)
+		}), "format version 9"},
+		"not an export":  {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`rewind-export`), []byte(`rewind-other`), 1) }), "not \"rewind-export\""},
+		"no export.json": {ms[:3], "no export.json"},
+		"unknown member": {append(ms[:3:3], tarMember{tar.Header{Name: top + "/extra", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}, ms[3]), "unknown member"},
+		"member outside": {append([]tarMember{{tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}}, ms...), "outside"},
+		"symlink member": {edit(BundleCheckpoint, func(m *tarMember) { m.hdr.Typeflag, m.hdr.Linkname = tar.TypeSymlink, "/etc/passwd" }), "not a regular file"},
+		"member twice":   {append(ms[:1:1], ms...), "appears twice"},
+		"member missing": {append(ms[:2:2], ms[3]), `"tree.tar.gz" is missing`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
