@@ -68,7 +68,7 @@ func TestStoreMoveAtAnyInstant(t *testing.T) {
 
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 			killed, failures := 0, 0
-			for i := range crashKills {
+			for i := range moveKills {
 				reset()
 				at := time.Duration(rng.Float64() * 1.05 * float64(d))
 				r := runKillAfter(t, move, at)
@@ -116,7 +116,7 @@ func TestStoreMoveAtAnyInstant(t *testing.T) {
 					}
 				}
 			}
-			figures(t, "store move "+c.name, crashKills, killed, failures)
+			figures(t, "store move "+c.name, moveKills, killed, failures)
 		})
 	}
 }

@@ -4,6 +4,7 @@ package reliability
 
 // The fast part (scripts/test): a few kills per command on a small tree.
 const (
+	moveKills         = 2 // per direction and file-system case
 	crashKills        = 4
 	gcCheckpoints     = 250
 	gcKills           = 4

@@ -5,6 +5,7 @@ package reliability
 // The long part (scripts/reliability): at least 200 kills per command on a
 // tree of a few thousand files and a transcript of some MB.
 const (
+	moveKills         = 60 // per direction and file-system case
 	crashKills        = 200
 	gcCheckpoints     = 1000
 	gcKills           = 100
