@@ -69,7 +69,9 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	o := store.BackOptions{N: n, Text: text, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan := o
 		plan.DryRun = true
 		p, err := s.Back(ctx, plan)

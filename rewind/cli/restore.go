@@ -62,7 +62,9 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 			opts.Context = store.ContextInPlace
 		}
 	}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan, err := s.Restore(ctx, cp, withDryRun(opts))
 		if err != nil {
 			return err
@@ -95,9 +97,21 @@ func (c *confirmation) registerConfirm(fs *flag.FlagSet) {
 	fs.BoolVar(&c.yes, "yes", false, "do not ask first on a terminal")
 }
 
-// asks reports whether the command is to show its plan and ask: not in a
-// dry run, nor with --yes (--json never asks: a script reads it).
-func (c *confirmation) asks() bool { return !c.dryRun && !c.yes }
+// asks reports whether the command is to show its plan and ask: on a
+// terminal (canAsk), not in a dry run, nor with --yes. --json never asks (a
+// program reads it, and the question is text): where it would, it is
+// refused before anything is done, as terraform's -json wants
+// -auto-approve; off a terminal nothing asks, so --json goes ahead.
+func (c *confirmation) asks(e *env, asJSON bool) (bool, error) {
+	if c.dryRun || c.yes || !canAsk(e) {
+		return false, nil
+	}
+	if asJSON {
+		return false, cmdline.WithHint(cmdline.Usagef("--json does not ask on a terminal: add --yes to go ahead"),
+			"--dry-run --json prints the plan without changing anything")
+	}
+	return true, nil
+}
 
 // canAsk reports whether there is a person to ask: stdin and stderr are a
 // terminal. Without one (scripts, an agent's shell) commands do not ask.
@@ -113,7 +127,7 @@ func confirmPlan(e *env, plan *store.RestoreResult, question string) error {
 	if !canAsk(e) {
 		return nil
 	}
-	writeRestore(e.stderr, plan, false)
+	writeRestore(e.stderr, plan, false) // (the plan, without the dry run's "nothing was changed": nothing is yet)
 	closeLists(plan)
 	fmt.Fprintf(e.stderr, "%s A backup checkpoint is taken first. [y/N] ", question)
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
@@ -143,6 +157,9 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
 		}
 		return
 	}
+	if r.DryRun {
+		fmt.Fprintf(e.stdout, "Dry run: nothing was changed.\n")
+	}
 	writeRestore(e.stdout, r, failed)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(w))
@@ -158,9 +175,6 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 			return plan
 		}
 		return done
-	}
-	if r.DryRun {
-		fmt.Fprintf(w, "Dry run: nothing was changed.\n")
 	}
 	if r.Reverts != "" && !failed { // (one that failed says so in its error)
 		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), cmdline.QuoteText(r.RevertsWhat))

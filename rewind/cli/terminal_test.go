@@ -143,6 +143,70 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 	}
 }
 
+// On a terminal, restore shows its plan as a plan (not as a dry run's
+// result: nothing was changed yet, and it asks to change it) and asks; with
+// --json it does not ask, and refuses without --yes, changing nothing.
+func TestRestoreAsksOnATerminal(t *testing.T) {
+	ownHome(t)
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin io.Reader, stderr io.Writer, args ...string) (int, string) {
+		var out strings.Builder
+		code := Main(context.Background(), append([]string{"-C", dir}, args...), stdin, &out, stderr)
+		return code, out.String()
+	}
+	if code, out := run(strings.NewReader(""), io.Discard, "save"); code != 0 {
+		t.Fatal(out)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
+
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+
+	master.Write([]byte("y\n")) // (not read: --json does not ask)
+	if code, out := run(slave, slave, "restore", "@0", "--json"); code != 2 || out != "" {
+		t.Errorf("restore --json on a terminal: exit %d, stdout %q; want exit 2, no output", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "two\n" {
+		t.Errorf("restore --json on a terminal changed the tree: a.txt holds %q", b)
+	}
+	if code, out := run(slave, slave, "restore", "@0", "--dry-run", "--json"); code != 0 || !strings.Contains(out, `"dry_run":true`) {
+		t.Errorf("restore --dry-run --json on a terminal: exit %d, stdout %q", code, out)
+	}
+	if code, out := run(slave, slave, "restore", "@0"); code != 0 || !strings.Contains(out, "Restored the tree to ") {
+		t.Errorf("restore answered y: exit %d, stdout %q", code, out)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("three\n"), 0o644)
+	if code, out := run(slave, slave, "restore", "@0", "--json", "--yes"); code != 0 || !strings.Contains(out, `"dry_run":false`) {
+		t.Errorf("restore --json --yes on a terminal: exit %d, stdout %q", code, out)
+	}
+	slave.Close()
+	<-copied
+	s := screen.String()
+	for _, want := range []string{
+		`{"type":"error","message":"--json does not ask on a terminal: add --yes to go ahead",`,
+		"Would restore the tree to ",
+		"? A backup checkpoint is taken first. [y/N] ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the terminal did not show %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "Dry run") {
+		t.Errorf("the question is introduced as a dry run:\n%s", s)
+	}
+	if n := strings.Count(s, "[y/N]"); n != 1 {
+		t.Errorf("asked %d times, want 1 (--json does not ask):\n%s", n, s)
+	}
+}
+
 // On a terminal a long save shows one progress line, redrawn in place and
 // cleared at the end; off a terminal it shows nothing (the testscripts check
 // '! stderr .').
