@@ -67,6 +67,12 @@ type RestoreResult struct {
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
 }
 
+// Changed reports whether the restore changed (or would change) anything
+// in the tree.
+func (r *RestoreResult) Changed() bool {
+	return r.Written+r.Deleted+r.ModeChanged+r.Renamed > 0
+}
+
 // Close removes the temporary files that hold the result's longest lists
 // (see PathList), once they are printed.
 func (r *RestoreResult) Close() error {

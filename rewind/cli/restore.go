@@ -73,17 +73,40 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if ps != nil {
 			what = " " + cmdline.QuoteText(strings.Join(paths, " ")) // (patterns, as given: text)
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
+		if plan.Nothing { // (nothing to ask about: the restore says so)
+			closeLists(plan)
+		} else if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
 			return err
 		}
 	}
 	ctx, stop := e.progress(ctx, "restoring")
 	res, err := s.Restore(ctx, cp, opts)
 	stop()
+	if res != nil && res.Nothing && !res.DryRun && !c.json {
+		closeLists(res)
+		fmt.Fprintf(e.stdout, "Nothing to restore: %s already %s's\n", nothingWhat(opts, paths), cmdline.QuoteText(cp.ID))
+		return nil
+	}
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json, err != nil)
 	}
 	return err
+}
+
+// nothingWhat names, for "Nothing to restore: … already <cp>'s", what a
+// restore with opts would have restored.
+func nothingWhat(opts store.RestoreOptions, paths []string) string {
+	switch {
+	case opts.Paths != nil && len(paths) == 1:
+		return cmdline.QuoteText(paths[0]) + " is" // (a pattern, as given: text)
+	case opts.Paths != nil:
+		return cmdline.QuoteText(strings.Join(paths, " ")) + " are"
+	case opts.Code && opts.Context != "":
+		return "the tree and the conversation are"
+	case opts.Code:
+		return "the tree is"
+	}
+	return "the conversation is"
 }
 
 // confirmation is the flags of a command that changes the tree: it shows
@@ -371,7 +394,8 @@ func (c *restoreCmd) doc() doc {
 beside the transcript), or only one of them. A backup checkpoint is taken first
 and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
 shows what it would write, delete and fork, and asks first; --dry-run only
-shows it.
+shows it. A restore that would change nothing (the tree already the
+checkpoint's, no fork asked for, no bytes to cut) says so and takes no backup.
 
 Paths after -- restore only those files and folders (git's pathspecs: relative
 to the current folder, wildcards, :(glob), :(exclude) or :!PATH, :/PATH from
