@@ -42,7 +42,10 @@ type forkJSON struct {
 }
 
 func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
+	if len(args) == 0 {
+		args = []string{"list"} // (as git stash lists)
+	}
+	if (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
 		return cmdline.Usagef("use 'rewind forks list' or 'rewind forks show <session-id>'")
 	}
 	s, err := c.open(e)
@@ -159,14 +162,14 @@ func shellQuote(p string) string {
 
 func (c *forksCmd) doc() doc {
 	return doc{
-		args:    "list | show <session-id>",
+		args:    "[list | show <session-id>]",
 		summary: "forks Rewind created",
-		text: `list: every fork the restore history records, newest first, with where it
+		text: `list (what forks alone does): every fork the restore history records, newest first, with where it
 came from and its state: present, moved (aside by undo-restore, into
 transcript-backup/), or gone. show: one fork (a unique prefix of its session
 id), with the command that opens it, or, when it was moved aside, how to bring
 it back ('rewind redo' when that is what redo would do, else the mv to run).`,
-		examples: []string{"rewind forks list", "rewind forks show 7177182e"},
+		examples: []string{"rewind forks", "rewind forks show 7177182e"},
 	}
 }
 
