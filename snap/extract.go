@@ -90,7 +90,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if err := x.moveUp(); err != nil {
 		return nil, err
 	}
-	return &RestoreResult{Type: "restore", Written: x.written}, nil
+	return &RestoreResult{Type: "restore", Written: x.written, Folders: x.folders}, nil
 }
 
 // emptyFolder tells whether the folder r opens holds nothing.
@@ -115,7 +115,8 @@ type extraction struct {
 	treeRoot *os.Root     // opened
 	open     []writtenDir // the folders written that the next entries may be inside, outermost first
 	late     []writtenDir // folders closed to their owner, deepest first: their modes are set once moved up
-	written  int
+	written  int          // files (and symlinks)
+	folders  int
 	index    *ArchiveIndex
 	hashed   *hashingReader
 	rest     []byte // for what hashed has left to read: nothing, once written
@@ -245,7 +246,7 @@ func (x *extraction) mkdir(name string, mode fs.FileMode) error {
 		return fmt.Errorf("create folder %s: %w", name, err)
 	}
 	x.open = append(x.open, writtenDir{name, mode, set, r})
-	x.written++
+	x.folders++
 	return nil
 }
 

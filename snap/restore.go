@@ -49,6 +49,10 @@ type RestoreOptions struct {
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
+//
+// Written, Deleted, Unchanged and ModeChanged count files (regular files
+// and symlinks), as a person counts a tree's files; Folders counts apart
+// the folders made, deleted or given another mode.
 type RestoreResult struct {
 	Type        string   `json:"type"`
 	DryRun      bool     `json:"dry_run"`
@@ -56,6 +60,7 @@ type RestoreResult struct {
 	Deleted     int      `json:"deleted"`
 	Unchanged   int      `json:"unchanged"`
 	ModeChanged int      `json:"mode_changed"`
+	Folders     int      `json:"folders_changed,omitempty"`
 	Renamed     int      `json:"renamed,omitempty"`      // on a file system that folds names (see Folding)
 	WrittenList PathList `json:"written_paths,omitzero"` // in a dry run
 	DeletedList PathList `json:"deleted_paths,omitzero"`
@@ -70,7 +75,7 @@ type RestoreResult struct {
 // Changed reports whether the restore changed (or would change) anything
 // in the tree.
 func (r *RestoreResult) Changed() bool {
-	return r.Written+r.Deleted+r.ModeChanged+r.Renamed > 0
+	return r.Written+r.Deleted+r.ModeChanged+r.Folders+r.Renamed > 0
 }
 
 // Close removes the temporary files that hold the result's longest lists
@@ -755,10 +760,7 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
 		case c != nil && c.Kind != KindDir:
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied, existed: true, from: treeName(c, d)})
-		default:
-			if p.paths.Match(d, true) { // (not a folder above the paths restored)
-				p.unchanged++
-			}
+		default: // (a folder the same: unchanged, but only files are counted)
 			p.respell(&implied, c)
 		}
 	}
@@ -799,7 +801,7 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 	case KindDir:
 		switch {
 		case c == nil && p.ignoredDir(e.Path):
-			p.unchanged++ // an ignored folder already stands there: use it
+			// An ignored folder already stands there: use it.
 		case c == nil || c.Kind != KindDir:
 			if err := p.checkNotInTheWay(e.Path, c); err != nil {
 				return err
@@ -807,8 +809,6 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil, from: treeName(c, e.Path)})
 		case c.Mode != e.Mode:
 			p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e, from: treeName(c, e.Path)})
-		default:
-			p.unchanged++
 		}
 	case KindSymlink:
 		if c != nil && c.Kind == KindSymlink && c.Link == e.Link {
@@ -1730,12 +1730,14 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		}
 	}
 	for _, op := range p.ops {
-		switch op.kind {
-		case opWrite, opMkdir:
+		switch {
+		case op.kind == opMkdir || op.kind == opChmod && op.entry.Kind == KindDir:
+			res.Folders++
+		case op.kind == opWrite:
 			res.Written++
-		case opChmod:
+		case op.kind == opChmod:
 			res.ModeChanged++
-		case opRename:
+		case op.kind == opRename:
 			// Listed after a restore too: a person looking for the tree's
 			// spelling needs to be told where it went.
 			res.Renamed++
@@ -1746,6 +1748,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 	if s := p.spill; s != nil {
 		res.Written += s.written
 		res.ModeChanged += s.modes
+		res.Folders += s.folders + s.deleted.folders
 		res.Renamed += len(s.renamed)
 		res.RenamedList = append(res.RenamedList, s.renamed...)
 		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
@@ -1765,6 +1768,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 			d.add(&p.deletes[i])
 		}
 		res.Deleted, res.DeletedList = d.n, d.names
+		res.Folders += d.folders
 	}
 	if err := errors.Join(res.WrittenList.Err(), res.DeletedList.Err(), res.ModeList.Err()); err != nil {
 		res.Close()
@@ -1781,14 +1785,19 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 // files). A restore limited to paths lists each path: a folder there may
 // hold paths left out of them.
 type deletions struct {
-	each  bool
-	n     int
-	names PathList
-	top   string // the last folder listed, with its "/"
+	each    bool
+	n       int // files
+	folders int
+	names   PathList
+	top     string // the last folder listed, with its "/"
 }
 
 func (d *deletions) add(e *Entry) {
-	d.n++
+	if e.Kind == KindDir {
+		d.folders++
+	} else {
+		d.n++
+	}
 	if d.top != "" && strings.HasPrefix(e.Path, d.top) {
 		return
 	}

@@ -213,12 +213,17 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		case len(r.Paths) > 0:
 			what = cmdline.QuoteText(strings.Join(r.Paths, " ")) + " to " + cmdline.QuoteText(r.Checkpoint) // (pathspecs: text)
 		}
-		renamed := ""
+		renamed, folders := "", ""
 		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
 			renamed = fmt.Sprintf(", %d renamed", r.Code.Renamed)
 		}
-		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
-			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
+		if r.Code.Folders > 0 {
+			folders = fmt.Sprintf("; %s changed", count(r.Code.Folders, "folder")) // (made, deleted, or given another mode)
+		}
+		// Files are counted (as a person counts a tree's), folders apart.
+		fmt.Fprintf(w, "%s %s: %s written, %d deleted%s, %s, %d unchanged%s\n",
+			would("Restored", "Would restore"), what, count(r.Code.Written, "file"), r.Code.Deleted, renamed,
+			count(r.Code.ModeChanged, "mode change"), r.Code.Unchanged, folders)
 		// lines prints what each of shown (a path, or a rename's two, quoted
 		// already) tells about it.
 		lines := func(verb string, n int, shown iter.Seq[string]) {
