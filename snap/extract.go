@@ -53,6 +53,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	}
 	p.fold = ProbeFolding(root)
 	p.progress = progressFrom(ctx)
+	p.progress.begin()
 	var as *archiveScanner
 	if opts.index != nil { // members, read ahead, tell each entry's place
 		as, err = openArchiveMembers(archive, limits, p.fold, true)

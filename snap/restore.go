@@ -339,6 +339,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 	}()
 	p.progress = progressFrom(ctx)
+	if stage {
+		p.progress.begin()
+	}
 	p.fold = ProbeFolding(root)
 	if p.fold.Folds() {
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
@@ -1149,11 +1152,13 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	byArchive := map[string]*archiveNeeds{}
 	var order []string
 	var nf newFolders
+	var files, bytes int64 // what is fetched: the progress's totals
 	err := p.eachOp(func(i int, op *restoreOp) error {
 		inside := nf.step(op)
 		if !fetched(op) {
 			return nil
 		}
+		files, bytes = files+1, bytes+op.entry.Size
 		a := byArchive[op.entry.Src]
 		if a == nil {
 			a = &archiveNeeds{}
@@ -1170,6 +1175,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	if err != nil {
 		return err
 	}
+	p.progress.expect(files, bytes)
 	for _, src := range order {
 		a := byArchive[src]
 		if a.n >= fetchAllAt {

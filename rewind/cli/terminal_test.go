@@ -230,14 +230,29 @@ func TestProgressOnATerminal(t *testing.T) {
 	if err := run(context.Background(), e, []string{"save", "--full", "-C", dir}); err != nil {
 		t.Fatal(err)
 	}
+	// A restore knows, once planned, how many files it writes: the line
+	// counts them against that total, the share done and no more.
+	for i := range 200 {
+		os.Remove(filepath.Join(dir, fmt.Sprintf("f%03d", i)))
+	}
+	if err := run(context.Background(), e, []string{"restore", "@0", "--yes", "-C", dir}); err != nil {
+		t.Fatal(err)
+	}
 	slave.Close()
 	<-copied
 	s := screen.String()
 	if !strings.Contains(s, "\r\x1b[Krewind: saving") {
 		t.Errorf("no progress line:\n%q", s)
 	}
-	if !regexp.MustCompile(`rewind: saving: [\d,]+ files?, \d+\.\d MiB, \d+\.\d MiB/s`).MatchString(s) {
+	// (200 files of 64 KiB: 12.5 MiB; no thousands separators, as the result prints numbers)
+	if !regexp.MustCompile(`rewind: saving: \d+ of 200 files, \d+\.\d of 12\.5 MiB \(\d+%\), \d+\.\d MiB/s`).MatchString(s) {
 		t.Errorf("no counts in the progress line:\n%q", s)
+	}
+	if !regexp.MustCompile(`rewind: restoring: \d+ of 200 files, \d+\.\d of 12\.5 MiB \(\d+%\)`).MatchString(s) {
+		t.Errorf("no counts against the total in the restore's progress line:\n%q", s)
+	}
+	if m := regexp.MustCompile(`rewind: restoring: (\d+) of 200 files`).FindAllStringSubmatch(s, -1); len(m) == 0 || m[len(m)-1][1] != "200" {
+		t.Errorf("the restore's progress line stops short of its total:\n%q", s)
 	}
 	if !strings.HasSuffix(s, "\r\x1b[K") {
 		t.Errorf("the progress line is not cleared at the end:\n%q", s)
@@ -278,19 +293,31 @@ func TestCountedProgressOnATerminal(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	for _, tt := range []struct {
-		files, bytes int64
-		took         time.Duration
-		want         string
+		c    counts
+		took time.Duration
+		want string
 	}{
-		{0, 0, time.Second, "rewind: saving…"},
-		{1, 1 << 20, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
-		{12345, 300 << 20, 2 * time.Second, "rewind: saving: 12,345 files, 300.0 MiB, 150.0 MiB/s"},
+		{counts{}, time.Second, "rewind: saving…"},
+		{counts{files: 1, bytes: 1 << 20}, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
+		// Numbers as the result prints them: no thousands separators.
+		{counts{files: 12345, bytes: 300 << 20}, 2 * time.Second, "rewind: saving: 12345 files, 300.0 MiB, 150.0 MiB/s"},
+		// A known total: the share done (of the bytes) and the time left.
+		{counts{files: 0, totalFiles: 15036, totalBytes: 400 << 20}, 0, "rewind: saving: 0 of 15036 files, 0.0 of 400.0 MiB (0%), 0.0 MiB/s"},
+		{counts{files: 3000, bytes: 100 << 20, totalFiles: 15036, totalBytes: 400 << 20}, 10 * time.Second,
+			"rewind: saving: 3000 of 15036 files, 100.0 of 400.0 MiB (25%), 10.0 MiB/s, 30s left"},
+		{counts{files: 15036, bytes: 400 << 20, totalFiles: 15036, totalBytes: 400 << 20}, 40 * time.Second,
+			"rewind: saving: 15036 of 15036 files, 400.0 of 400.0 MiB (100%), 10.0 MiB/s, 0s left"},
+		{counts{files: 10, bytes: 10 << 20, totalFiles: 1000, totalBytes: 1000 << 20}, 100 * time.Second,
+			"rewind: saving: 10 of 1000 files, 10.0 of 1000.0 MiB (1%), 0.1 MiB/s, 2h45m left"},
+		// Not a second yet: no guess.
+		{counts{files: 1, bytes: 1 << 20, totalFiles: 2, totalBytes: 2 << 20}, 500 * time.Millisecond,
+			"rewind: saving: 1 of 2 files, 1.0 of 2.0 MiB (50%), 2.0 MiB/s"},
 	} {
-		if got := progressLine("saving", tt.files, tt.bytes, tt.took); got != tt.want {
-			t.Errorf("progressLine(%d, %d) = %q, want %q", tt.files, tt.bytes, got, tt.want)
+		if got := progressLine("saving", tt.c, tt.took); got != tt.want {
+			t.Errorf("progressLine(%+v, %v) = %q, want %q", tt.c, tt.took, got, tt.want)
 		}
 	}
-	if got, want := countLine("deleting old checkpoints", 1234, 9900), "rewind: deleting old checkpoints: 1,234 of 9,900 checkpoints"; got != want {
+	if got, want := countLine("deleting old checkpoints", 1234, 9900), "rewind: deleting old checkpoints: 1234 of 9900 checkpoints"; got != want {
 		t.Errorf("countLine = %q, want %q", got, want)
 	}
 }
