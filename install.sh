@@ -10,14 +10,19 @@
 # it); the man pages go to DIR/share/man/man1 and are linked into the share/man/man1 beside
 # --bin-dir (~/.local/share/man/man1), where `man` looks for the commands it finds on PATH (Linux's
 # man-db and macOS's man both do, unless a MANPATH with no empty entry replaces that search; then
-# it says so). The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
+# it says so). Shell completions (rewind completion) go where bash-completion, zsh and fish look
+# for a user's own: ~/.local/share/bash-completion/completions/rewind, and for the shells that are
+# installed ~/.local/share/zsh/site-functions/_rewind (on zsh's fpath once ~/.zshrc puts that
+# folder there; a note says so) and ~/.config/fish/completions/rewind.fish.
+# The tier goes to ~/.rewind/config.json (default: the one there, else balanced).
 # Hooks are registered (absolute paths to rewind-hook) in the settings of the agents found, or
 # of those named by --agents (claude, droid, codex, gemini, copilot, pi, opencode): each agent's
 # own hook file, or for pi and OpenCode, which have no shell hooks, a bridge file in their
 # extension folder. On a terminal it asks first; --yes registers without asking; with
 # neither it registers nothing and says how. --statusline sets Claude Code's statusLine to
 # `rewind statusline` when none is configured. Re-running upgrades in place; --uninstall
-# removes the hooks, the status line it set, the binaries, the man pages and their links.
+# removes the hooks, the status line it set, the binaries, the man pages and their links, and the
+# completions.
 # It runs on macOS's bash 3.2 and BSD tools as on Linux (scripts/install-check proves it).
 set -euo pipefail
 
@@ -53,6 +58,9 @@ case "$bindir" in /*) ;; *) bindir=$PWD/$bindir ;; esac
 src=$(cd "$(dirname "$0")" && pwd)
 mandir=$prefix/share/man/man1
 manlinks=$(dirname "$bindir")/share/man/man1
+bashcomp=${BASH_COMPLETION_USER_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/bash-completion}/completions
+zshcomp=${XDG_DATA_HOME:-$HOME/.local/share}/zsh/site-functions
+fishcomp=${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions
 binaries=()
 for main in "$src"/*/cmd/rewind*/main.go; do
   [ -f "$main" ] && binaries+=("$(basename "$(dirname "$main")")")
@@ -106,6 +114,13 @@ if [ "$uninstall" = 1 ]; then
     if [ -L "$manlinks/$p" ] && [ "$(readlink "$manlinks/$p")" = "$mandir/$p" ]; then rm -f "$manlinks/$p"; fi
     rm -f "$mandir/$p"
   done
+  # The completions, and the links that load them for the plumbing tools' names.
+  rm -f "$bashcomp/rewind" "$zshcomp/_rewind" "$fishcomp/rewind.fish"
+  for b in "${binaries[@]}"; do
+    if [ -L "$bashcomp/$b" ] && [ "$(readlink "$bashcomp/$b")" = rewind ]; then rm -f "$bashcomp/$b"; fi
+    if [ -L "$fishcomp/$b.fish" ] && [ "$(readlink "$fishcomp/$b.fish")" = rewind.fish ]; then rm -f "$fishcomp/$b.fish"; fi
+  done
+  say "removed the shell completions from $bashcomp, $zshcomp and $fishcomp"
   # The folders it made for them, left empty: only in Rewind's own ~/.rewind/system (a --prefix
   # elsewhere, /usr/local say, is shared); and the hooks' log.
   if [ "$prefix" = "$HOME/.rewind/system" ]; then
@@ -166,6 +181,35 @@ if command -v man >/dev/null; then
     *) say "note: 'man rewind' finds ${page:-no page} here, not Rewind's (MANPATH=${MANPATH:-unset}); add $(dirname "$manlinks") to MANPATH, or read man $mandir/rewind.1" ;;
   esac
 fi
+
+# Shell completions, written by the rewind just installed: bash's always, zsh's and fish's when
+# that shell is installed. bash-completion and fish load a command's file when the command is
+# first completed, by its name: the plumbing tools' names are links to rewind's file, which
+# completes all five. zsh reads the files on its fpath at compinit (#compdef names the five);
+# ~/.local/share/zsh/site-functions is on it only when ~/.zshrc puts it there.
+shells=bash
+for sh in zsh fish; do
+  if command -v "$sh" >/dev/null; then shells="$shells $sh"; fi
+done
+for sh in $shells; do
+  case "$sh" in
+    bash) dir=$bashcomp file=rewind link=%s ;;
+    zsh) dir=$zshcomp file=_rewind link="" ;;
+    fish) dir=$fishcomp file=rewind.fish link=%s.fish ;;
+  esac
+  mkdir -p "$dir"
+  "$prefix/bin/rewind" completion "$sh" >"$dir/.$file.tmp"
+  mv -f "$dir/.$file.tmp" "$dir/$file"
+  for b in "${binaries[@]}"; do
+    # shellcheck disable=SC2059 # $link is the format of the link's name
+    if [ -n "$link" ] && [ "$b" != rewind ]; then ln -sfn "$file" "$dir/$(printf "$link" "$b")"; fi
+  done
+  say "installed the $sh completion into $dir"
+done
+case "${SHELL:-}" in
+  */zsh) grep -qsF "$zshcomp" "$HOME/.zshrc" || grep -qsF '.local/share/zsh/site-functions' "$HOME/.zshrc" ||
+    say "note: for zsh to complete rewind, add fpath=($zshcomp \$fpath) before compinit in ~/.zshrc" ;;
+esac
 
 # Hooks: which agents, and may we? "all" is every agent rewind-hook finds installed.
 [ -x "$hook" ] || die "rewind-hook was not built" "the checkout must have hookd/cmd/rewind-hook"

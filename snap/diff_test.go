@@ -114,10 +114,10 @@ func TestDiffHandsOnChangesAsFound(t *testing.T) {
 }
 
 // TestFileReader reads a snapshot's files as a diff asks for them: in walk
-// order in one pass, a path it lacks as nil, one asked out of order by a
-// pass of its own, a file over the limit as its first limit+1 bytes; a
-// snapshot whose archive is gone fails the read, and Close ends the pass
-// wherever it is.
+// order in one pass, a path it lacks as nothing, one asked out of order by a
+// pass of its own, a file over the limit as its first limit+1 bytes, a
+// symlink as its target, each with its kind and mode; a snapshot whose
+// archive is gone fails the read, and Close ends the pass wherever it is.
 func TestFileReader(t *testing.T) {
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{"empty": "", "big.txt": strings.Repeat("b", 100), "link-target": "t"}
@@ -126,6 +126,7 @@ func TestFileReader(t *testing.T) {
 	}
 	writeTree(t, dir, files)
 	os.Symlink("link-target", filepath.Join(dir, "link"))
+	os.Chmod(filepath.Join(dir, "d", "f40"), 0o755)
 	layerSave(t, dir, snaps, 0, 0)
 	file := filepath.Join(snaps, "0", "manifest")
 	m, err := OpenManifest(file)
@@ -133,13 +134,13 @@ func TestFileReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := NewFileReader(m, 10)
+	var got Content
 	read := func(p string) []byte {
 		t.Helper()
-		b, err := r.Read(p)
-		if err != nil {
+		if got, err = r.Read(p); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		return b
+		return got.Data
 	}
 	if b := read("big.txt"); string(b) != strings.Repeat("b", 11) {
 		t.Errorf("big.txt (over the limit) read %q, want its first 11 bytes", b)
@@ -150,8 +151,8 @@ func TestFileReader(t *testing.T) {
 	if b := read("d/f031"); b != nil { // (between two it has)
 		t.Errorf("d/f031, not in the snapshot: %q", b)
 	}
-	if b := read("d/f40"); string(b) != "40" {
-		t.Errorf("d/f40 = %q", b)
+	if b := read("d/f40"); string(b) != "40" || got.Kind != KindFile || got.Mode != 0o755 || got.Size != 2 {
+		t.Errorf("d/f40 = %q %+v", b, got)
 	}
 	if b := read("d/f10"); string(b) != "10" { // out of order
 		t.Errorf("d/f10, asked after d/f40: %q", b)
@@ -162,11 +163,11 @@ func TestFileReader(t *testing.T) {
 	if b := read("empty"); b == nil || len(b) != 0 {
 		t.Errorf("empty = %#v, want no bytes, not nil", b)
 	}
-	if b := read("link"); b != nil {
-		t.Errorf("link, a symlink, read as a file: %q", b)
+	if b := read("link"); b != nil || got.Kind != KindSymlink || got.Link != "link-target" {
+		t.Errorf("link, a symlink: %q %+v", b, got)
 	}
-	if b := read("zz"); b != nil { // past the end
-		t.Errorf("zz = %q", b)
+	if b := read("zz"); b != nil || got.Kind != 0 { // past the end
+		t.Errorf("zz = %q %+v", b, got)
 	}
 	if b := read("zzz"); b != nil { // once the pass is over
 		t.Errorf("zzz = %q", b)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -478,9 +479,19 @@ type FileReader struct {
 	last  string          // the path last asked of the pass
 }
 
+// Content is what a snapshot holds at a path, as a FileReader reads it: a
+// patch needs the kind and mode beside the bytes (see git's file modes).
+type Content struct {
+	Kind Kind        // 0 when the snapshot has nothing at the path
+	Mode fs.FileMode // permission bits
+	Size int64       // a file's size; Data holds at most the reader's limit+1 bytes of it
+	Data []byte      // a file's content; nil for anything else
+	Link string      // a symlink's target
+}
+
 type readAnswer struct {
-	data []byte
-	err  error
+	c   Content
+	err error
 }
 
 // NewFileReader reads the files of the snapshot m describes (m may be one
@@ -489,10 +500,11 @@ func NewFileReader(m *Manifest, limit int64) *FileReader {
 	return &FileReader{m: m, limit: limit}
 }
 
-// Read returns the content of the snapshot's file at path: nil when it has
-// no file there, the first limit+1 bytes of one larger than limit. A path
-// asked for after one later in walk order is found by a pass of its own.
-func (r *FileReader) Read(path string) ([]byte, error) {
+// Read returns what the snapshot holds at path: the zero Content when it
+// has nothing there, the first limit+1 bytes of a file larger than limit. A
+// path asked for after one later in walk order is found by a pass of its
+// own.
+func (r *FileReader) Read(path string) (Content, error) {
 	if r.ask != nil && comparePaths(path, r.last) <= 0 {
 		alone := NewFileReader(r.m, r.limit)
 		defer alone.Close()
@@ -505,7 +517,7 @@ func (r *FileReader) Read(path string) ([]byte, error) {
 	r.last = path
 	r.ask <- path
 	res := <-r.got
-	return res.data, res.err
+	return res.c, res.err
 }
 
 // Close ends the pass.
@@ -537,13 +549,14 @@ func (r *FileReader) pass() {
 		if e.Path != want {
 			return nil
 		}
-		var res readAnswer
+		// (e is the pass's: its strings are copied to be kept; see each)
+		res := readAnswer{c: Content{Kind: e.Kind, Mode: e.Mode, Size: e.Size, Link: strings.Clone(e.Link)}}
 		if e.Kind == KindFile {
 			c, err := f.open(e)
 			if err != nil {
 				return err
 			}
-			if res.data, err = io.ReadAll(io.LimitReader(c, r.limit+1)); err != nil {
+			if res.c.Data, err = io.ReadAll(io.LimitReader(c, r.limit+1)); err != nil {
 				return err
 			}
 		}

@@ -54,8 +54,18 @@ func (s *streams) warn(msgs []string) {
 
 // Main runs rewind-fork with args (without the program name) and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &streams{stdin: stdin, stdout: stdout, stderr: stderr}
-	root := &ffcli.Command{
+	return tool.Run(ctx, commands(&streams{stdin: stdin, stdout: stdout, stderr: stderr}), args, stdout, stderr)
+}
+
+// Commands is the command tree Main runs, for what reads it without running it: rewind's
+// shell completions and the test that holds the man page to the flags.
+func Commands() *ffcli.Command {
+	return commands(&streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+}
+
+func commands(s *streams) *ffcli.Command {
+	return &ffcli.Command{
+		Name:       name,
 		ShortUsage: name + " <create|truncate> [flags]",
 		ShortHelp:  "fork an agent session at a boundary, or cut it back in place",
 		LongHelp: strings.TrimSpace(`
@@ -67,7 +77,6 @@ back behind a verified backup. Output is JSON on stdout. See rewind-fork(1).`),
 			command(&TruncateConfig{streams: s}),
 		},
 	}
-	return tool.Run(ctx, root, args, stdout, stderr)
 }
 
 // config is one subcommand.

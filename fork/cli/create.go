@@ -5,6 +5,8 @@ import (
 	"flag"
 
 	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
+	"rewind.dev/jsonl"
 )
 
 // CreateConfig is `rewind-fork create`.
@@ -27,7 +29,7 @@ func (c *CreateConfig) help() string {
 // RegisterFlags registers create's flags.
 func (c *CreateConfig) RegisterFlags(fs *flag.FlagSet) {
 	c.cp.register(fs)
-	fs.StringVar(&c.agent, "agent", "", "the transcript's agent `A` (claude, droid, …); detected when empty")
+	cmdline.ChoiceVar(fs, &c.agent, "agent", "", jsonl.DialectNames(), "the transcript's agent `A` (claude, droid, …); detected when empty")
 	fs.StringVar(&c.out, "out", "", "write the fork to `PATH` (default <new session id>.jsonl beside the transcript)")
 	fs.BoolVar(&c.noTitle, "no-title", false, "do not mark the fork's title with [Fork]")
 }

@@ -61,7 +61,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	out.SetEscapeHTML(false)
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, out: out, getenv: os.Getenv}
 	tool := &cmdline.Tool{Name: name, Hint: hint(settingsRun(args))}
+	return failStatus(args, tool.Run(ctx, commands(tool, e), args, stdout, stderr))
+}
 
+// Commands is the command tree Main runs, for what reads it without running it: rewind's
+// shell completions and the test that holds the man page to the flags.
+func Commands() *ffcli.Command {
+	out := json.NewEncoder(io.Discard)
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, out: out, getenv: os.Getenv}
+	return commands(&cmdline.Tool{Name: name}, e)
+}
+
+func commands(tool *cmdline.Tool, e *env) *ffcli.Command {
 	rootFS := flag.NewFlagSet(name, flag.ContinueOnError)
 	dispatch := &hookCmd{}
 	dispatch.RegisterFlags(rootFS)
@@ -77,7 +88,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		command(tool, e, "unregister", "[--agents claude,droid|all] [--settings FILE]",
 			"remove Rewind's hooks from the agents' settings", &unregisterCmd{}),
 	)
-	root := &ffcli.Command{
+	return &ffcli.Command{
+		Name:       name,
 		ShortUsage: name + " [action] [--agent AGENT] [--dry-run] < hook.json",
 		ShortHelp:  "Rewind's hook for coding agents: " + strings.Join(hookd.AgentNames(), ", "),
 		LongHelp: strings.TrimSpace(`
@@ -94,7 +106,6 @@ by the rewind binary installed beside rewind-hook. See rewind-hook(1).`),
 			return dispatch.Exec(ctx, e, nil)
 		},
 	}
-	return failStatus(args, tool.Run(ctx, root, args, stdout, stderr))
 }
 
 // settingsRun: args run register or unregister, for a person; anything else is a hook action,

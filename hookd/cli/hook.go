@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"rewind.dev/hookd"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 )
 
@@ -29,7 +30,7 @@ type hookCmd struct {
 }
 
 func (c *hookCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agent, "agent", "", "the agent that runs the hook: "+strings.Join(hookd.AgentNames(), ", ")+" (default: detect)")
+	cmdline.ChoiceVar(fs, &c.agent, "agent", "", hookd.AgentNames(), "the `AGENT` that runs the hook: "+strings.Join(hookd.AgentNames(), ", ")+" (default: detect)")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print the request for rewind on stdout instead of running it; touch nothing")
 }
 

@@ -54,11 +54,11 @@ type registerCmd struct {
 }
 
 func (c *registerCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agents, "agents", "all", "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+"), all (the agents found) or none")
-	fs.StringVar(&c.tier, "tier", "", "minimal, balanced or aggressive; recorded in ~/.rewind/config.json (default: the configured tier)")
-	fs.StringVar(&c.hook, "hook", "", "absolute path of the rewind-hook to register (default: this one)")
-	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
-	fs.StringVar(&c.binDir, "bin-dir", "", "record where the binaries are linked (first on the agents' PATH; default ~/.local/bin)")
+	cmdline.ChoiceListVar(fs, &c.agents, "agents", "all", append(hookd.AgentNames(), "all", "none"), "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+"), all (the agents found) or none")
+	cmdline.ChoiceVar(fs, &c.tier, "tier", "", hookd.TierNames(), "the `TIER`, minimal, balanced or aggressive; recorded in ~/.rewind/config.json (default: the configured tier)")
+	fs.StringVar(&c.hook, "hook", "", "the absolute `PATH` of the rewind-hook to register (default: this one)")
+	fs.StringVar(&c.settings, "settings", "", "the settings `FILE` to edit (one agent only; default: the one the agent reads)")
+	fs.StringVar(&c.binDir, "bin-dir", "", "record the `DIR` where the binaries are linked (first on the agents' PATH; default ~/.local/bin)")
 	fs.BoolVar(&c.statusLine, "statusline", false, "also set Claude Code's statusLine to 'rewind statusline' when none is configured")
 	fs.BoolVar(&c.listFound, "list-found", false, "print the installed agents, comma-separated, and change nothing")
 	fs.BoolVar(&c.listKnown, "list-known", false, "print every agent Rewind knows, comma-separated, and change nothing")
@@ -153,8 +153,8 @@ type unregisterCmd struct {
 }
 
 func (c *unregisterCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.agents, "agents", "all", "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+") or all")
-	fs.StringVar(&c.settings, "settings", "", "the settings file to edit (one agent only; default: the one the agent reads)")
+	cmdline.ChoiceListVar(fs, &c.agents, "agents", "all", append(hookd.AgentNames(), "all"), "a comma-separated list of agents ("+strings.Join(hookd.AgentNames(), ", ")+") or all")
+	fs.StringVar(&c.settings, "settings", "", "the settings `FILE` to edit (one agent only; default: the one the agent reads)")
 }
 
 func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {

@@ -247,3 +247,36 @@ func TestBoundHeapFollowsTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(live)
 }
+
+// A Choice takes any value (the command checks it, in its own words) and names its set.
+func TestChoice(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	var tier, agents string
+	ChoiceVar(fs, &tier, "tier", "balanced", []string{"minimal", "balanced"}, "the `TIER`")
+	ChoiceListVar(fs, &agents, "agents", "", []string{"claude", "codex", "all"}, "the `AGENTS`")
+	fs.Bool("yes", false, "")
+	if err := fs.Parse([]string{"--tier", "nope", "--agents=claude,codex"}); err != nil {
+		t.Fatal(err)
+	}
+	if tier != "nope" || agents != "claude,codex" {
+		t.Errorf("tier %q, agents %q; want nope, claude,codex", tier, agents)
+	}
+	if d := fs.Lookup("tier").DefValue; d != "balanced" {
+		t.Errorf("tier's default %q, want balanced", d)
+	}
+	if v, list := ChoicesOf(fs.Lookup("tier")); strings.Join(v, " ") != "minimal balanced" || list {
+		t.Errorf("ChoicesOf(tier) = %q, %v", v, list)
+	}
+	if v, list := ChoicesOf(fs.Lookup("agents")); len(v) != 3 || !list {
+		t.Errorf("ChoicesOf(agents) = %q, %v", v, list)
+	}
+	if v, _ := ChoicesOf(fs.Lookup("yes")); v != nil {
+		t.Errorf("ChoicesOf(yes) = %q, want nil", v)
+	}
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults() // (makes a zero Choice: it must not panic)
+	if !strings.Contains(b.String(), "-tier TIER") {
+		t.Errorf("PrintDefaults: %s", b.String())
+	}
+}

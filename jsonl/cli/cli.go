@@ -55,8 +55,18 @@ func (e *env) emit(v any) error {
 
 // Main runs rewind-jsonl with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout}
-	root := &ffcli.Command{
+	return tool.Run(ctx, commands(&env{stdin: stdin, stdout: stdout}), args, stdout, stderr)
+}
+
+// Commands is the command tree Main runs, for what reads it without running it: rewind's
+// shell completions and the test that holds the man page to the flags.
+func Commands() *ffcli.Command {
+	return commands(&env{stdin: strings.NewReader(""), stdout: io.Discard})
+}
+
+func commands(e *env) *ffcli.Command {
+	return &ffcli.Command{
+		Name:       name,
 		ShortUsage: name + " <command> [flags] FILE",
 		ShortHelp:  "read agent transcripts: cursors, turns from the tail, cut offsets",
 		LongHelp: strings.TrimSpace(`
@@ -70,7 +80,6 @@ for or event id not found, 130 interrupted. See rewind-jsonl(1).`),
 			newCursorCmd(e), newVerifyCmd(e), newTurnsCmd(e), newBackCmd(e), newAtCmd(e), newDetectCmd(e),
 		},
 	}
-	return tool.Run(ctx, root, args, stdout, stderr)
 }
 
 // subcommand is what each subcommand's Config provides.
@@ -95,7 +104,7 @@ func usage(cmd string, err error) error {
 type agentFlag struct{ name string }
 
 func (a *agentFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.name, "agent", "", "the agent that wrote FILE: "+strings.Join(jsonl.DialectNames(), ", ")+" (default: detect from content and path)")
+	cmdline.ChoiceVar(fs, &a.name, "agent", "", jsonl.DialectNames(), "the `AGENT` that wrote FILE: "+strings.Join(jsonl.DialectNames(), ", ")+" (default: detect from content and path)")
 }
 
 // open opens the transcript with the --agent dialect, or detection.

@@ -10,6 +10,7 @@ import (
 
 	"rewind.dev/hookd"
 	"rewind.dev/internal/cmdline"
+	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 )
 
@@ -25,7 +26,7 @@ func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
 	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
 	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded, else the one the newest checkpoint recorded)")
-	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (default: detected)")
+	cmdline.ChoiceVar(fs, &c.agent, "agent", "", jsonl.DialectNames(), "the transcript's `AGENT` (default: detected)")
 	c.registerConfirm(fs)
 }
 

@@ -21,6 +21,7 @@
 //	rewind import FILE [--into DIR] [--force] [--sha256 HEX]
 //	rewind store [move project|global | attach OLD-FOLDER]
 //	rewind help [CMD]
+//	rewind completion bash|zsh|fish
 //	rewind hook < request.json
 //
 // A checkpoint is named by @N, the Nth row of 'rewind list' (@0 is the
@@ -115,6 +116,7 @@ func commands() []command {
 		{name: "import", r: &importCmd{}},
 		{name: "store", r: &storeCmd{}},
 		{name: "statusline", r: &statuslineCmd{}},
+		{name: "completion", r: &completionCmd{}},
 		{name: "hook", r: &hookCmd{}, plumbing: true},
 	}
 }
@@ -156,6 +158,8 @@ func run(ctx context.Context, e *env, args []string) error {
 			return unknownCommand(args[1])
 		}
 		return commandHelp(e.stdout, c)
+	case completeCommand:
+		return complete(e, args[1:])
 	case "-version", "--version":
 		if len(args) > 1 {
 			return cmdline.Usagef("--version takes no arguments")

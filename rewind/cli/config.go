@@ -25,10 +25,10 @@ type configCmd struct {
 
 func (c *configCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.tier, "tier", "", "set the project's tier: minimal, balanced or aggressive")
+	cmdline.ChoiceVar(fs, &c.tier, "tier", "", hookd.TierNames(), "set the project's `TIER`: minimal, balanced or aggressive")
 	fs.BoolVar(&c.registerHooks, "register-hooks", false, "register Rewind's hooks in the agents' settings")
 	fs.BoolVar(&c.unreg, "unregister-hooks", false, "remove Rewind's hooks from the agents' settings")
-	fs.StringVar(&c.agents, "agent", "all", "which agents' hooks: a comma-separated list of "+strings.Join(hookd.AgentNames(), ", ")+", or all")
+	cmdline.ChoiceListVar(fs, &c.agents, "agent", "all", append(hookd.AgentNames(), "all"), "the `AGENTS` whose hooks to change: a comma-separated list of "+strings.Join(hookd.AgentNames(), ", ")+", or all")
 }
 
 func (c *configCmd) Exec(ctx context.Context, e *env, args []string) error {

@@ -2,17 +2,14 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/aymanbagabas/go-udiff"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
@@ -58,6 +55,7 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	// The changes are shown as they are found, not held: the output is
 	// buffered, and flushed however the diff ends.
+	tty := isTerminal(e.stdout)
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
 	be := *e
@@ -89,7 +87,9 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 && !c.json {
+	// A patch of no changes is empty, as git's is: what reads it gets no
+	// text that is not a patch. A person at a terminal is told.
+	if n == 0 && !c.json && (c.stat || tty) {
 		fmt.Fprintln(out, "No changes.")
 	}
 	return out.Flush()
@@ -129,19 +129,17 @@ func nowPath(ch snap.Change) string {
 	return ch.Path
 }
 
-// unified prints each changed text file as a unified diff, the others as
-// a line each. The checkpoints' files are read as the changes come, in path
-// order (see snap.FileReader).
+// unified writes the changes as a patch (see patch), reading each side of
+// a change as it comes: the checkpoints' files in path order (see
+// snap.FileReader), the tree's from the tree.
 type unified struct {
-	e        *env
+	p        patch
 	s        *store.Store
-	from     *store.Checkpoint
 	old, cur *snap.FileReader // cur nil when the diff is against the tree
-	toLabel  string
 }
 
 func newUnified(e *env, s *store.Store, from, to *store.Checkpoint) (*unified, error) {
-	u := &unified{e: e, s: s, from: from, toLabel: "now"}
+	u := &unified{p: patch{w: e.stdout, color: e.color}, s: s}
 	m, err := snap.OpenManifest(from.ManifestPath()) // (read in one pass as the diff goes: not held)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", from.ID, err)
@@ -151,7 +149,7 @@ func newUnified(e *env, s *store.Store, from, to *store.Checkpoint) (*unified, e
 		if m, err = snap.OpenManifest(to.ManifestPath()); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
-		u.cur, u.toLabel = snap.NewFileReader(m, diffLimit), to.ID
+		u.cur = snap.NewFileReader(m, diffLimit)
 	}
 	return u, nil
 }
@@ -164,12 +162,10 @@ func (u *unified) close() {
 }
 
 func (u *unified) show(ch snap.Change) error {
-	e := u.e
-	if ch.Kind != "file" || ch.Op == snap.OpMode || ch.Op == snap.OpRenamed {
-		_, err := fmt.Fprintf(e.stdout, "%s %s (%s)\n", opLetter(ch.Op), changeName(ch), ch.Kind)
-		return err
+	if ch.Kind == snap.KindDir.String() && ch.Op != snap.OpModified {
+		return nil // a folder added, deleted or chmodded: no patch has a form for it
 	}
-	var a, b []byte
+	var a, b snap.Content
 	var err error
 	if ch.Op != snap.OpAdded {
 		if a, err = u.old.Read(ch.Path); err != nil {
@@ -180,70 +176,54 @@ func (u *unified) show(ch snap.Change) error {
 		if u.cur != nil {
 			b, err = u.cur.Read(nowPath(ch))
 		} else {
-			b = readNow(filepath.Join(u.s.Project, filepath.FromSlash(nowPath(ch))))
+			b, err = readNow(filepath.Join(u.s.Project, filepath.FromSlash(nowPath(ch))))
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if !isText(a) || !isText(b) {
-		_, err := fmt.Fprintf(e.stdout, "Binary or large file %s differs\n", changeName(ch))
-		return err
-	}
-	// The names are quoted whole, prefix and all, as git's headers are; the
-	// lines of text are shown as they are, as git shows them.
-	d := udiff.Unified(cmdline.QuotePath("a/"+ch.Path)+" ("+cmdline.QuoteText(u.from.ID)+")",
-		cmdline.QuotePath("b/"+nowPath(ch))+" ("+cmdline.QuoteText(u.toLabel)+")", string(a), string(b))
-	_, err = fmt.Fprint(e.stdout, colorDiff(e, d))
-	return err
+	return u.p.write(ch.Path, nowPath(ch), a, b, ch.Op == snap.OpMode || ch.Op == snap.OpRenamed)
 }
 
-// readNow reads the tree's file at name, at most diffLimit+1 bytes (enough
-// to tell it is too large to show); nothing of what is not a regular file
-// now, or is gone or unreadable since the walk.
-func readNow(name string) []byte {
-	if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
-		return nil
+// readNow reads what the tree holds at name as a checkpoint's FileReader
+// reads it: a file's first diffLimit+1 bytes (enough to tell it is too large
+// to show), a symlink's target; nothing where it is gone since the walk.
+func readNow(name string) (snap.Content, error) {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return snap.Content{}, nil
 	}
-	f, err := os.Open(name)
 	if err != nil {
-		return nil
+		return snap.Content{}, err
 	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, diffLimit+1))
-	return b
-}
-
-func isText(b []byte) bool {
-	return len(b) <= diffLimit && bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
-}
-
-func colorDiff(e *env, d string) string {
-	if !e.colors {
-		return d
-	}
-	lines := strings.SplitAfter(d, "\n")
-	for i, l := range lines {
-		switch {
-		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
-			lines[i] = e.color("1", l)
-		case strings.HasPrefix(l, "+"):
-			lines[i] = e.color("32", l)
-		case strings.HasPrefix(l, "-"):
-			lines[i] = e.color("31", l)
-		case strings.HasPrefix(l, "@@"):
-			lines[i] = e.color("36", l)
+	c := snap.Content{Mode: fi.Mode().Perm(), Size: fi.Size()}
+	switch {
+	case fi.Mode().IsRegular():
+		c.Kind = snap.KindFile
+		f, err := os.Open(name)
+		if err != nil {
+			return c, err
 		}
+		defer f.Close()
+		c.Data, err = io.ReadAll(io.LimitReader(f, diffLimit+1))
+		return c, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		c.Kind = snap.KindSymlink
+		c.Link, err = os.Readlink(name)
+		return c, err
+	case fi.IsDir():
+		c.Kind = snap.KindDir
 	}
-	return strings.Join(lines, "")
+	return c, nil
 }
 
 func (c *diffCmd) doc() doc {
 	return doc{
 		args:    "<cp> [<cp2>] [-- <path>...]",
 		summary: "changes between a checkpoint and the tree (or two checkpoints)",
-		text: `Paths after -- limit the diff to those files and folders, as git's
-pathspecs (see 'rewind help restore').`,
-		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat", "rewind diff @2 -- src '*.md'"},
+		text: `The changes go from <cp> to the tree now, or to <cp2>, as a patch in git's
+format: 'git apply' and 'patch -p1' apply it. Paths after -- limit the diff
+to those files and folders, as git's pathspecs (see 'rewind help restore').`,
+		examples: []string{"rewind diff @0", "rewind diff @3 @0 --stat", "rewind diff @2 -- src '*.md'", "rewind diff @0 > work.patch   # git apply work.patch puts it back after a restore"},
 	}
 }

@@ -41,8 +41,26 @@ COMMANDS
 			fmt.Fprintf(&b, "  %-13s %s\n", c.name, c.r.doc().summary)
 		}
 	}
-	b.WriteString(`
-FLAGS (every command)
+	// (A command that prints for something other than a person, such as a
+	// status bar or a shell, takes neither.)
+	var without []string
+	for _, c := range commands() {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.r.RegisterFlags(fs)
+		if fs.Lookup("json") == nil {
+			without = append(without, c.name)
+		}
+	}
+	b.WriteString("\nFLAGS (every command")
+	if len(without) > 0 {
+		last := len(without) - 1
+		b.WriteString(" but " + strings.Join(without[:last], ", "))
+		if last > 0 {
+			b.WriteString(" and ")
+		}
+		b.WriteString(without[last])
+	}
+	b.WriteString(`)
   --json        print JSON instead of text (and errors as one JSON object)
   -C DIR        work on the project in DIR
   --version     print the version

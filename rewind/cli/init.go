@@ -19,7 +19,7 @@ type initCmd struct {
 
 func (c *initCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.mode, "mode", "", "where the store lives: global (~/.rewind/storage/, the default: \"mode\" in ~/.rewind/config.json changes it) or project (.agent/rewind/)")
+	cmdline.ChoiceVar(fs, &c.mode, "mode", "", []string{string(layout.ModeGlobal), string(layout.ModeProject)}, "the store's `MODE`, where it lives: global (~/.rewind/storage/, the default: \"mode\" in ~/.rewind/config.json changes it) or project (.agent/rewind/)")
 	fs.BoolVar(&c.force, "force", false, "create the store even in / or in your home folder")
 	fs.BoolVar(&c.trust, "trust", false, "adopt the existing store as your own: one you made on another machine or account, which Rewind refuses until then")
 }

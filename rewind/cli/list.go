@@ -30,13 +30,6 @@ func (c *listCmd) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.grep, "grep", "", "list only the checkpoints whose prompt or description contains `TEXT` (any case), as ':/TEXT' finds them")
 }
 
-// listRow is one line of list --json.
-type listRow struct {
-	Type       string          `json:"type"` // "checkpoint"
-	N          *int            `json:"n,omitempty"`
-	Checkpoint *store.Metadata `json:"checkpoint"`
-}
-
 func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err := needArgs(args, 0, 0, "list"); err != nil {
 		return err
@@ -95,7 +88,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 		shown++
 		if c.json {
-			if err := e.json(listRow{Type: "checkpoint", N: np, Checkpoint: &cp.Metadata}); err != nil {
+			if err := e.json(newCheckpointJSON(cp, np)); err != nil {
 				return err
 			}
 			continue
@@ -223,25 +216,34 @@ func changesText(cp *store.Checkpoint) string {
 	return fmt.Sprintf("+%d ~%d -%d", ch.Added, ch.Modified, ch.Deleted)
 }
 
-// promptText is list's last column: for a checkpoint taken at a prompt, that
-// prompt (the tree is as it was before it ran); for a manual one, its
-// description; otherwise the newest prompt of the transcript when it was
-// taken. A pin label comes first.
+// promptText is list's last column, promptOf for a person: a description
+// in quotes, on one line, cut; a pin label first.
 func promptText(cp *store.Checkpoint) string {
-	var s string
-	switch {
-	case cp.Trigger.Event == hookd.EventPrompt && cp.Trigger.Prompt != "":
-		s = cp.Trigger.Prompt
-	case cp.Description != "":
-		s = `"` + cp.Description + `"`
-	case cp.Transcript != nil:
-		s = cp.Transcript.LastPrompt
+	s, described := promptOf(cp)
+	if described {
+		s = `"` + s + `"`
 	}
 	s = oneLine(s, 200)
 	if cp.Pinned != "" {
 		s = strings.TrimSpace("[pinned: " + cp.Pinned + "] " + s)
 	}
 	return s
+}
+
+// promptOf is what list's last column says, as data: for a checkpoint taken
+// at a prompt, that prompt (the tree is as it was before it ran); for a
+// manual one, its description (described); otherwise the newest prompt of
+// the transcript when it was taken.
+func promptOf(cp *store.Checkpoint) (s string, described bool) {
+	switch {
+	case cp.Trigger.Event == hookd.EventPrompt && cp.Trigger.Prompt != "":
+		return cp.Trigger.Prompt, false
+	case cp.Description != "":
+		return cp.Description, true
+	case cp.Transcript != nil:
+		return cp.Transcript.LastPrompt, false
+	}
+	return "", false
 }
 
 func (c *listCmd) doc() doc {

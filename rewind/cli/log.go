@@ -32,14 +32,16 @@ type logSession struct {
 	Checkpoints []logCheckpoint `json:"checkpoints"` // newest first
 }
 
-// logCheckpoint is a checkpoint as log --json lists it.
+// logCheckpoint is a checkpoint as log --json lists it: the object list,
+// show and save print, and, until the next release, the fields log printed
+// before it printed that (see JSON OUTPUT in rewind(1)).
 type logCheckpoint struct {
-	ID        string    `json:"id"`
-	N         *int      `json:"n,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Trigger   string    `json:"trigger"` // list's words: prompt, before edit FILE, manual, …
-	Prompt    string    `json:"prompt,omitempty"`
-	Pinned    string    `json:"pinned,omitempty"`
+	checkpointJSON
+	OldID        string    `json:"id"`
+	OldCreatedAt time.Time `json:"created_at"`
+	OldTrigger   string    `json:"trigger"` // list's words: prompt, before edit FILE, manual, …
+	OldPrompt    string    `json:"prompt,omitempty"`
+	OldPinned    string    `json:"pinned,omitempty"`
 }
 
 func (c *logCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -69,8 +71,9 @@ func (c *logCmd) Exec(ctx context.Context, e *env, args []string) error {
 				if i, ok := ns[cp.ID]; ok {
 					n = &i
 				}
-				out.Checkpoints = append(out.Checkpoints, logCheckpoint{ID: cp.ID, N: n, CreatedAt: cp.CreatedAt,
-					Trigger: triggerWords(cp), Prompt: promptOf(cp), Pinned: cp.Pinned})
+				prompt, _ := promptOf(cp) // (whole, and a description as it is: no quotes)
+				out.Checkpoints = append(out.Checkpoints, logCheckpoint{checkpointJSON: newCheckpointJSON(cp, n), OldID: cp.ID,
+					OldCreatedAt: cp.CreatedAt, OldTrigger: triggerWords(cp), OldPrompt: prompt, OldPinned: cp.Pinned})
 			}
 			if err := e.json(out); err != nil {
 				return err
@@ -109,13 +112,6 @@ func positions(sessions []*store.Session) map[string]int {
 		ns[id] = len(ids) - 1 - i
 	}
 	return ns
-}
-
-// promptOf is list's prompt column without the pin label.
-func promptOf(cp *store.Checkpoint) string {
-	c := *cp
-	c.Pinned = ""
-	return promptText(&c)
 }
 
 // trees groups the sessions by the session they all descend from, the tree

@@ -91,7 +91,7 @@ func (c *pinCmd) doc() doc {
 		return doc{args: "<cp>", summary: "let gc delete a checkpoint again", examples: []string{"rewind unpin @3"}}
 	}
 	return doc{
-		args:    "<cp> [label]",
+		args:    "<cp> [<label>]",
 		summary: "keep a checkpoint through gc",
 		text: `The label names the checkpoint from then on, wherever a checkpoint is
 taken: rewind restore release-1. Without one it is "pinned", which any

@@ -290,7 +290,7 @@ func names() []string {
 func headers() []string {
 	var out []string
 	for _, q := range hostileNames {
-		out = append(out, `+++ "b/`+q[1:]+" (now)")
+		out = append(out, `+++ "b/`+q[1:]+"\n")
 	}
 	return out
 }

@@ -24,7 +24,7 @@ const (
 
 func (c *revertCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.conflicts, "conflicts", conflictsRefuse, "what to do on conflicts, `HOW`: refuse (change nothing, list them) or markers (write git-style markers)")
+	cmdline.ChoiceVar(fs, &c.conflicts, "conflicts", conflictsRefuse, []string{conflictsRefuse, conflictsMarkers}, "what to do on conflicts, `HOW`: refuse (change nothing, list them) or markers (write git-style markers)")
 	c.registerConfirm(fs)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"rewind.dev/internal/cmdline"
+	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 )
 
@@ -19,7 +20,7 @@ type saveCmd struct {
 func (c *saveCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.StringVar(&c.transcript, "transcript", "", "capture this transcript `PATH` (default: the session the hooks recorded)")
-	fs.StringVar(&c.agent, "agent", "", "the transcript's agent (claude, droid, …; default: detected)")
+	cmdline.ChoiceVar(fs, &c.agent, "agent", "", jsonl.DialectNames(), "the transcript's `AGENT` (claude, droid, …; default: detected)")
 	fs.Func("pin", "pin the checkpoint with this `LABEL` (gc keeps it)", func(v string) error {
 		c.pin, c.pinned = v, true
 		return nil
@@ -55,7 +56,7 @@ func (c *saveCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	if c.json {
 		e.warnUnreadable(cp)
-		return e.json(checkpointJSON(cp))
+		return e.json(newCheckpointJSON(cp, new(int))) // (the newest: @0)
 	}
 	how := fmt.Sprintf("full snapshot, %s compressed", humanBytes(cp.Snapshot.CompressedBytes))
 	switch {
@@ -95,14 +96,9 @@ func (e *env) warnUnreadable(cp *store.Checkpoint) {
 		name, cmdline.QuoteText(cp.ID), len(u), plural(len(u)), list)
 }
 
-// checkpointJSON is a checkpoint as commands print it.
-func checkpointJSON(c *store.Checkpoint) map[string]any {
-	return map[string]any{"type": "checkpoint", "checkpoint": c.Metadata, "path": c.Dir}
-}
-
 func (c *saveCmd) doc() doc {
 	return doc{
-		args:    "[description]",
+		args:    "[<description>]",
 		summary: "take a checkpoint of the tree and the transcript",
 		text: `The snapshot holds what git would not ignore, as a layer over the newest
 checkpoint; the transcript is the one named, else the session the hooks

@@ -21,12 +21,16 @@ func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if len(args) == 1 {
 		name = args[0]
 	}
-	_, cp, err := c.openAt(e, name)
+	s, cp, err := c.openAt(e, name)
 	if err != nil {
 		return err
 	}
 	if c.json {
-		return e.json(checkpointJSON(cp))
+		n, err := atN(s, cp)
+		if err != nil {
+			return err
+		}
+		return e.json(newCheckpointJSON(cp, n))
 	}
 	// Every value that came from data is shown through cmdline.QuoteText, a
 	// path through cmdline.QuotePath.

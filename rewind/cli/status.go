@@ -30,7 +30,7 @@ type Status struct {
 	Mode       string           `json:"mode,omitempty"`
 	Tier       string           `json:"tier"`
 	Retention  layout.Retention `json:"retention"`
-	Session    *layout.Session  `json:"session,omitempty"`
+	Session    *statusSession   `json:"session,omitempty"`
 	Count      int              `json:"checkpoints"`
 	DiskBytes  int64            `json:"disk_bytes"`
 	Last       string           `json:"last_checkpoint,omitempty"`
@@ -40,6 +40,14 @@ type Status struct {
 	LastGCN    int              `json:"last_retention_removed,omitempty"`
 	Damage     []string         `json:"damage,omitempty"` // what is known damaged, without reading archives
 	Hooks      map[string]bool  `json:"hooks"`
+}
+
+// statusSession is the session the hooks recorded (session.json) as status
+// --json prints it, with path: its transcript, under the name log gives a
+// session's (session.json's own is transcript_path).
+type statusSession struct {
+	*layout.Session
+	Path string `json:"path"`
 }
 
 func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
@@ -63,7 +71,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 			st.Tier, st.Retention = cfg.Tier, cfg.Retention
 		}
 		if sess, err := s.Session(); err == nil && sess.SessionID != "" {
-			st.Session = &sess
+			st.Session = &statusSession{Session: &sess, Path: sess.TranscriptPath}
 		}
 		ids, _ := s.IDs()
 		st.Count = len(ids)

@@ -43,9 +43,12 @@ const (
 	BundleTranscript = "transcript.jsonl.gz"
 	BundleTree       = "tree.tar.gz"
 	// BundleFormat is export.json's type; BundleVersion the version this
-	// Rewind writes and the newest it reads.
+	// Rewind writes and the newest it reads. Version 2 names checkpoint.json's
+	// has_transcript so (version 1 wrote hasTranscript, still read): an
+	// earlier Rewind, which reads version 1 only, says a newer one wrote the
+	// archive rather than that a key is unknown.
 	BundleFormat  = "rewind-export"
-	BundleVersion = 1
+	BundleVersion = 2
 )
 
 // bundleMembers are the names an archive may hold, in the order they are written.
@@ -275,7 +278,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 		return nil, bad("%s is of type %q, not %q", BundleManifest, b.Info.Type, BundleFormat)
 	}
 	if b.Info.Version < 1 || b.Info.Version > BundleVersion {
-		return nil, bad("format version %d; this Rewind reads version %d (a newer Rewind wrote it?)", b.Info.Version, BundleVersion)
+		return nil, bad("format version %d; this Rewind reads versions 1 to %d (a newer Rewind wrote it?)", b.Info.Version, BundleVersion)
 	}
 	listed := map[string]bool{}
 	for _, m := range b.Info.Members {
@@ -304,7 +307,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 	if err := checkMetadataSum(cpJSON); err != nil {
 		return nil, bad("%s: %v", BundleCheckpoint, err)
 	}
-	if err := decodeStrict(cpJSON, &b.Checkpoint); err != nil {
+	if b.Checkpoint, err = decodeMetadata(cpJSON, true); err != nil {
 		return nil, bad("%s: %v", BundleCheckpoint, err)
 	}
 	if top != bundleTop+b.Info.Checkpoint {

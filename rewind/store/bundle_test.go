@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,7 +131,7 @@ func TestBundleRefused(t *testing.T) {
 		"transcript changed": {edit(BundleTranscript, flip), "transcript.jsonl.gz's SHA-256 differs"},
 		"checkpoint changed": {edit(BundleCheckpoint, flip), "checkpoint.json's SHA-256 differs"},
 		"tree cut":           {edit(BundleTree, func(m *tarMember) { m.data = m.data[:len(m.data)-1] }), "bytes where export.json records"},
-		"newer version":      {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`"version": 1`), []byte(`"version": 9`), 1) }), "format version 9"},
+		"newer version":      {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, fmt.Appendf(nil, `"version": %d`, BundleVersion), []byte(`"version": 9`), 1) }), "format version 9"},
 		"not an export":      {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`rewind-export`), []byte(`rewind-other`), 1) }), "not \"rewind-export\""},
 		"no export.json":     {ms[:3], "no export.json"},
 		"unknown member":     {append(ms[:3:3], tarMember{tar.Header{Name: top + "/extra", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}, ms[3]), "unknown member"},

@@ -38,8 +38,11 @@ type Metadata struct {
 	Pinned      string    `json:"pinned,omitempty"` // the label; "" when not pinned
 	Snapshot    Snapshot  `json:"snapshot"`
 	// Changes counts what changed since the previous checkpoint.
-	Changes       Changes     `json:"changes"`
-	HasTranscript bool        `json:"hasTranscript"`
+	Changes Changes `json:"changes"`
+	// HasTranscript: the checkpoint holds the conversation (Transcript's
+	// Snapshot). Written before every key was snake_case as
+	// "hasTranscript", which decodeMetadata still reads.
+	HasTranscript bool        `json:"has_transcript"`
 	Transcript    *Transcript `json:"transcript,omitempty"`
 	// Sum is the hex SHA-256 of the file without it (see encodeMetadata):
 	// a damaged metadata.json is never taken for a checkpoint.
@@ -52,16 +55,17 @@ const sumField = ",\n  \"sum\": \""
 // encodeMetadata is metadata.json: md as indented JSON whose last field,
 // sum, is the SHA-256 of the same text without that field — so that any
 // damage to the file is seen, while a reader still takes the fields it does
-// not know.
-func encodeMetadata(md Metadata) ([]byte, error) {
+// not know. md.Sum is set to it: md is then what the file says.
+func encodeMetadata(md *Metadata) ([]byte, error) {
 	md.Sum = ""
 	b, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
+	md.Sum = hex.EncodeToString(sum[:])
 	b = b[:len(b)-2] // "\n}"
-	return fmt.Appendf(b, "%s%x\"\n}\n", sumField, sum), nil
+	return fmt.Appendf(b, "%s%s\"\n}\n", sumField, md.Sum), nil
 }
 
 // checkMetadataSum verifies the checksum encodeMetadata wrote; a file
@@ -79,8 +83,40 @@ func checkMetadataSum(raw []byte) error {
 	return nil
 }
 
-// writeMetadata replaces a checkpoint's metadata.json atomically.
-func writeMetadata(dir string, md Metadata) error {
+// metadataJSON is metadata.json as it is read: Metadata, and the names of
+// its keys that earlier versions wrote, which the stores and archives they
+// made still hold.
+type metadataJSON struct {
+	Metadata
+	OldHasTranscript *bool `json:"hasTranscript,omitempty"`
+}
+
+// decodeMetadata reads metadata.json (or an archive's checkpoint.json),
+// whose checksum the caller verified (checkMetadataSum, over the bytes as
+// they are: an earlier version's file verifies as it was written): with
+// strict, a key it does not know is refused (see decodeStrict); an earlier
+// version's name of a key is read as the key. What it returns encodes
+// (encodeMetadata) with today's names only.
+func decodeMetadata(raw []byte, strict bool) (Metadata, error) {
+	var v metadataJSON
+	var err error
+	if strict {
+		err = decodeStrict(raw, &v)
+	} else {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		return Metadata{}, err
+	}
+	if v.OldHasTranscript != nil && *v.OldHasTranscript {
+		v.HasTranscript = true
+	}
+	return v.Metadata, nil
+}
+
+// writeMetadata replaces a checkpoint's metadata.json atomically (md.Sum
+// set to its checksum).
+func writeMetadata(dir string, md *Metadata) error {
 	b, err := encodeMetadata(md)
 	if err != nil {
 		return err
@@ -233,7 +269,7 @@ func (s *Store) Load(id string) (*Checkpoint, error) {
 	if err := checkMetadataSum(b); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
-	if err := json.Unmarshal(b, &c.Metadata); err != nil {
+	if c.Metadata, err = decodeMetadata(b, false); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata.json: %w", id, err)
 	}
 	if c.ID != id {

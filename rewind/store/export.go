@@ -167,7 +167,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		}
 		return nil
 	}
-	cpJSON, err := encodeMetadata(md)
+	cpJSON, err := encodeMetadata(&md)
 	if err != nil {
 		return nil, err
 	}

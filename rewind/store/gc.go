@@ -717,7 +717,7 @@ func (s *Store) mergeTranscript(c *Checkpoint, r *rebase) error {
 		tr.Chain = max(1, tr.Chain-r.chain) // the merged links are one file now
 	}
 	md.Transcript = &tr
-	if err := writeMetadata(c.Dir, md); err != nil {
+	if err := writeMetadata(c.Dir, &md); err != nil {
 		os.Remove(merged)
 		return err
 	}

@@ -148,7 +148,7 @@ func (p bundleParts) build(t testing.TB) []byte {
 			}
 		}
 	}
-	cpJSON, err := encodeMetadata(cp)
+	cpJSON, err := encodeMetadata(&cp)
 	if err != nil {
 		t.Fatal(err)
 	}

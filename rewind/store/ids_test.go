@@ -116,7 +116,7 @@ func TestIDsPastACountOf999(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.ID, c.Dir = id, s.checkpointDir(id)
-		if err := writeMetadata(c.Dir, c.Metadata); err != nil {
+		if err := writeMetadata(c.Dir, &c.Metadata); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -20,6 +23,28 @@ import (
 // one a label was moved from (it stays pinned). It names no checkpoint in
 // particular: any number may carry it, and it takes no name from another.
 const DefaultLabel = "pinned"
+
+// Pinned returns the pinned checkpoints, newest first. A checkpoint's
+// metadata is decoded only when its bytes hold a label: shell completion
+// offers the labels as names at a tab, and a store may hold 10,000
+// checkpoints.
+func (s *Store) Pinned() ([]*Checkpoint, error) {
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	var pinned []*Checkpoint
+	for i := len(ids) - 1; i >= 0; i-- {
+		b, err := os.ReadFile(filepath.Join(s.checkpointDir(ids[i]), MetadataFile))
+		if err != nil || !bytes.Contains(b, []byte(`"pinned":`)) { // (in a description or a prompt the quotes are escaped)
+			continue
+		}
+		if c, err := s.Load(ids[i]); err == nil && c.Pinned != "" {
+			pinned = append(pinned, c)
+		}
+	}
+	return pinned, nil
+}
 
 // LabelProblem is why a pin label is refused.
 type LabelProblem int
@@ -149,7 +174,7 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, o PinOptions) (movedFrom
 func (s *Store) setLabel(c *Checkpoint, label string) error {
 	md := c.Metadata
 	md.Pinned = label
-	if err := writeMetadata(c.Dir, md); err != nil {
+	if err := writeMetadata(c.Dir, &md); err != nil {
 		return err
 	}
 	c.Metadata = md

@@ -131,3 +131,25 @@ func TestPinTakesNoOtherName(t *testing.T) {
 	d := save(t, s, SaveOptions{Description: "third", Pin: "third"})
 	names("third", d.ID)
 }
+
+// Pinned finds every pinned checkpoint, newest first, and only those: text
+// that reads "pinned": in a description is not a label.
+func TestPinned(t *testing.T) {
+	s := project(t)
+	a := save(t, s, SaveOptions{Description: `"pinned": "no"`, Pin: "release-1"})
+	write(t, s.Project, "x", "1")
+	save(t, s, SaveOptions{Description: `"pinned": "no"`})
+	write(t, s.Project, "x", "2")
+	c := save(t, s, SaveOptions{Pin: DefaultLabel})
+	pinned, err := s.Pinned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pinned {
+		got = append(got, p.ID+" "+p.Pinned)
+	}
+	if want := []string{c.ID + " " + DefaultLabel, a.ID + " release-1"}; !slices.Equal(got, want) {
+		t.Errorf("Pinned: %q, want %q", got, want)
+	}
+}

@@ -204,7 +204,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		return nil, err
 	}
 	md.HasTranscript = md.Transcript != nil && md.Transcript.Snapshot != ""
-	final, err := s.publish(stage, md)
+	final, err := s.publish(stage, &md)
 	if err != nil {
 		return nil, err
 	}
@@ -389,8 +389,9 @@ func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOpti
 }
 
 // publish writes the metadata into the staged folder and renames it into
-// checkpoints/, where it appears whole; it returns the checkpoint's folder.
-func (s *Store) publish(stage string, md Metadata) (string, error) {
+// checkpoints/, where it appears whole (md.Sum set to its checksum); it
+// returns the checkpoint's folder.
+func (s *Store) publish(stage string, md *Metadata) (string, error) {
 	mb, err := encodeMetadata(md)
 	if err != nil {
 		return "", err

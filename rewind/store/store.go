@@ -120,9 +120,9 @@ func Open(project string) (*Store, error) {
 		}
 		s.closeToOthers()
 		if mode == layout.ModeGlobal {
-			if err := s.follow(); err != nil {
-				return nil, err
-			}
+			// Best effort: the store was found; a record that cannot be brought up to
+			// date now (a read-only home) is brought up to date by a later command.
+			s.follow()
 		}
 		return s, nil
 	}

@@ -50,7 +50,7 @@ func TestCheckpointTranscriptOnlyWhereItMayBe(t *testing.T) {
 			tr := *md.Transcript
 			tr.OriginalPath, tr.Named = c.path, c.named
 			md.Transcript = &tr
-			if err := writeMetadata(cp.Dir, md); err != nil {
+			if err := writeMetadata(cp.Dir, &md); err != nil {
 				t.Fatal(err)
 			}
 			planted, err := s.Load(cp.ID)
@@ -89,7 +89,7 @@ func TestBackTakesOnlyARecordedTranscriptItMay(t *testing.T) {
 	tr := *md.Transcript
 	tr.OriginalPath = key
 	md.Transcript = &tr
-	if err := writeMetadata(cp.Dir, md); err != nil {
+	if err := writeMetadata(cp.Dir, &md); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := s.Back(ctx, BackOptions{N: 1, DryRun: true}); !errors.Is(err, ErrNoTranscript) {

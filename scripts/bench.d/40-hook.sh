@@ -2,7 +2,7 @@
 # scripts/bench section: rewind-hook as Claude Code runs it — whole processes, the payloads
 # Claude Code sends on stdin, the command lines the registration writes (`<action> --agent
 # claude`), rewind-hook handing the store work to the rewind binary beside it (both in
-# $BENCH_BIN). Figures (issue 6, "Cost"):
+# $BENCH_BIN). Figures (the hook's cost targets):
 #   - a no-op decision: a PreToolUse Edit right after a prompt's checkpoint, inside the tier's
 #     anti-spam interval (balanced: 30 s), which rewind-hook answers "skip, interval" from the
 #     store's hook-state.json without starting rewind: < 10 ms;

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# rewind export and import (issue 21), beside the rewind section: a checkpoint of the 11k-file
+# rewind export and import, beside the rewind section: a checkpoint of the 11k-file
 # bench tree with a 1 MiB Claude transcript, exported against rewind-snap create of the same tree,
 # imported into a new folder against a full restore of that snapshot into an empty one, and the
 # archive's size against the compressed tree plus the compressed transcript.

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Layered checkpoints (issue 8): a checkpoint costs what changed. Whole processes on a copy of
+# Layered checkpoints: a checkpoint costs what changed. Whole processes on a copy of
 # GOROOT/src in a git repository; the one-change case appends a line to one file.
 # Sourced by scripts/bench: uses median, median_pair, row, goroot_copy, goroot_repo, $BENCH_DIR.
 ly=$BENCH_DIR/layers; mkdir -p "$ly"

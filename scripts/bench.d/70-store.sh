@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# A store at month scale (issue 23): 10,000 checkpoints of a 200-file project, each after a
+# A store at month scale: 10,000 checkpoints of a 200-file project, each after a
 # realistic step (most change a file or two, some none, some add, delete or rename one) with the
 # transcript grown by a turn. genstore builds it once through the store's own Save, in one
 # process (10,000 process starts would take an hour and measure nothing asked here); what is

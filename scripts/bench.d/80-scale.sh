@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Monorepo scale (issue 20): Rewind on trees of 10k, 100k, 230k and 1M files, each a git
+# Monorepo scale: Rewind on trees of 10k, 100k, 230k and 1M files, each a git
 # repository with one commit, every figure against `git status --porcelain` (or `tar | pigz -1`)
 # of the same tree in the same run. The trees are built once under $BENCH_DIR/scale and reused:
 # 1, 9 and 20 copies of GOROOT/src, and 1,000,000 generated small files (rewind/internal/genfiles);

@@ -35,7 +35,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	out := json.NewEncoder(buf)
 	out.SetEscapeHTML(false)
 	env := &env{stdout: stdout, stderr: stderr, out: out, buffered: buf}
-	root := &ffcli.Command{
+	return tool.Run(ctx, commands(env), args, stdout, stderr)
+}
+
+// Commands is the command tree Main runs, for what reads it without running it: rewind's
+// shell completions and the test that holds the man page to the flags.
+func Commands() *ffcli.Command {
+	out := json.NewEncoder(io.Discard)
+	return commands(&env{stdout: io.Discard, stderr: io.Discard, out: out, buffered: io.Discard})
+}
+
+func commands(env *env) *ffcli.Command {
+	return &ffcli.Command{
+		Name:       name,
 		ShortUsage: name + " <create|restore|diff|ls> [flags]",
 		ShortHelp:  "snapshot, diff and restore a project tree",
 		LongHelp: strings.TrimSpace(`
@@ -51,7 +63,6 @@ Output is JSON on stdout. See rewind-snap(1).`),
 			command(env, "ls", "--from FILE.tar.gz", "list the entries of a snapshot", &lsCmd{}),
 		},
 	}
-	return tool.Run(ctx, root, args, stdout, stderr)
 }
 
 type env struct {

@@ -21,7 +21,7 @@ type createCmd struct {
 }
 
 func (c *createCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", ".", "the tree to snapshot")
+	fs.StringVar(&c.root, "root", ".", "the `DIR` of the tree to snapshot")
 	fs.StringVar(&c.out, "out", "", "the `FILE.tar.gz` to write")
 	fs.StringVar(&c.manifest, "manifest", "", "also write the snapshot's manifest to `FILE`")
 	fs.StringVar(&c.parentManifest, "parent-manifest", "", "the previous snapshot's manifest `FILE`: when nothing changed, write no archive")
@@ -118,7 +118,7 @@ type restoreCmd struct {
 }
 
 func (c *restoreCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", ".", "the tree to restore")
+	fs.StringVar(&c.root, "root", ".", "the `DIR` of the tree to restore")
 	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`")
 	fs.StringVar(&c.manifest, "manifest", "", "restore from the snapshot this manifest `FILE` describes (a full one or a layer chain), reading only files that differ")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "change nothing; list what would be written and deleted")
@@ -153,7 +153,7 @@ type diffCmd struct {
 }
 
 func (c *diffCmd) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.root, "root", ".", "the tree to compare")
+	fs.StringVar(&c.root, "root", ".", "the `DIR` of the tree to compare")
 	fs.StringVar(&c.from, "from", "", "the snapshot `FILE.tar.gz`; contents are compared byte for byte")
 	fs.StringVar(&c.manifest, "manifest", "", "the snapshot's manifest `FILE`; faster, no archive is opened")
 }
