@@ -183,11 +183,20 @@ report() {
 }
 
 if [ "$uninstall" = 1 ]; then
-  # An agent whose hook file cannot be read keeps its entries, and says so; every other agent's
-  # hooks, the binaries and the man pages go all the same.
+  # Uninstall leaves nothing it made but the checkpoints and their records (~/.rewind/storage,
+  # stores, projects, .agent/rewind in the projects) and ~/.rewind/config.json. An agent whose
+  # hook file cannot be read keeps its entries, and says so; every other agent's hooks (and the
+  # files and folders Rewind made for them), the binaries and the man pages go all the same.
   hooks_left=0
   if [ -x "$hook" ]; then
-    "$hook" unregister --agents all | report || hooks_left=1
+    # Only what it changed is told: an agent with nothing of Rewind's is "skipped" by rewind-hook.
+    "$hook" unregister --agents all | { grep -v '"skipped":' || true; } | report || hooks_left=1
+  fi
+  # The titles Rewind wrote into an agent's index of sessions (Codex's session_index.jsonl) for
+  # forks that are gone.
+  if [ -x "$prefix/bin/rewind" ]; then
+    "$prefix/bin/rewind" forks prune | sed 's/^/install.sh: /' \
+      || say "note: the titles of gone forks are left in the agents' session indexes (rewind forks prune failed)"
   fi
   for b in "${binaries[@]}"; do
     if [ -L "$bindir/$b" ] && [ "$(readlink "$bindir/$b")" = "$prefix/bin/$b" ]; then rm -f "$bindir/$b"; fi
@@ -205,6 +214,14 @@ if [ "$uninstall" = 1 ]; then
     if [ -L "$fishcomp/$b.fish" ] && [ "$(readlink "$fishcomp/$b.fish")" = rewind.fish ]; then rm -f "$fishcomp/$b.fish"; fi
   done
   say "removed the shell completions from $bashcomp, $zshcomp and $fishcomp"
+  # The folders it made for them, left empty: only in Rewind's own ~/.rewind/system (a --prefix
+  # elsewhere, /usr/local say, is shared); and the hooks' log.
+  if [ "$prefix" = "$HOME/.rewind/system" ]; then
+    for d in "$mandir" "$prefix/share/man" "$prefix/share" "$prefix/bin" "$prefix"; do
+      rmdir "$d" 2>/dev/null || true
+    done
+  fi
+  rm -rf "$HOME/.rewind/logs"
   say "removed ${#binaries[@]} binaries from $prefix/bin and their links in $bindir, and the man pages"
   say "checkpoint stores (~/.rewind/storage/, .agent/rewind in your projects), their records and ~/.rewind/config.json are left in place"
   if [ "$hooks_left" = 1 ]; then

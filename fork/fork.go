@@ -304,7 +304,7 @@ func (w *prefixWriter) writeTitle(p *durable.File, out, leaf string, elsewhere b
 // session_index.jsonl, which `codex resume <name>` reads; its last line for an id wins), in one
 // write, and syncs it. The index is the agent's own file: Rewind only ever appends to it.
 func appendIndex(d *jsonl.Dialect, fork string, line []byte) error {
-	path, err := expand(d.Title.Fork.Index, map[string]string{"fork_dir": filepath.Dir(fork)}, filepath.Dir(fork), time.Now())
+	path, err := IndexPath(d, fork)
 	if err != nil {
 		return err
 	}

@@ -161,8 +161,8 @@ func TestCreateClaude(t *testing.T) {
 	}
 }
 
-// TestClaudeTitle: the title comes from the newest custom-title kept (stacking the prefix on a
-// fork of a fork), else the source's title when given (a fork of a fork cut before its title
+// TestClaudeTitle: the title comes from the newest custom-title kept (a fork of a fork keeps
+// its one prefix), else the source's title when given (a fork of a fork cut before its title
 // line), else the newest prompt kept; --no-title writes the bare prefix.
 func TestClaudeTitle(t *testing.T) {
 	const (
@@ -178,9 +178,9 @@ func TestClaudeTitle(t *testing.T) {
 	}{
 		{"newest prompt", prompt + answer, "", false, "[Fork] fix the bug"},
 		{"ai-title", prompt + ai + answer, "", false, "[Fork] Fixing a bug"},
-		{"custom-title beats ai-title and stacks", prompt + titled + ai + answer, "", false, "[Fork] [Fork] earlier"},
-		{"the source's title beats the prompt", prompt + answer, "[Fork] earlier", false, "[Fork] [Fork] earlier"},
-		{"a kept title beats the source's", prompt + titled + answer, "[Fork] later", false, "[Fork] [Fork] earlier"},
+		{"custom-title beats ai-title, marked once", prompt + titled + ai + answer, "", false, "[Fork] earlier"},
+		{"the source's title beats the prompt", prompt + answer, "[Fork] earlier", false, "[Fork] earlier"},
+		{"a kept title beats the source's", prompt + titled + answer, "[Fork] later", false, "[Fork] earlier"},
 		{"no title", prompt + answer, "", true, ""},
 	}
 	for _, tt := range tests {
@@ -205,7 +205,7 @@ func TestClaudeTitle(t *testing.T) {
 }
 
 // TestCreateDroid checks a Droid fork against the real Droid session files: the session_start
-// line gets the new id and a stacking [Fork] title, every other byte is the prefix, and the
+// line gets the new id and a [Fork] title (once), every other byte is the prefix, and the
 // settings sidecar is copied for the new id.
 func TestCreateDroid(t *testing.T) {
 	const id = "1cbbde27-5fcc-4652-9047-4142f5f1912c"
@@ -249,13 +249,13 @@ func TestCreateDroid(t *testing.T) {
 		t.Errorf("events %d, want %d", f.EventsKept, statsEvents(t, before))
 	}
 
-	// A fork of the fork stacks the prefix.
+	// A fork of the fork keeps the one prefix.
 	f2, err := Create(context.Background(), CreateOptions{From: f.Path, Checkpoint: Checkpoint{Offset: int64(len(got))}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f2.Title != "[Fork] "+wantTitle {
-		t.Errorf("fork of fork title %q", f2.Title)
+	if f2.Title != wantTitle {
+		t.Errorf("fork of fork title %q, want %q", f2.Title, wantTitle)
 	}
 }
 

@@ -38,13 +38,14 @@ func titleBase(ctx context.Context, prefix *jsonl.Transcript, source string) (st
 	return strings.Join(strings.Fields(turns[0].Text), " "), nil
 }
 
-// markTitle puts the dialect's fork prefix before base. Forks of forks stack the prefix
-// ("[Fork] [Fork] …") so that each generation is told apart in the agent's list.
+// markTitle puts the dialect's fork prefix before base, once: a fork of a fork keeps the
+// title it has ("[Fork] …", not "[Fork] [Fork] …"), as the prefix says what the session
+// is, not how far down it lies (jsonl.Dialect.ForkTitle).
 func markTitle(d *jsonl.Dialect, base string) string {
 	if base == "" {
 		return ""
 	}
-	return d.Title.Fork.Prefix + base
+	return d.ForkTitle(base)
 }
 
 // setStringFields returns line (a JSON object, without newline) with the top-level string

@@ -75,8 +75,14 @@ func installBridge(p string, a *Agent, hookPath string) (Change, error) {
 	if old, err := readFile(p); err == nil && bytes.Equal(old, src) {
 		return c, nil
 	}
-	if err := durable.FaultOr("mkdir", filepath.Dir(p), func() error { return os.MkdirAll(filepath.Dir(p), 0o755) }); err != nil {
-		return c, err
+	if !exists {
+		made, err := makeDirs(filepath.Dir(p), 0o755)
+		if err != nil {
+			return c, err
+		}
+		if err := markMade(p, made); err != nil {
+			return c, err
+		}
 	}
 	if err := durable.WriteFile(p, src, 0o644, durable.KeepOwner); err != nil {
 		return c, err
@@ -88,7 +94,8 @@ func installBridge(p string, a *Agent, hookPath string) (Change, error) {
 	return c, nil
 }
 
-// removeBridge removes a's bridge at p when it is Rewind's.
+// removeBridge removes a's bridge at p when it is Rewind's, with what
+// Rewind made for it (removeMade: the folders it made for it, left empty).
 func removeBridge(p string, a *Agent) (Change, error) {
 	c := Change{Path: p, Target: p}
 	exists, ours, err := isBridge(p)
@@ -104,6 +111,7 @@ func removeBridge(p string, a *Agent) (Change, error) {
 	if err := durable.SyncDir(filepath.Dir(p)); err != nil {
 		return c, err
 	}
+	removeMade(p)
 	c.Changed, c.Removed, c.RemovedFile = true, 1, true
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,17 +67,15 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 		return c, fmt.Errorf("%s is read-only, so Rewind does not change it; make it writable (chmod u+w %s) and run again", target, target)
 	}
 	if existed && removeOnly && bytes.Equal(out, empty) && fileExists(target+createdMarker) {
-		// Rewind made this file and only its own entries were in it.
-		if c.Backup, err = backup(target, old, 0o600); err != nil {
-			return c, err
-		}
+		// Rewind made this file and only its own entries were in it: it goes,
+		// with what Rewind made for it (no backup: nothing in it was the user's).
 		if err := durable.FaultOr("remove", target, func() error { return os.Remove(target) }); err != nil {
 			return c, err
 		}
-		os.Remove(target + createdMarker)
 		if err := durable.SyncDir(filepath.Dir(target)); err != nil {
 			return c, err
 		}
+		removeMade(target)
 		c.Changed, c.RemovedFile = true, true
 		return c, nil
 	}
@@ -90,13 +89,14 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 		if c.Backup, err = backup(target, old, mode); err != nil {
 			return c, err
 		}
-	} else if err := durable.FaultOr("mkdir", filepath.Dir(target), func() error { return os.MkdirAll(filepath.Dir(target), 0o700) }); err != nil {
-		return c, err
-	}
-	if !existed {
+	} else {
+		made, err := makeDirs(filepath.Dir(target), 0o700)
+		if err != nil {
+			return c, err
+		}
 		// The marker first: a crash between the two leaves a marker
 		// without a file, which the next run ignores.
-		if err := durable.WriteFile(target+createdMarker, []byte("created by Rewind's hook registration; removed with the file\n"), 0o600, durable.KeepOwner); err != nil {
+		if err := markMade(target, made); err != nil {
 			return c, err
 		}
 	}
@@ -107,10 +107,82 @@ func updateSettings(path, template string, removeOnly bool, edit func([]byte) ([
 	return c, nil
 }
 
-// createdMarker is the suffix of the file beside a settings file that says
-// Rewind created it, so unregistering may remove it when nothing but
-// Rewind's entries was ever put in.
+// createdMarker is the suffix of the file beside a settings file (or a
+// bridge) that says Rewind created it, so unregistering may remove it when
+// nothing but Rewind's entries was ever put in, and names the folders
+// Rewind made for it (after madeHeader), which go with it when left empty.
 const createdMarker = ".rewind-created"
+
+// madeHeader starts, in a createdMarker, the list of the folders Rewind
+// made for the file, one a line, outermost first (none: it made none). A
+// marker without it was written before folders were recorded.
+const madeHeader = "folders made for it:"
+
+// makeDirs makes dir and the folders above it that are missing, as
+// os.MkdirAll does, and returns those it made, outermost first.
+func makeDirs(dir string, perm fs.FileMode) ([]string, error) {
+	var made []string
+	for d := dir; !fileExists(d); d = filepath.Dir(d) {
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := durable.FaultOr("mkdir", dir, func() error { return os.MkdirAll(dir, perm) }); err != nil {
+		return nil, err
+	}
+	slices.Reverse(made)
+	return made, nil
+}
+
+// markMade writes the createdMarker beside target, naming the folders made
+// for it.
+func markMade(target string, made []string) error {
+	var b strings.Builder
+	b.WriteString("created by Rewind's hook registration; removed with the file\n" + madeHeader + "\n")
+	for _, d := range made {
+		b.WriteString(d + "\n")
+	}
+	return durable.WriteFile(target+createdMarker, []byte(b.String()), 0o600, durable.KeepOwner)
+}
+
+// removeMade removes, once the file target Rewind created is gone, what
+// Rewind made for it: its marker, its backups (they held nothing but
+// Rewind's entries), and the folders its marker names, innermost first,
+// each only when it is left empty (a real folder above target, not a
+// link). A marker from before the folders were recorded, or none (a bridge
+// installed then), counts target's own folder as made for it: left empty,
+// it holds nothing of the user's. Best effort: the file is gone already.
+func removeMade(target string) {
+	b, err := os.ReadFile(target + createdMarker)
+	dirs := []string{filepath.Dir(target)}
+	if err == nil {
+		if _, list, ok := strings.Cut(string(b), madeHeader+"\n"); ok {
+			dirs = nil
+			for _, d := range strings.Split(strings.TrimSpace(list), "\n") {
+				if d != "" {
+					dirs = append(dirs, d)
+				}
+			}
+		}
+	}
+	os.Remove(target + createdMarker)
+	olds, _ := filepath.Glob(globEscape(target+".rewind-backup-") + "*")
+	for _, o := range olds {
+		if fi, err := os.Lstat(o); err == nil && fi.Mode().IsRegular() {
+			os.Remove(o)
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		d := filepath.Clean(dirs[i])
+		if rel, err := filepath.Rel(d, target); err != nil || !filepath.IsAbs(d) || rel == "." || strings.HasPrefix(rel, "..") {
+			continue // (not a folder above target: not one made for it)
+		}
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			os.Remove(d) // (fails, and leaves it, when something is in it)
+		}
+	}
+}
 
 func fileExists(p string) bool {
 	_, err := os.Lstat(p)

@@ -2,8 +2,10 @@ package hookd
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -259,5 +261,77 @@ func TestUserEmptyHooksSurvive(t *testing.T) {
 				t.Error("the marker is left behind")
 			}
 		})
+	}
+}
+
+// TestUnregisterLeavesNothingItMade: a hook file or bridge Rewind created
+// goes with its marker, its backups and the folders Rewind made for it (left
+// empty); a folder that was there before stays, as does one that holds
+// something else. A bridge installed before the folders were recorded has
+// its own folder removed when that is left empty.
+func TestUnregisterLeavesNothingItMade(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("COPILOT_HOME", "")
+	t.Setenv("PI_CODING_AGENT_DIR", "")
+	for _, d := range []string{".copilot", ".pi/agent"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := func(root string) []string {
+		var out []string
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if p != root {
+				out = append(out, strings.TrimPrefix(p, home+"/"))
+			}
+			return nil
+		})
+		return out
+	}
+	for _, agent := range []string{"copilot", "pi"} {
+		p, err := SettingsPath(home, agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := filepath.Dir(filepath.Dir(p))                    // ~/.copilot, ~/.pi/agent
+		for _, tier := range []string{"minimal", "aggressive"} { // (the second run backs the first up)
+			if _, err := Register(p, agent, tier, testHook); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c, err := Unregister(p, agent); err != nil || !c.RemovedFile {
+			t.Fatalf("%s: Unregister = %+v, %v", agent, c, err)
+		}
+		if got := left(root); len(got) > 0 {
+			t.Errorf("%s: Unregister left %q", agent, got)
+		}
+		// A folder that was there before, empty, stays; one that holds
+		// something else too.
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Register(p, agent, "minimal", testHook); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Unregister(p, agent); err != nil {
+			t.Fatal(err)
+		}
+		if got := left(root); !slices.Equal(got, []string{strings.TrimPrefix(filepath.Dir(p), home+"/")}) {
+			t.Errorf("%s: after Unregister with the folder there before: %q", agent, got)
+		}
+		os.Remove(filepath.Dir(p))
+	}
+	// A bridge from before the folders were recorded (no marker).
+	p, _ := SettingsPath(home, "pi")
+	if _, err := Register(p, "pi", "minimal", testHook); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p + createdMarker)
+	if _, err := Unregister(p, "pi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Dir(p)); err == nil {
+		t.Errorf("an older bridge's folder, left empty, stays")
 	}
 }

@@ -519,9 +519,11 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 	// Each file written here is read once: the prefetcher takes the small
 	// ones, in plan order, which is walk order.
 	written := make([]int32, 0, 64)
+	var bytes int64
 	for n := range items {
 		if it := item(n); it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
 			written = append(written, int32(it.entry))
+			bytes += entries[it.entry].Size
 		}
 	}
 	w := 0
@@ -532,6 +534,8 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 		return w < len(written) && int(written[w]) == i
 	})
 	progress := progressFrom(ctx)
+	progress.begin()
+	progress.expect(int64(len(written)), bytes)
 	// The entries are updated in place (what the archive found, where the
 	// content is); those the archive lost are dropped at the end.
 	drop := make([]bool, len(entries))

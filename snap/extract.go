@@ -53,6 +53,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	}
 	p.fold = ProbeFolding(root)
 	p.progress = progressFrom(ctx)
+	p.progress.begin()
 	var as *archiveScanner
 	if opts.index != nil { // members, read ahead, tell each entry's place
 		as, err = openArchiveMembers(archive, limits, p.fold, true)
@@ -90,7 +91,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if err := x.moveUp(); err != nil {
 		return nil, err
 	}
-	return &RestoreResult{Type: "restore", Written: x.written}, nil
+	return &RestoreResult{Type: "restore", Written: x.written, Folders: x.folders}, nil
 }
 
 // emptyFolder tells whether the folder r opens holds nothing.
@@ -115,7 +116,8 @@ type extraction struct {
 	treeRoot *os.Root     // opened
 	open     []writtenDir // the folders written that the next entries may be inside, outermost first
 	late     []writtenDir // folders closed to their owner, deepest first: their modes are set once moved up
-	written  int
+	written  int          // files (and symlinks)
+	folders  int
 	index    *ArchiveIndex
 	hashed   *hashingReader
 	rest     []byte // for what hashed has left to read: nothing, once written
@@ -245,7 +247,7 @@ func (x *extraction) mkdir(name string, mode fs.FileMode) error {
 		return fmt.Errorf("create folder %s: %w", name, err)
 	}
 	x.open = append(x.open, writtenDir{name, mode, set, r})
-	x.written++
+	x.folders++
 	return nil
 }
 

@@ -151,7 +151,7 @@ func TestRestoreListsWrittenOut(t *testing.T) {
 				t.Fatalf("dry run: %s lacks %s", want, w)
 			}
 		}
-		if !strings.Contains(want, `"mode_changed":10`) || !strings.Contains(want, `"deleted":25`) {
+		if !strings.Contains(want, `"mode_changed":10`) || !strings.Contains(want, `"deleted":24`) || !strings.Contains(want, `"folders_changed":2`) {
 			t.Fatalf("dry run %v: %s", dry, want)
 		}
 		for _, held := range []int{1, 4} {

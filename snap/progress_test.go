@@ -34,3 +34,48 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestProgressTotals: where the work knows its size — a snapshot once the
+// walk has found what it reads, a restore over a manifest once it has
+// planned — it says so first, and its counts reach those totals when it is
+// done.
+func TestProgressTotals(t *testing.T) {
+	gitEnv(t)
+	dir, snaps := t.TempDir(), t.TempDir()
+	files := map[string]string{}
+	for i := range 40 {
+		files[filepath.Join("d", string(rune('a'+i%26)), "f"+string(rune('a'+i/26)))] = string(make([]byte, i*100))
+	}
+	writeTree(t, dir, files)
+	_, m := layerSave(t, dir, snaps, 0, 0)
+	writeTree(t, dir, map[string]string{"d/a/fa": "changed", "new.txt": "new"})
+	var p Progress
+	out := filepath.Join(snaps, "1")
+	os.MkdirAll(out, 0o755)
+	if _, err := Create(WithProgress(context.Background(), &p), dir, CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Parent: m}); err != nil {
+		t.Fatal(err)
+	}
+	if f, b, tf, tb := p.Files.Load(), p.Bytes.Load(), p.TotalFiles.Load(), p.TotalBytes.Load(); f != 2 || b != 10 || tf != f || tb != b || p.Began.Load() == 0 {
+		t.Errorf("a layer counted %d of %d files, %d of %d bytes; want 2 of 2, 10 of 10", f, tf, b, tb)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	mf, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Progress
+	res, err := Restore(WithProgress(context.Background(), &r), dir, "", RestoreOptions{Manifest: mf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Close()
+	var bytes int64
+	for i := range 40 {
+		bytes += int64(i * 100)
+	}
+	if f, b, tf, tb := r.Files.Load(), r.Bytes.Load(), r.TotalFiles.Load(), r.TotalBytes.Load(); f != 40 || tf != 40 || b != bytes || tb != bytes || int64(res.Written) != tf {
+		t.Errorf("a restore counted %d of %d files, %d of %d bytes, and wrote %d; want 40 of 40, %d of %d, 40", f, tf, b, tb, res.Written, bytes, bytes)
+	}
+}

@@ -69,7 +69,7 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 			}
 			return strings.ReplaceAll(err.Error(), dir, "TREE"), most
 		}
-		return fmt.Sprintf("written %d deleted %d", res.Written, res.Deleted), most
+		return fmt.Sprintf("written %d deleted %d folders %d", res.Written, res.Deleted, res.Folders), most
 	}
 	for _, tc := range []struct {
 		name    string
@@ -77,12 +77,12 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 		paths   []string
 		want    string
 	}{
-		{"replaced", nil, nil, "written 1 deleted 321"},
+		{"replaced", nil, nil, "written 1 deleted 240 folders 81"},
 		{"ignored files in it", []string{"big/d31/deep/h.log", "big/d07/x.log", "big/a.log", "big/d07/deep/y.log"}, nil,
 			"cannot restore big as a file: the folder there holds ignored files (big/a.log, big/d07/deep/y.log, big/d07/x.log); move them away and retry"},
 		{"an ignored file last in it", []string{"big/zz.log"}, nil,
 			"cannot restore big as a file: the folder there holds ignored files (big/zz.log); move them away and retry"},
-		{"paths", nil, []string{"big", "keep.txt"}, "written 1 deleted 321"},
+		{"paths", nil, []string{"big", "keep.txt"}, "written 1 deleted 240 folders 81"},
 		{"a path outside", nil, []string{"big", ":!big/d23/f3.txt"}, "selection: big holds big/d23/f3.txt"},
 	} {
 		for _, manifest := range []bool{false, true} {

@@ -49,6 +49,10 @@ type RestoreOptions struct {
 }
 
 // RestoreResult says what a restore changed (or, in a dry run, would change).
+//
+// Written, Deleted, Unchanged and ModeChanged count files (regular files
+// and symlinks), as a person counts a tree's files; Folders counts apart
+// the folders made, deleted or given another mode.
 type RestoreResult struct {
 	Type        string   `json:"type"`
 	DryRun      bool     `json:"dry_run"`
@@ -56,6 +60,7 @@ type RestoreResult struct {
 	Deleted     int      `json:"deleted"`
 	Unchanged   int      `json:"unchanged"`
 	ModeChanged int      `json:"mode_changed"`
+	Folders     int      `json:"folders_changed,omitempty"`
 	Renamed     int      `json:"renamed,omitempty"`      // on a file system that folds names (see Folding)
 	WrittenList PathList `json:"written_paths,omitzero"` // in a dry run
 	DeletedList PathList `json:"deleted_paths,omitzero"`
@@ -65,6 +70,12 @@ type RestoreResult struct {
 	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
 	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
+}
+
+// Changed reports whether the restore changed (or would change) anything
+// in the tree.
+func (r *RestoreResult) Changed() bool {
+	return r.Written+r.Deleted+r.ModeChanged+r.Folders+r.Renamed > 0
 }
 
 // Close removes the temporary files that hold the result's longest lists
@@ -328,6 +339,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 	}()
 	p.progress = progressFrom(ctx)
+	if stage {
+		p.progress.begin()
+	}
 	p.fold = ProbeFolding(root)
 	if p.fold.Folds() {
 		p.spell = newSpellings(p.fold, sameSpelt(p.r.Lstat))
@@ -749,10 +763,7 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
 		case c != nil && c.Kind != KindDir:
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied, existed: true, from: treeName(c, d)})
-		default:
-			if p.paths.Match(d, true) { // (not a folder above the paths restored)
-				p.unchanged++
-			}
+		default: // (a folder the same: unchanged, but only files are counted)
 			p.respell(&implied, c)
 		}
 	}
@@ -793,7 +804,7 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 	case KindDir:
 		switch {
 		case c == nil && p.ignoredDir(e.Path):
-			p.unchanged++ // an ignored folder already stands there: use it
+			// An ignored folder already stands there: use it.
 		case c == nil || c.Kind != KindDir:
 			if err := p.checkNotInTheWay(e.Path, c); err != nil {
 				return err
@@ -801,8 +812,6 @@ func (p *restorePlan) enterDirOrLink(e *Entry, c *Entry, stage bool) error {
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: *e, existed: c != nil, from: treeName(c, e.Path)})
 		case c.Mode != e.Mode:
 			p.ops = append(p.ops, restoreOp{kind: opChmod, entry: *e, from: treeName(c, e.Path)})
-		default:
-			p.unchanged++
 		}
 	case KindSymlink:
 		if c != nil && c.Kind == KindSymlink && c.Link == e.Link {
@@ -1143,11 +1152,13 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	byArchive := map[string]*archiveNeeds{}
 	var order []string
 	var nf newFolders
+	var files, bytes int64 // what is fetched: the progress's totals
 	err := p.eachOp(func(i int, op *restoreOp) error {
 		inside := nf.step(op)
 		if !fetched(op) {
 			return nil
 		}
+		files, bytes = files+1, bytes+op.entry.Size
 		a := byArchive[op.entry.Src]
 		if a == nil {
 			a = &archiveNeeds{}
@@ -1164,6 +1175,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	if err != nil {
 		return err
 	}
+	p.progress.expect(files, bytes)
 	for _, src := range order {
 		a := byArchive[src]
 		if a.n >= fetchAllAt {
@@ -1724,12 +1736,14 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		}
 	}
 	for _, op := range p.ops {
-		switch op.kind {
-		case opWrite, opMkdir:
+		switch {
+		case op.kind == opMkdir || op.kind == opChmod && op.entry.Kind == KindDir:
+			res.Folders++
+		case op.kind == opWrite:
 			res.Written++
-		case opChmod:
+		case op.kind == opChmod:
 			res.ModeChanged++
-		case opRename:
+		case op.kind == opRename:
 			// Listed after a restore too: a person looking for the tree's
 			// spelling needs to be told where it went.
 			res.Renamed++
@@ -1740,6 +1754,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 	if s := p.spill; s != nil {
 		res.Written += s.written
 		res.ModeChanged += s.modes
+		res.Folders += s.folders + s.deleted.folders
 		res.Renamed += len(s.renamed)
 		res.RenamedList = append(res.RenamedList, s.renamed...)
 		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
@@ -1759,6 +1774,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 			d.add(&p.deletes[i])
 		}
 		res.Deleted, res.DeletedList = d.n, d.names
+		res.Folders += d.folders
 	}
 	if err := errors.Join(res.WrittenList.Err(), res.DeletedList.Err(), res.ModeList.Err()); err != nil {
 		res.Close()
@@ -1775,14 +1791,19 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 // files). A restore limited to paths lists each path: a folder there may
 // hold paths left out of them.
 type deletions struct {
-	each  bool
-	n     int
-	names PathList
-	top   string // the last folder listed, with its "/"
+	each    bool
+	n       int // files
+	folders int
+	names   PathList
+	top     string // the last folder listed, with its "/"
 }
 
 func (d *deletions) add(e *Entry) {
-	d.n++
+	if e.Kind == KindDir {
+		d.folders++
+	} else {
+		d.n++
+	}
 	if d.top != "" && strings.HasPrefix(e.Path, d.top) {
 		return
 	}

@@ -883,3 +883,52 @@ func TestCraftedManifestRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreCountsFiles: a restore's counts are of files, as a person
+// counts a tree's; the folders it makes, deletes or changes the mode of are
+// counted apart. Over a manifest and an archive, planned over what differs
+// or the whole tree, alike.
+func TestRestoreCountsFiles(t *testing.T) {
+	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	for _, sparse := range []bool{false, true} {
+		for _, manifest := range []bool{false, true} {
+			dir, snaps := t.TempDir(), t.TempDir()
+			writeTree(t, dir, map[string]string{"a.txt": "a", "src/b.txt": "b", "src/c.txt": "c", "src/lib/d.txt": "d"})
+			layerSave(t, dir, snaps, 0, 0)
+			// One file changed, one deleted (and its folder), one folder made with a file in it.
+			writeTree(t, dir, map[string]string{"a.txt": "changed", "new/e.txt": "e"})
+			if err := os.RemoveAll(filepath.Join(dir, "src", "lib")); err != nil {
+				t.Fatal(err)
+			}
+			m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := RestoreOptions{Manifest: m}
+			archive := ""
+			if !manifest {
+				opts.Manifest, archive = nil, filepath.Join(snaps, "0", "snapshot.tar.gz")
+			}
+			sparseRestores = sparse
+			for _, dry := range []bool{true, false} {
+				opts.DryRun = dry
+				res, err := Restore(context.Background(), dir, archive, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Close()
+				got := fmt.Sprintf("%d written, %d deleted, %d unchanged, %d folders", res.Written, res.Deleted, res.Unchanged, res.Folders)
+				if want := "2 written, 1 deleted, 2 unchanged, 2 folders"; got != want {
+					t.Errorf("over what differs %v, manifest %v, dry run %v: %s, want %s", sparse, manifest, dry, got, want)
+				}
+			}
+			res, err := Restore(context.Background(), dir, archive, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Changed() || res.Unchanged != 4 {
+				t.Errorf("over what differs %v, manifest %v, again: %+v, want 4 files unchanged and nothing else", sparse, manifest, res)
+			}
+		}
+	}
+}

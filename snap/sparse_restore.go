@@ -29,7 +29,7 @@ var sparseRestores = true
 type sparsePlan struct {
 	tree    *Tree          // the walk's, with only the tree's entries kept
 	snap    []Entry        // the manifest's entries kept, their own copies
-	dropped int            // pairs left out
+	dropped int            // pairs of files left out (counted unchanged)
 	rules   *snapshotRules // an archive's: its ignore files' rules, read as the pass went
 }
 
@@ -40,7 +40,6 @@ var errImpliedFolder = errors.New("a folder implied, not listed")
 type sparseFolder struct {
 	e    Entry
 	kept bool
-	pair bool // left out as one of a pair the same on both sides, counted unchanged
 }
 
 // sparse walks the tree beside m, checking every manifest entry as the
@@ -276,12 +275,13 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if p.sameInBoth(own, c, sameFile) {
 			// Counted unchanged as the plan counts it: within the paths
 			// restored (and the pathspec told it matched something).
-			counted := p.paths.Match(own.Path, own.Kind == KindDir)
+			// Folders are not counted (only files are).
+			counted := own.Kind != KindDir && p.paths.Match(own.Path, false)
 			if counted {
 				sp.dropped++
 			}
 			if own.Kind == KindDir {
-				snapUp = append(snapUp, sparseFolder{e: *own, pair: counted})
+				snapUp = append(snapUp, sparseFolder{e: *own})
 				treeUp = append(treeUp, sparseFolder{e: *c})
 			}
 			return nil
@@ -290,9 +290,6 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 			if f := &snapUp[i]; !f.kept {
 				f.kept = true
 				sp.snap = append(sp.snap, f.e)
-				if f.pair {
-					sp.dropped-- // (planned after all)
-				}
 			}
 		}
 		for i := range treeUp {

@@ -46,8 +46,9 @@ type planSpill struct {
 	blockOps []int      // the operations written when each block ended
 	cands    *spillFile // the tree's entries the snapshot does not have as they are (tag: inSnap)
 	dels     *spillFile // of those, the ones deleted (tag: inSnap)
-	written  int        // operations that write an entry
-	modes    int        // operations that change a mode
+	written  int        // operations that write a file
+	modes    int        // operations that change a file's mode
+	folders  int        // operations that make a folder or change its mode
 	renamed  []Rename   // where names fold: the entries given the snapshot's spelling, for the result
 	deleted  deletions  // the paths deleted, for the result
 	tmp      string     // a dry run's: the temporary folder outside the tree its files are in
@@ -350,12 +351,14 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			if err := s.ops.put(tag, &op.entry, extra); err != nil {
 				return err
 			}
-			switch op.kind {
-			case opWrite, opMkdir:
+			switch {
+			case op.kind == opMkdir || op.kind == opChmod && op.entry.Kind == KindDir:
+				s.folders++
+			case op.kind == opWrite:
 				s.written++
-			case opChmod:
+			case op.kind == opChmod:
 				s.modes++
-			case opRename:
+			case op.kind == opRename:
 				s.renamed = append(s.renamed, Rename{From: op.from, To: op.entry.Path})
 			}
 		}

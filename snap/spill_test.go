@@ -402,7 +402,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 }
 
 // TestDeletionsListedByTheirFolder: a restore lists a folder it deletes
-// once for all it held, and counts every entry; one limited to paths lists
+// once for all it held, and counts its files (its folders apart); one limited to paths lists
 // each path. Planned whole or in blocks, and in a dry run, alike.
 func TestDeletionsListedByTheirFolder(t *testing.T) {
 	defer func(v int) { spillAt = v }(spillAt)
@@ -433,8 +433,8 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Deleted != 7 || !reflect.DeepEqual(slices.Collect(res.DeletedList.All()), want) {
-					t.Errorf("blocks of %d, limited %v, dry run %v: deleted %d %q, want 7 %q", at, limited, dry, res.Deleted, slices.Collect(res.DeletedList.All()), want)
+				if res.Deleted != 5 || res.Folders != 2 || !reflect.DeepEqual(slices.Collect(res.DeletedList.All()), want) {
+					t.Errorf("blocks of %d, limited %v, dry run %v: deleted %d files, %d folders %q, want 5 files, 2 folders %q", at, limited, dry, res.Deleted, res.Folders, slices.Collect(res.DeletedList.All()), want)
 				}
 			}
 			if _, err := os.Lstat(filepath.Join(dir, "gone")); !os.IsNotExist(err) {
@@ -482,7 +482,7 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(held, spilled) || held.Written != 20 || held.WrittenList.Len() != 20 || held.Deleted != 2 || held.DeletedList.Len() != 1 {
+	if !reflect.DeepEqual(held, spilled) || held.Written != 20 || held.WrittenList.Len() != 20 || held.Deleted != 1 || held.Folders != 1 || held.DeletedList.Len() != 1 {
 		t.Fatalf("held %+v\nwritten out %+v", held, spilled)
 	}
 	if d := diffStates(before, state(t, dir)); d != "" {

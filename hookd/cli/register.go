@@ -176,6 +176,17 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			}
 			continue
 		}
+		if t := r.Change.Trust; t != nil && !t.Changed {
+			r.Change.Trust = nil // (a trust file with nothing of Rewind's: nothing to say about it)
+		}
+		if !r.Changed && r.Change.Trust == nil {
+			// Nothing of Rewind's was there: the line says so, not that
+			// a file it never touched is "up to date".
+			r.Skipped = "no Rewind hooks in it"
+			if _, err := os.Lstat(a.path); err != nil {
+				r.Skipped = "no such file"
+			}
+		}
 		if err := e.out.Encode(r); err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (c *backCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.BoolVar(&c.both, "both", false, "also restore the code to the newest checkpoint taken before that prompt")
 	fs.BoolVar(&c.inPlace, "in-place", false, "cut the live transcript back (behind a verified backup) instead of forking")
-	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded)")
+	fs.StringVar(&c.transcript, "transcript", "", "the transcript `PATH` (default: the session the hooks recorded, else the one the newest checkpoint recorded)")
 	cmdline.ChoiceVar(fs, &c.agent, "agent", "", jsonl.DialectNames(), "the transcript's `AGENT` (default: detected)")
 	c.registerConfirm(fs)
 }
@@ -70,7 +70,9 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	o := store.BackOptions{N: n, Text: text, Both: c.both, InPlace: c.inPlace, DryRun: c.dryRun, TranscriptPath: transcript, Agent: agent, InAgent: inAgent}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan := o
 		plan.DryRun = true
 		p, err := s.Back(ctx, plan)
@@ -102,9 +104,15 @@ shows it. Prompts before a compaction count too: the agent keeps those lines,
 and a fork cut before the compaction resumes with the whole conversation, not
 the summary.
 
-:/TEXT names the prompt by its words instead: the newest prompt of the
-conversation containing TEXT (any case; spaces and line breaks count as one),
-the prompts it holds from the sessions it was forked from included.`,
+Without --transcript it goes back in the session the hooks recorded last, or
+without hooks the one the newest checkpoint recorded.
+
+:/TEXT names the prompt by its words instead: the newest prompt containing
+TEXT (any case; spaces and line breaks count as one), the prompts a fork holds
+from the sessions it was forked from included. Every session the project's
+checkpoints recorded is searched, the hooks' last (or the agent's own, run by
+it) first, then the others newest first; the session found is gone back in,
+with its agent.`,
 		examples: []string{
 			"rewind back 1   # drop the last prompt from the chat",
 			"rewind back 2 --both --dry-run",

@@ -261,7 +261,7 @@ func TestComplete(t *testing.T) {
 		{[]string{"back", ""}, []string{":/"}},
 		{[]string{"store", ""}, []string{"move", "attach"}},
 		{[]string{"store", "move", "g"}, []string{"global"}},
-		{[]string{"forks", ""}, []string{"list", "show"}},
+		{[]string{"forks", ""}, []string{"list", "show", "prune"}},
 		{[]string{"completion", ""}, shells},
 		{[]string{"help", "un"}, []string{"undo", "undo-restore", "unpin"}},
 		{[]string{"pin", "--force", "@"}, []string{"@0", "@1", "@2"}},

@@ -27,7 +27,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func (c *exportCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
-	fs.StringVar(&c.out, "o", "", "write the archive to `FILE` (default: rewind-<checkpoint id>.tar in the current folder)")
+	fs.StringVar(&c.out, "o", "", "write the archive to `FILE` (default: rewind-<checkpoint id>.tar in the current folder, or, inside the project, in the user's exports folder)")
 	fs.BoolVar(&c.force, "force", false, "replace FILE when it exists")
 	fs.BoolVar(&c.redact, "redact", false, "leave out the files the export.redact patterns match (.env, keys, …) and mask the secrets found in the rest and in the conversation")
 	fs.Var(&c.patterns, "redact-pattern", "also leave out (with --redact) or warn about files matching this gitignore-style `PATTERN` (repeatable)")
@@ -43,9 +43,14 @@ func (c *exportCmd) Exec(ctx context.Context, e *env, args []string) error {
 	}
 	out := c.out
 	if out == "" {
-		out = store.ExportName(cp)
-	}
-	if out, err = absPath(out); err != nil {
+		wd, _, err := currentDir()
+		if err != nil {
+			return err
+		}
+		if out, err = s.ExportPath(cp, wd); err != nil {
+			return err
+		}
+	} else if out, err = absPath(out); err != nil {
 		return err
 	}
 	ctx, stop := e.progress(ctx, "exporting")
@@ -196,6 +201,12 @@ the checkpoint), checkpoint.json (its metadata) and export.json (format
 version, agent and its version, source folder, and the size and SHA-256 of
 every other member). It appears whole or not at all, and never replaces a
 file without --force.
+
+Without -o it is written as rewind-<id>.tar into the current folder when that
+lies outside the project's tree; inside it, where the next save would capture
+it, into the user's exports folder ($XDG_DATA_HOME/rewind/exports, else
+~/.local/share/rewind/exports; on macOS ~/Library/Application
+Support/rewind/exports). It says where it wrote.
 
 Files that commonly hold secrets (the store's "export": {"redact": […]} in
 config.json; by default .env, .env.*, *.pem, *.key, id_rsa*, .npmrc, .netrc,

@@ -42,8 +42,14 @@ type forkJSON struct {
 }
 
 func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
-		return cmdline.Usagef("use 'rewind forks list' or 'rewind forks show <session-id>'")
+	if len(args) == 0 {
+		args = []string{"list"} // (as git stash lists)
+	}
+	if len(args) == 1 && args[0] == "prune" {
+		return c.prune(e)
+	}
+	if (args[0] != "list" && args[0] != "show") || (args[0] == "show") != (len(args) == 2) || len(args) > 2 {
+		return cmdline.Usagef("use 'rewind forks list', 'rewind forks show <session-id>' or 'rewind forks prune'")
 	}
 	s, err := c.open(e)
 	if err != nil {
@@ -87,16 +93,31 @@ func (c *forksCmd) Exec(ctx context.Context, e *env, args []string) error {
 	return t.write(e, e.width())
 }
 
+// prune takes out of the agents' indexes of session names the titles
+// Rewind wrote for forks that are gone, for every store of the user's
+// (store.ForgetGoneForkTitles): it needs no project.
+func (c *forksCmd) prune(e *env) error {
+	done, err := store.ForgetGoneForkTitles()
+	for _, d := range done {
+		if c.json {
+			if err := e.json(d); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(e.stdout, "Took %s of gone forks out of %s\n", count(d.Removed, "title"), cmdline.QuotePath(d.Index))
+	}
+	return err
+}
+
 // describeFork says where f is and what opens it or brings it back.
 func describeFork(h *store.History, f store.ForkState) forkJSON {
 	out := forkJSON{Type: "fork", Fork: &f.ForkRecord, Restore: f.Entry.ID, At: f.Entry.At, State: forkPresent}
 	switch {
+	case f.Gone():
+		out.State, out.MovedTo = forkGone, f.Removed
 	case f.Removed != "":
 		out.State, out.MovedTo = forkMoved, f.Removed
-		if !fileExists(f.Removed) {
-			out.State = forkGone
-			break
-		}
 		// redo brings it back only when the undo-restore that moved it is the one redo reverts.
 		if r := h.Redoable(); r != nil && r.ID == f.Last.ID {
 			out.BringBack = "rewind redo"
@@ -107,8 +128,6 @@ func describeFork(h *store.History, f store.ForkState) forkJSON {
 			}
 			out.BringBack = "mv " + shellQuote(f.Removed) + " " + shellQuote(to)
 		}
-	case !fileExists(f.Path):
-		out.State = forkGone
 	default:
 		out.Open = store.ResumeHint(f.Agent, f.SessionID)
 	}
@@ -159,14 +178,18 @@ func shellQuote(p string) string {
 
 func (c *forksCmd) doc() doc {
 	return doc{
-		args:    "list | show <session-id>",
+		args:    "[list | show <session-id> | prune]",
 		summary: "forks Rewind created",
-		text: `list: every fork the restore history records, newest first, with where it
+		text: `list (what forks alone does): every fork the restore history records, newest first, with where it
 came from and its state: present, moved (aside by undo-restore, into
 transcript-backup/), or gone. show: one fork (a unique prefix of its session
 id), with the command that opens it, or, when it was moved aside, how to bring
-it back ('rewind redo' when that is what redo would do, else the mv to run).`,
-		examples: []string{"rewind forks list", "rewind forks show 7177182e"},
+it back ('rewind redo' when that is what redo would do, else the mv to run).
+prune: takes out of the agents' indexes of session names (Codex's
+session_index.jsonl) the title lines Rewind wrote for forks that are gone
+(neither at their path nor moved aside), for the forks of every store of
+yours; the agent's own lines stay. install.sh --uninstall runs it.`,
+		examples: []string{"rewind forks", "rewind forks show 7177182e"},
 	}
 }
 

@@ -26,7 +26,7 @@ const listDefault = 20
 func (c *listCmd) RegisterFlags(fs *flag.FlagSet) {
 	c.register(fs)
 	fs.BoolVar(&c.all, "all", false, "also list the backups restores took (they have no @N: name them by id)")
-	fs.IntVar(&c.n, "n", -1, fmt.Sprintf("list at most `N` checkpoints; 0 lists all (default %d, all with --json)", listDefault))
+	fs.IntVar(&c.n, "n", -1, fmt.Sprintf("list at most `N` checkpoints; 0 lists every one list shows, --all adding the restore backups (default %d, all with --json)", listDefault))
 	fs.StringVar(&c.grep, "grep", "", "list only the checkpoints whose prompt or description contains `TEXT` (any case), as ':/TEXT' finds them")
 }
 
@@ -98,21 +98,22 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if c.json {
 		return nil
 	}
-	if shown == 0 {
-		if c.grep != "" && hidden == 0 {
-			return &store.NoCheckpointError{Name: c.grep, Search: true}
-		}
+	if shown == 0 && c.grep == "" {
 		if hidden > 0 {
 			return cmdline.WithHint(fmt.Errorf("no checkpoints but %d restore backup%s", hidden, plural(hidden)), "'rewind list --all' shows them")
 		}
 		return store.ErrNoCheckpoints
 	}
-	if err := t.write(e, e.width()); err != nil {
-		return err
+	// A search that matches nothing prints nothing and succeeds, as git log
+	// --grep does: the answer is the empty list.
+	if shown > 0 {
+		if err := t.write(e, e.width()); err != nil {
+			return err
+		}
 	}
 	var notes []string
 	if more > 0 {
-		notes = append(notes, fmt.Sprintf("%d more (-n 0 lists all)", more))
+		notes = append(notes, fmt.Sprintf("%d more (-n 0 lists them)", more))
 	}
 	if hidden > 0 {
 		notes = append(notes, fmt.Sprintf("%d restore backup%s not shown (--all)", hidden, plural(hidden)))
@@ -256,7 +257,9 @@ for a manual one its description, else the newest prompt when it was taken.
 The prompt column is cut to fit the terminal ($COLUMNS, else its width), and
 the id column is left out when the prompt would get fewer than 30 columns.
 --grep TEXT keeps the rows whose prompt or description contains TEXT, with
-their @N: the checkpoints of every session of the project, forks included.`,
+their @N: the checkpoints of every session of the project, forks included;
+none is no row, and success, as with git log --grep. -n 0 lists every
+checkpoint list shows; the restore backups are left out unless --all.`,
 		examples: []string{
 			"rewind list",
 			"rewind list --grep 'add the cache'",

@@ -39,7 +39,7 @@ func TestListDefaultAndJSONUncapped(t *testing.T) {
 	if n := strings.Count(text, "\n@"); n != 20 {
 		t.Errorf("text lists %d rows, want 20:\n%s", n, text)
 	}
-	if !strings.HasSuffix(text, "… 3 more (-n 0 lists all)\n") {
+	if !strings.HasSuffix(text, "… 3 more (-n 0 lists them)\n") {
 		t.Errorf("no footer for the 3 rows left out:\n%s", text)
 	}
 	if n := strings.Count(list("-n", "0"), "\n@"); n != 23 {

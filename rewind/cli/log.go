@@ -163,6 +163,9 @@ type node struct {
 	parent int // the node below it in its line of history; -1 for none
 	kids   int // nodes not yet drawn whose parent it is
 	seq    int // creation order: ties in time keep it
+	// open is no row but a session's line going on above its newest row,
+	// into the present: a column from the top (see drawTree).
+	open bool
 }
 
 // drawTree lays out one tree's rows, newest first, each after every row
@@ -178,8 +181,10 @@ func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
 		nodes = append(nodes, n)
 		return n.seq
 	}
-	start := map[string]int{} // session path → its start node
-	byID := map[string]int{}  // checkpoint id → node
+	start := map[string]int{}  // session path → its start node
+	newest := map[string]int{} // session path → its newest node
+	byID := map[string]int{}   // checkpoint id → node
+	var latest time.Time
 	for _, se := range tree {
 		var ids []int
 		for _, cp := range se.Checkpoints {
@@ -193,7 +198,14 @@ func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
 		for k := 0; k+1 < len(ids); k++ {
 			nodes[ids[k]].parent = ids[k+1]
 		}
+		newest[se.Path] = ids[0]
 	}
+	for _, n := range nodes {
+		if n.at.After(latest) {
+			latest = n.at
+		}
+	}
+	opened := map[string]bool{}
 	for _, se := range tree {
 		b := se.Parent
 		if b == nil {
@@ -203,8 +215,20 @@ func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
 		if !ok {
 			p, ok = start[b.Path]
 		}
-		if ok {
-			nodes[start[se.Path]].parent = p
+		if !ok {
+			continue
+		}
+		nodes[start[se.Path]].parent = p
+		// A fork Rewind cut before a prompt its parent still shows leaves a
+		// parent that went on past the cut. When the parent has no row
+		// after the one the fork branches off (the prompts after it were
+		// not checkpointed), the fork would be that row's only child and
+		// carry on its column, as a commit with one child does in git log
+		// --graph, drawing no branch: the parent's line is kept open above
+		// it instead, a column from the top.
+		if b.By == store.BranchRewind && b.Prompt != "" && p == newest[b.Path] && !opened[b.Path] {
+			opened[b.Path] = true
+			add(&node{open: true, at: latest.Add(time.Nanosecond), parent: p})
 		}
 	}
 	for _, n := range nodes {
@@ -230,7 +254,13 @@ func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
 			}
 		}
 		if !graph {
-			out = append(out, n.text)
+			if !n.open {
+				out = append(out, n.text)
+			}
+			continue
+		}
+		if n.open { // (nothing waits for it: a column of its own, no row)
+			lanes = append(lanes, n.parent)
 			continue
 		}
 		var mine []int
@@ -399,7 +429,9 @@ and for a fork, which session it was forked from, before which prompt, by
 what and when. --graph draws it as git log --graph does: a column per
 session, '*' on a row, '|/' where a fork leaves the session it came from,
 right below the fork's oldest row and above the parent's checkpoint it
-branched after (the newest one taken before the prompt it was cut before).
+branched after (the newest one taken before the prompt it was cut before);
+a parent with no checkpoint after that one goes on all the same (the prompts
+the fork left out), a column from the top.
 Unrelated sessions are separate trees, the newest first. --json prints one
 object per session, parents before their forks, with its checkpoints.`,
 		examples: []string{

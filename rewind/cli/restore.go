@@ -62,7 +62,9 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 			opts.Context = store.ContextInPlace
 		}
 	}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan, err := s.Restore(ctx, cp, withDryRun(opts))
 		if err != nil {
 			return err
@@ -71,17 +73,40 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if ps != nil {
 			what = " " + cmdline.QuoteText(strings.Join(paths, " ")) // (patterns, as given: text)
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
+		if plan.Nothing { // (nothing to ask about: the restore says so)
+			closeLists(plan)
+		} else if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
 			return err
 		}
 	}
 	ctx, stop := e.progress(ctx, "restoring")
 	res, err := s.Restore(ctx, cp, opts)
 	stop()
+	if res != nil && res.Nothing && !res.DryRun && !c.json {
+		closeLists(res)
+		fmt.Fprintf(e.stdout, "Nothing to restore: %s already %s's\n", nothingWhat(opts, paths), cmdline.QuoteText(cp.ID))
+		return nil
+	}
 	if res != nil && (err == nil || res.Backup != "") {
 		e.printRestore(res, c.json, err != nil)
 	}
 	return err
+}
+
+// nothingWhat names, for "Nothing to restore: … already <cp>'s", what a
+// restore with opts would have restored.
+func nothingWhat(opts store.RestoreOptions, paths []string) string {
+	switch {
+	case opts.Paths != nil && len(paths) == 1:
+		return cmdline.QuoteText(paths[0]) + " is" // (a pattern, as given: text)
+	case opts.Paths != nil:
+		return cmdline.QuoteText(strings.Join(paths, " ")) + " are"
+	case opts.Code && opts.Context != "":
+		return "the tree and the conversation are"
+	case opts.Code:
+		return "the tree is"
+	}
+	return "the conversation is"
 }
 
 // confirmation is the flags of a command that changes the tree: it shows
@@ -95,9 +120,21 @@ func (c *confirmation) registerConfirm(fs *flag.FlagSet) {
 	fs.BoolVar(&c.yes, "yes", false, "do not ask first on a terminal")
 }
 
-// asks reports whether the command is to show its plan and ask: not in a
-// dry run, nor with --yes (--json never asks: a script reads it).
-func (c *confirmation) asks() bool { return !c.dryRun && !c.yes }
+// asks reports whether the command is to show its plan and ask: on a
+// terminal (canAsk), not in a dry run, nor with --yes. --json never asks (a
+// program reads it, and the question is text): where it would, it is
+// refused before anything is done, as terraform's -json wants
+// -auto-approve; off a terminal nothing asks, so --json goes ahead.
+func (c *confirmation) asks(e *env, asJSON bool) (bool, error) {
+	if c.dryRun || c.yes || !canAsk(e) {
+		return false, nil
+	}
+	if asJSON {
+		return false, cmdline.WithHint(cmdline.Usagef("--json does not ask on a terminal: add --yes to go ahead"),
+			"--dry-run --json prints the plan without changing anything")
+	}
+	return true, nil
+}
 
 // canAsk reports whether there is a person to ask: stdin and stderr are a
 // terminal. Without one (scripts, an agent's shell) commands do not ask.
@@ -113,7 +150,7 @@ func confirmPlan(e *env, plan *store.RestoreResult, question string) error {
 	if !canAsk(e) {
 		return nil
 	}
-	writeRestore(e.stderr, plan, false)
+	writeRestore(e.stderr, plan, false) // (the plan, without the dry run's "nothing was changed": nothing is yet)
 	closeLists(plan)
 	fmt.Fprintf(e.stderr, "%s A backup checkpoint is taken first. [y/N] ", question)
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
@@ -143,6 +180,9 @@ func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
 		}
 		return
 	}
+	if r.DryRun {
+		fmt.Fprintf(e.stdout, "Dry run: nothing was changed.\n")
+	}
 	writeRestore(e.stdout, r, failed)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(w))
@@ -159,9 +199,6 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		}
 		return done
 	}
-	if r.DryRun {
-		fmt.Fprintf(w, "Dry run: nothing was changed.\n")
-	}
 	if r.Reverts != "" && !failed { // (one that failed says so in its error)
 		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), cmdline.QuoteText(r.RevertsWhat))
 	}
@@ -176,12 +213,17 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 		case len(r.Paths) > 0:
 			what = cmdline.QuoteText(strings.Join(r.Paths, " ")) + " to " + cmdline.QuoteText(r.Checkpoint) // (pathspecs: text)
 		}
-		renamed := ""
+		renamed, folders := "", ""
 		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
 			renamed = fmt.Sprintf(", %d renamed", r.Code.Renamed)
 		}
-		fmt.Fprintf(w, "%s %s: %d written, %d deleted%s, %d mode changes, %d unchanged\n",
-			would("Restored", "Would restore"), what, r.Code.Written, r.Code.Deleted, renamed, r.Code.ModeChanged, r.Code.Unchanged)
+		if r.Code.Folders > 0 {
+			folders = fmt.Sprintf("; %s changed", count(r.Code.Folders, "folder")) // (made, deleted, or given another mode)
+		}
+		// Files are counted (as a person counts a tree's), folders apart.
+		fmt.Fprintf(w, "%s %s: %s written, %d deleted%s, %s, %d unchanged%s\n",
+			would("Restored", "Would restore"), what, count(r.Code.Written, "file"), r.Code.Deleted, renamed,
+			count(r.Code.ModeChanged, "mode change"), r.Code.Unchanged, folders)
 		// lines prints what each of shown (a path, or a rename's two, quoted
 		// already) tells about it.
 		lines := func(verb string, n int, shown iter.Seq[string]) {
@@ -357,7 +399,8 @@ func (c *restoreCmd) doc() doc {
 beside the transcript), or only one of them. A backup checkpoint is taken first
 and the restore recorded, so 'rewind undo-restore' reverts it. On a terminal it
 shows what it would write, delete and fork, and asks first; --dry-run only
-shows it.
+shows it. A restore that would change nothing (the tree already the
+checkpoint's, no fork asked for, no bytes to cut) says so and takes no backup.
 
 Paths after -- restore only those files and folders (git's pathspecs: relative
 to the current folder, wildcards, :(glob), :(exclude) or :!PATH, :/PATH from

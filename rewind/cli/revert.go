@@ -45,7 +45,9 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan, err := s.RevertStep(ctx, cp, withDryRunStep(opts))
 		if err != nil {
 			if plan != nil {

@@ -14,10 +14,14 @@ type showCmd struct{ common }
 func (c *showCmd) RegisterFlags(fs *flag.FlagSet) { c.register(fs) }
 
 func (c *showCmd) Exec(ctx context.Context, e *env, args []string) error {
-	if err := needArgs(args, 1, 1, "show"); err != nil {
+	if err := needArgs(args, 0, 1, "show"); err != nil {
 		return err
 	}
-	s, cp, err := c.openAt(e, args[0])
+	name := "@0" // (the newest, as git show shows HEAD)
+	if len(args) == 1 {
+		name = args[0]
+	}
+	s, cp, err := c.openAt(e, name)
 	if err != nil {
 		return err
 	}
@@ -88,8 +92,8 @@ func orNone(s string) string {
 
 func (c *showCmd) doc() doc {
 	return doc{
-		args:     "<cp>",
-		summary:  "show a checkpoint's metadata",
-		examples: []string{"rewind show @0", "rewind show 20261122_1430   # a unique id prefix", "rewind show ':/add the cache'   # the newest whose prompt says so"},
+		args:     "[<cp>]",
+		summary:  "show a checkpoint's metadata (default @0, the newest)",
+		examples: []string{"rewind show", "rewind show 20261122_1430   # a unique id prefix", "rewind show ':/add the cache'   # the newest whose prompt says so"},
 	}
 }

@@ -143,6 +143,70 @@ func TestRevertAsksOnATerminal(t *testing.T) {
 	}
 }
 
+// On a terminal, restore shows its plan as a plan (not as a dry run's
+// result: nothing was changed yet, and it asks to change it) and asks; with
+// --json it does not ask, and refuses without --yes, changing nothing.
+func TestRestoreAsksOnATerminal(t *testing.T) {
+	ownHome(t)
+	dir := t.TempDir()
+	if _, _, err := store.Init(dir, layout.ModeProject); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stdin io.Reader, stderr io.Writer, args ...string) (int, string) {
+		var out strings.Builder
+		code := Main(context.Background(), append([]string{"-C", dir}, args...), stdin, &out, stderr)
+		return code, out.String()
+	}
+	if code, out := run(strings.NewReader(""), io.Discard, "save"); code != 0 {
+		t.Fatal(out)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
+
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&screen, master); close(copied) }()
+
+	master.Write([]byte("y\n")) // (not read: --json does not ask)
+	if code, out := run(slave, slave, "restore", "@0", "--json"); code != 2 || out != "" {
+		t.Errorf("restore --json on a terminal: exit %d, stdout %q; want exit 2, no output", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "two\n" {
+		t.Errorf("restore --json on a terminal changed the tree: a.txt holds %q", b)
+	}
+	if code, out := run(slave, slave, "restore", "@0", "--dry-run", "--json"); code != 0 || !strings.Contains(out, `"dry_run":true`) {
+		t.Errorf("restore --dry-run --json on a terminal: exit %d, stdout %q", code, out)
+	}
+	if code, out := run(slave, slave, "restore", "@0"); code != 0 || !strings.Contains(out, "Restored the tree to ") {
+		t.Errorf("restore answered y: exit %d, stdout %q", code, out)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("three\n"), 0o644)
+	if code, out := run(slave, slave, "restore", "@0", "--json", "--yes"); code != 0 || !strings.Contains(out, `"dry_run":false`) {
+		t.Errorf("restore --json --yes on a terminal: exit %d, stdout %q", code, out)
+	}
+	slave.Close()
+	<-copied
+	s := screen.String()
+	for _, want := range []string{
+		`{"type":"error","message":"--json does not ask on a terminal: add --yes to go ahead",`,
+		"Would restore the tree to ",
+		"? A backup checkpoint is taken first. [y/N] ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the terminal did not show %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "Dry run") {
+		t.Errorf("the question is introduced as a dry run:\n%s", s)
+	}
+	if n := strings.Count(s, "[y/N]"); n != 1 {
+		t.Errorf("asked %d times, want 1 (--json does not ask):\n%s", n, s)
+	}
+}
+
 // On a terminal a long save shows one progress line, redrawn in place and
 // cleared at the end; off a terminal it shows nothing (the testscripts check
 // '! stderr .').
@@ -166,14 +230,29 @@ func TestProgressOnATerminal(t *testing.T) {
 	if err := run(context.Background(), e, []string{"save", "--full", "-C", dir}); err != nil {
 		t.Fatal(err)
 	}
+	// A restore knows, once planned, how many files it writes: the line
+	// counts them against that total, the share done and no more.
+	for i := range 200 {
+		os.Remove(filepath.Join(dir, fmt.Sprintf("f%03d", i)))
+	}
+	if err := run(context.Background(), e, []string{"restore", "@0", "--yes", "-C", dir}); err != nil {
+		t.Fatal(err)
+	}
 	slave.Close()
 	<-copied
 	s := screen.String()
 	if !strings.Contains(s, "\r\x1b[Krewind: saving") {
 		t.Errorf("no progress line:\n%q", s)
 	}
-	if !regexp.MustCompile(`rewind: saving: [\d,]+ files?, \d+\.\d MiB, \d+\.\d MiB/s`).MatchString(s) {
+	// (200 files of 64 KiB: 12.5 MiB; no thousands separators, as the result prints numbers)
+	if !regexp.MustCompile(`rewind: saving: \d+ of 200 files, \d+\.\d of 12\.5 MiB \(\d+%\), \d+\.\d MiB/s`).MatchString(s) {
 		t.Errorf("no counts in the progress line:\n%q", s)
+	}
+	if !regexp.MustCompile(`rewind: restoring: \d+ of 200 files, \d+\.\d of 12\.5 MiB \(\d+%\)`).MatchString(s) {
+		t.Errorf("no counts against the total in the restore's progress line:\n%q", s)
+	}
+	if m := regexp.MustCompile(`rewind: restoring: (\d+) of 200 files`).FindAllStringSubmatch(s, -1); len(m) == 0 || m[len(m)-1][1] != "200" {
+		t.Errorf("the restore's progress line stops short of its total:\n%q", s)
 	}
 	if !strings.HasSuffix(s, "\r\x1b[K") {
 		t.Errorf("the progress line is not cleared at the end:\n%q", s)
@@ -214,19 +293,31 @@ func TestCountedProgressOnATerminal(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	for _, tt := range []struct {
-		files, bytes int64
-		took         time.Duration
-		want         string
+		c    counts
+		took time.Duration
+		want string
 	}{
-		{0, 0, time.Second, "rewind: saving…"},
-		{1, 1 << 20, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
-		{12345, 300 << 20, 2 * time.Second, "rewind: saving: 12,345 files, 300.0 MiB, 150.0 MiB/s"},
+		{counts{}, time.Second, "rewind: saving…"},
+		{counts{files: 1, bytes: 1 << 20}, time.Second, "rewind: saving: 1 file, 1.0 MiB, 1.0 MiB/s"},
+		// Numbers as the result prints them: no thousands separators.
+		{counts{files: 12345, bytes: 300 << 20}, 2 * time.Second, "rewind: saving: 12345 files, 300.0 MiB, 150.0 MiB/s"},
+		// A known total: the share done (of the bytes) and the time left.
+		{counts{files: 0, totalFiles: 15036, totalBytes: 400 << 20}, 0, "rewind: saving: 0 of 15036 files, 0.0 of 400.0 MiB (0%), 0.0 MiB/s"},
+		{counts{files: 3000, bytes: 100 << 20, totalFiles: 15036, totalBytes: 400 << 20}, 10 * time.Second,
+			"rewind: saving: 3000 of 15036 files, 100.0 of 400.0 MiB (25%), 10.0 MiB/s, 30s left"},
+		{counts{files: 15036, bytes: 400 << 20, totalFiles: 15036, totalBytes: 400 << 20}, 40 * time.Second,
+			"rewind: saving: 15036 of 15036 files, 400.0 of 400.0 MiB (100%), 10.0 MiB/s, 0s left"},
+		{counts{files: 10, bytes: 10 << 20, totalFiles: 1000, totalBytes: 1000 << 20}, 100 * time.Second,
+			"rewind: saving: 10 of 1000 files, 10.0 of 1000.0 MiB (1%), 0.1 MiB/s, 2h45m left"},
+		// Not a second yet: no guess.
+		{counts{files: 1, bytes: 1 << 20, totalFiles: 2, totalBytes: 2 << 20}, 500 * time.Millisecond,
+			"rewind: saving: 1 of 2 files, 1.0 of 2.0 MiB (50%), 2.0 MiB/s"},
 	} {
-		if got := progressLine("saving", tt.files, tt.bytes, tt.took); got != tt.want {
-			t.Errorf("progressLine(%d, %d) = %q, want %q", tt.files, tt.bytes, got, tt.want)
+		if got := progressLine("saving", tt.c, tt.took); got != tt.want {
+			t.Errorf("progressLine(%+v, %v) = %q, want %q", tt.c, tt.took, got, tt.want)
 		}
 	}
-	if got, want := countLine("deleting old checkpoints", 1234, 9900), "rewind: deleting old checkpoints: 1,234 of 9,900 checkpoints"; got != want {
+	if got, want := countLine("deleting old checkpoints", 1234, 9900), "rewind: deleting old checkpoints: 1234 of 9900 checkpoints"; got != want {
 		t.Errorf("countLine = %q, want %q", got, want)
 	}
 }

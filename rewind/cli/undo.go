@@ -26,7 +26,9 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan, err := s.Undo(ctx, true)
 		if err != nil {
 			return err

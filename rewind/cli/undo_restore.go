@@ -35,7 +35,9 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		return err
 	}
 	o := store.RevertOptions{Redo: c.redo, DryRun: c.dryRun}
-	if c.asks() && canAsk(e) {
+	if ask, err := c.asks(e, c.json); err != nil {
+		return err
+	} else if ask {
 		plan, err := s.Revert(ctx, store.RevertOptions{Redo: c.redo, DryRun: true})
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,18 +14,23 @@ import (
 
 // BackOptions say how far back to go.
 type BackOptions struct {
-	N              int
-	Both           bool
-	InPlace        bool
-	DryRun         bool
-	TranscriptPath string // default: session.json's
+	N       int
+	Both    bool
+	InPlace bool
+	DryRun  bool
+	// TranscriptPath is the transcript to go back in; by default
+	// session.json's, else the newest checkpoint's (see backSessions).
+	TranscriptPath string
 	Agent          string
 	// InAgent: rewind runs inside the agent's own session (its shell tool), in the middle of a
 	// prompt: that prompt counts as the newest even when the agent has not written its line
 	// yet, so N means the same whenever the agent writes it.
 	InAgent bool
 	// Text, when set, names the prompt by its words instead of N: the newest
-	// prompt containing it (Mentions's rule). N is then found from it.
+	// prompt containing it (Mentions's rule). N is then found from it, in
+	// the first session that holds such a prompt: every session the
+	// project's checkpoints recorded is searched (see backSessions), and
+	// the one found is gone back in, with its agent.
 	Text string
 }
 
@@ -38,41 +44,18 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		return nil, err
 	}
 	defer l.Unlock()
-	path, agent := o.TranscriptPath, o.Agent
-	if path == "" {
-		sess, err := s.Session()
-		if err != nil {
-			return nil, err
-		}
-		path = sess.TranscriptPath
-		if agent == "" {
-			agent = sess.Agent
-		}
+	sessions, err := s.backSessions(o)
+	if err != nil {
+		return nil, err
 	}
-	if path == "" {
+	if len(sessions) == 0 {
 		return nil, ErrNoTranscript
 	}
-	path = realPath(path)
-	var d *jsonl.Dialect
-	if agent != "" {
-		d, _ = jsonl.LookupDialect(agent)
-	}
-	t, err := jsonl.Open(path, d)
+	t, path, agent, o, err := s.backIn(ctx, sessions, o)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
-	if !t.Exists() {
-		return nil, &MissingTranscriptError{Path: path, Err: syscall.ENOENT}
-	}
-	if t.Dialect != nil {
-		agent = t.Dialect.Name
-	}
-	if o.Text != "" {
-		if o.N, err = s.backCount(ctx, t, path, o); err != nil {
-			return nil, err
-		}
-	}
 	turn, err := s.backTurn(ctx, t, path, o)
 	if err != nil {
 		if errors.Is(err, jsonl.ErrFewerPrompts) {
@@ -135,6 +118,129 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	return s.applied(ctx, k, c, res)
 }
 
+// backSession is a transcript back may go back in, and its agent ("" to
+// detect).
+type backSession struct{ path, agent string }
+
+// backSessions are the transcripts back looks in, the first to look in
+// first: the one o names (alone, unless it is the agent's own, InAgent);
+// else session.json's, the session the hooks saw last; then every other
+// one the project's checkpoints recorded, the newest first (the newest
+// checkpoint's first of all: without hooks, it is the session a save
+// recorded last). A transcript read from a checkpoint is checked as any
+// path the store recorded (checkpointTranscript); one that fails the check
+// is left out. Without Text only the first is wanted.
+func (s *Store) backSessions(o BackOptions) ([]backSession, error) {
+	var out []backSession
+	seen := map[string]bool{}
+	add := func(path, agent string) {
+		if r := realPath(path); path != "" && !seen[r] {
+			seen[r] = true
+			out = append(out, backSession{r, agent})
+		}
+	}
+	if o.TranscriptPath != "" {
+		add(o.TranscriptPath, o.Agent)
+		if !o.InAgent {
+			return out, nil
+		}
+	} else {
+		sess, err := s.Session()
+		if err != nil {
+			return nil, err
+		}
+		add(sess.TranscriptPath, cmp.Or(o.Agent, sess.Agent))
+	}
+	if len(out) > 0 && o.Text == "" {
+		return out, nil
+	}
+	ids, err := s.IDs()
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ids) - 1; i >= 0; i-- {
+		c, err := s.Load(ids[i])
+		if err != nil || c.Transcript == nil || c.Transcript.OriginalPath == "" {
+			continue
+		}
+		path, err := checkpointTranscript(c)
+		if err != nil {
+			continue
+		}
+		agent := c.Transcript.Agent
+		if len(out) == 0 && o.Agent != "" {
+			agent = o.Agent // (--agent names the default transcript's)
+		}
+		add(path, agent)
+		if o.Text == "" {
+			break
+		}
+	}
+	return out, nil
+}
+
+// backIn opens the transcript back goes back in: the first of sessions,
+// or, with o.Text, the first whose prompts contain it (with o.N set to how
+// far back that prompt is). It returns it with its path and agent, and o
+// as it holds for it: InAgent only in the agent's own session, the first.
+// When no session holds the text, the error counts the prompts of them all.
+func (s *Store) backIn(ctx context.Context, sessions []backSession, o BackOptions) (*jsonl.Transcript, string, string, BackOptions, error) {
+	var first error
+	miss := &NoPromptError{Text: o.Text}
+	for i, ses := range sessions {
+		oi := o
+		oi.InAgent = o.InAgent && i == 0
+		t, agent, err := openBack(ses)
+		if err == nil && o.Text != "" {
+			oi.N, err = s.backCount(ctx, t, ses.path, oi)
+		}
+		if err == nil {
+			return t, ses.path, agent, oi, nil
+		}
+		if t != nil {
+			t.Close()
+		}
+		var np *NoPromptError
+		switch {
+		case errors.As(err, &np):
+			miss.Searched += np.Searched
+			miss.Compacted = miss.Compacted || np.Compacted
+			miss.Sessions++
+		case first == nil:
+			first = err
+		}
+		if o.Text == "" {
+			break
+		}
+	}
+	if miss.Sessions > 0 {
+		return nil, "", "", o, miss
+	}
+	return nil, "", "", o, first
+}
+
+// openBack opens the transcript of ses, which must exist, and says its
+// agent: ses's, else the one its lines tell.
+func openBack(ses backSession) (*jsonl.Transcript, string, error) {
+	var d *jsonl.Dialect
+	if ses.agent != "" {
+		d, _ = jsonl.LookupDialect(ses.agent)
+	}
+	t, err := jsonl.Open(ses.path, d)
+	if err != nil {
+		return nil, "", err
+	}
+	if !t.Exists() {
+		t.Close()
+		return nil, "", &MissingTranscriptError{Path: ses.path, Err: syscall.ENOENT}
+	}
+	agent := ses.agent
+	if t.Dialect != nil {
+		agent = t.Dialect.Name
+	}
+	return t, agent, nil
+}
+
 // backTurn is the Nth most recent prompt of t. Inside the agent (InAgent), the prompt being
 // answered may not be in the transcript yet (Claude Code writes it late in interactive mode,
 // early with -p): the newest prompt-hook checkpoint of this transcript tells, since its cursor
@@ -191,7 +297,8 @@ func (s *Store) newestPromptCheckpoint(path string) *Checkpoint {
 }
 
 // SessionTranscript is the transcript (and its agent) that the hooks recorded for session id:
-// session.json's when it names that session, else the newest checkpoint's of that session.
+// session.json's when it names that session, else the newest checkpoint's of that session
+// (checked as any path a checkpoint recorded: checkpointTranscript).
 func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 	if sess, err := s.Session(); err == nil && sess.SessionID == id && sess.TranscriptPath != "" {
 		return sess.TranscriptPath, sess.Agent, true
@@ -202,8 +309,11 @@ func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
 	}
 	for i, n := len(ids)-1, 0; i >= 0 && n < 256; i, n = i-1, n+1 {
 		c, err := s.Load(ids[i])
-		if err == nil && c.Transcript != nil && c.Transcript.SessionID == id && c.Transcript.OriginalPath != "" {
-			return c.Transcript.OriginalPath, c.Transcript.Agent, true
+		if err != nil || c.Transcript == nil || c.Transcript.SessionID != id {
+			continue
+		}
+		if p, err := checkpointTranscript(c); err == nil && p != "" { // (a recorded path, checked as any)
+			return p, c.Transcript.Agent, true
 		}
 	}
 	return "", "", false

@@ -66,10 +66,15 @@ type NoPromptError struct {
 	Text      string
 	Searched  int
 	Compacted bool
+	Sessions  int // the sessions searched
 }
 
 func (e *NoPromptError) Error() string {
-	s := fmt.Sprintf("no prompt of this conversation contains %q (%d searched", e.Text, e.Searched)
+	of := "this conversation"
+	if e.Sessions > 1 {
+		of = fmt.Sprintf("the project's %d sessions", e.Sessions)
+	}
+	s := fmt.Sprintf("no prompt of %s contains %q (%d searched", of, e.Text, e.Searched)
 	if e.Compacted {
 		s += "; compaction hid the older ones"
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -340,5 +341,46 @@ func exportName(dir string, cp *Checkpoint) string {
 	return filepath.Join(dir, "rewind-"+cp.ID+".tar")
 }
 
-// ExportName is the default name of cp's export archive in the current folder.
-func ExportName(cp *Checkpoint) string { return exportName(".", cp) }
+// ExportPath is where cp's export archive goes when the user names no
+// file: into wd, the current folder, when it lies outside the project's
+// tree; inside it the next save would capture the archive, so it goes into
+// the user's exports folder (ExportsDir) instead, made if need be.
+func (s *Store) ExportPath(cp *Checkpoint, wd string) (string, error) {
+	if !underDir(realPath(wd), realPath(s.Project)) {
+		return exportName(wd, cp), nil
+	}
+	dir, err := ExportsDir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, layout.DirMode); err != nil {
+		return "", fmt.Errorf("exports folder: %w", err)
+	}
+	return exportName(dir, cp), nil
+}
+
+// ExportsDir is the user's folder for the exports of checkpoints taken
+// inside a project: on macOS ~/Library/Application Support/rewind/exports;
+// elsewhere $XDG_DATA_HOME/rewind/exports, or ~/.local/share/rewind/exports
+// when that is unset (or not an absolute path, as the XDG spec has it).
+func ExportsDir() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("exports folder: %w", err)
+	}
+	data := filepath.Join(home, ".local", "share")
+	switch xdg := os.Getenv("XDG_DATA_HOME"); {
+	case runtime.GOOS == "darwin":
+		data = filepath.Join(home, "Library", "Application Support")
+	case filepath.IsAbs(xdg):
+		data = xdg
+	}
+	return filepath.Join(data, "rewind", "exports"), nil
+}
+
+// underDir reports whether path is dir or lies inside it (both clean and
+// absolute).
+func underDir(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}

@@ -23,6 +23,7 @@ func TestResolveWords(t *testing.T) {
 	b := save(t, s, SaveOptions{Description: "cache done", Pin: "release"})
 	c := prompt("rename things")
 	d := save(t, s, SaveOptions{Description: "release"}) // a description equal to b's label
+	write(t, s.Project, "changed.txt", "so that the restore has something to do")
 	if _, err := s.Restore(ctx, a, RestoreOptions{Code: true}); err != nil {
 		t.Fatal(err)
 	}

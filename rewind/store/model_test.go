@@ -282,6 +282,14 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 			if err != nil {
 				fail("restore @%d: %v", n, err)
 			}
+			// One that would change nothing takes no backup and records nothing.
+			if same := maps.Equal(m.tree, m.shown()[n].tree); res.Nothing != same || res.Nothing == (res.Backup != "") {
+				fail("restore @%d: nothing to restore %v, backup %q; the tree is the checkpoint's: %v", n, res.Nothing, res.Backup, same)
+			}
+			if res.Nothing {
+				log = append(log, fmt.Sprintf("restore @%d (%s): nothing to restore", n, c.ID))
+				break
+			}
 			m.changed(KindRestore, res.Backup, true, m.shown()[n].tree)
 			log = append(log, fmt.Sprintf("restore @%d (%s), backup %s", n, c.ID, res.Backup))
 		case op < 9:

@@ -52,6 +52,11 @@ type RestoreResult struct {
 	// Revert is what a revert takes back, path by path.
 	Revert   *RevertPlan `json:"revert,omitempty"`
 	Warnings []string    `json:"warnings,omitempty"`
+	// Nothing says the restore found (or, in a dry run, would find)
+	// nothing to change: the tree (or its paths) already the checkpoint's,
+	// and the conversation, if cut in place, already ending where the
+	// checkpoint's does. It took no backup and recorded nothing.
+	Nothing bool `json:"nothing_to_restore,omitempty"`
 }
 
 // Cut is where a dry run would cut a conversation, and what it would write.
@@ -123,13 +128,6 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if err := k.check(cp, what); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
-	if opts.Paths != nil && !opts.DryRun {
-		// A path that selects nothing, or a selection that would have to
-		// replace a path outside it, is refused before the backup.
-		if err := s.checkPaths(ctx, cp, opts.Paths); err != nil {
-			return nil, err
-		}
-	}
 	if opts.DryRun {
 		if opts.Code {
 			r, err := s.restorePaths(ctx, cp, opts.Paths, true)
@@ -139,24 +137,23 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 			res.Code = r
 		}
 		if opts.Context != "" {
-			chain, err := s.TranscriptChain(cp)
-			if err != nil {
+			var err error
+			if res.Cut, err = s.planContext(ctx, cp, opts.Context); err != nil {
 				return nil, err
 			}
-			t := cp.Transcript
-			path, err := checkpointTranscript(cp)
-			if err != nil {
-				return nil, err
-			}
-			ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
-			if res.Cut, err = s.planCut(ctx, path, t.Agent, ck, chain, opts.Context); err != nil {
-				return nil, err
-			}
-			if cp.Trigger.Event == hookd.EventPrompt {
-				res.Cut.Before = cp.Trigger.Prompt
-			}
-			res.Cut.After = t.LastPrompt
 		}
+		res.Nothing = (res.Code == nil || !res.Code.Changed()) && (res.Cut == nil || res.Cut.cutsNothing())
+		return res, nil
+	}
+	// A restore that would change nothing takes no backup and records
+	// nothing: there is nothing to undo. (Its check refuses too, before the
+	// backup, a path that selects nothing, or a selection that would have
+	// to replace a path outside it.)
+	if nothing, err := s.nothingToRestore(ctx, cp, opts, res); err != nil || nothing {
+		if err != nil {
+			return nil, err
+		}
+		res.Nothing = true
 		return res, nil
 	}
 	c := change{
@@ -175,6 +172,67 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		c.rewound = &layout.RewoundSession{Kind: string(opts.Kind), Agent: t.Agent, Transcript: transcriptOf(cp), SessionID: t.SessionID}
 	}
 	return s.applied(ctx, k, c, res)
+}
+
+// planContext is where a restore of cp's conversation (how) would cut it.
+func (s *Store) planContext(ctx context.Context, cp *Checkpoint, how ContextMode) (*Cut, error) {
+	chain, err := s.TranscriptChain(cp)
+	if err != nil {
+		return nil, err
+	}
+	t := cp.Transcript
+	path, err := checkpointTranscript(cp)
+	if err != nil {
+		return nil, err
+	}
+	ck := fork.Checkpoint{Offset: t.Cursor.ByteOffsetEnd, PrefixSHA256: t.Cursor.PrefixSHA256, TailSHA256: t.Cursor.TailSHA256, Agent: t.Agent}
+	c, err := s.planCut(ctx, path, t.Agent, ck, chain, how)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Trigger.Event == hookd.EventPrompt {
+		c.Before = cp.Trigger.Prompt
+	}
+	c.After = t.LastPrompt
+	return c, nil
+}
+
+// nothingToRestore reports whether the restore opts asks for would change
+// nothing: the tree (or the paths) already cp's, and the conversation, when
+// cut in place, already ends where cp's does (see Cut.cutsNothing). Its check of the tree is a brief dry run, whose counts it
+// leaves in res.Code.
+func (s *Store) nothingToRestore(ctx context.Context, cp *Checkpoint, opts RestoreOptions, res *RestoreResult) (bool, error) {
+	if opts.Context == ContextFork {
+		return false, nil
+	}
+	var code *snap.RestoreResult
+	if opts.Code {
+		r, err := s.restoreWith(ctx, cp, snap.RestoreOptions{DryRun: true, Brief: true, Paths: opts.Paths})
+		if err != nil {
+			return false, err
+		}
+		r.Close() // (brief: it holds no lists)
+		if r.Changed() {
+			return false, nil
+		}
+		r.DryRun = false
+		code = r
+	}
+	if opts.Context != "" {
+		c, err := s.planContext(ctx, cp, opts.Context)
+		if err != nil || !c.cutsNothing() {
+			return false, nil // (an error is the restore's to report, after its backup as ever)
+		}
+	}
+	res.Code = code
+	return true, nil
+}
+
+// cutsNothing reports whether the cut is one in place that would keep
+// every byte of the live transcript (which holds the checkpoint's, and no
+// more). A fork is a new session, asked for: it is written all the same.
+func (c *Cut) cutsNothing() bool {
+	return c.How == ContextInPlace && c.Size > 0 && c.Offset == c.Size
 }
 
 // transcriptOf is the transcript cp recorded, for the backup a restore takes
@@ -216,17 +274,6 @@ func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*s
 // restorePaths is restoreTree limited to the paths selects (all when nil).
 func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec, dryRun bool) (*snap.RestoreResult, error) {
 	return s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: dryRun, Paths: paths})
-}
-
-// checkPaths refuses what restorePaths would refuse, changing nothing: a
-// dry run that keeps its counts only, so it does not grow with what the
-// restore would write.
-func (s *Store) checkPaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec) error {
-	res, err := s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: true, Brief: true, Paths: paths})
-	if res != nil {
-		res.Close()
-	}
-	return err
 }
 
 // restoreWith restores the project's tree to c's snapshot, with o (its

@@ -1216,7 +1216,7 @@ func TestSaveAndRestoreOfATreeEmptied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Code.Written != folders*(each+1) || res.Code.Deleted != 0 {
+	if res.Code.Written != folders*each || res.Code.Folders != folders || res.Code.Deleted != 0 {
 		t.Fatalf("restore of the first: %+v", res.Code)
 	}
 	if got := read(t, filepath.Join(s.Project, "d174/f199")); got != string([]byte{199}) {

@@ -69,6 +69,37 @@ func TestCheckpointTranscriptOnlyWhereItMayBe(t *testing.T) {
 	}
 }
 
+// back without a transcript given, and without hooks, goes back in the one
+// the newest checkpoint recorded: read from metadata, it is checked as any
+// recorded path, and one that fails the check is not read.
+func TestBackTakesOnlyARecordedTranscriptItMay(t *testing.T) {
+	s := project(t)
+	inside := agentTranscript(t, "ebb31263-7b6a-4122-bff9-6eef5ee5652d.jsonl")
+	if err := os.WriteFile(inside, fixtureBytes(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cp := save(t, s, SaveOptions{TranscriptPath: inside, Agent: "claude"})
+	if res, err := s.Back(ctx, BackOptions{N: 1, DryRun: true}); err != nil || res.Cut == nil || res.Cut.Transcript != realPath(inside) {
+		t.Fatalf("back: %+v, %v; want a cut of %s", res, err, inside)
+	}
+	key := filepath.Join(os.Getenv("HOME"), ".ssh", "id_ed25519")
+	os.MkdirAll(filepath.Dir(key), 0o700)
+	os.WriteFile(key, fixtureBytes(t), 0o600)
+	md := cp.Metadata
+	tr := *md.Transcript
+	tr.OriginalPath = key
+	md.Transcript = &tr
+	if err := writeMetadata(cp.Dir, &md); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Back(ctx, BackOptions{N: 1, DryRun: true}); !errors.Is(err, ErrNoTranscript) {
+		t.Fatalf("back over a planted path: %+v, %v; want ErrNoTranscript", res, err)
+	}
+	if _, err := s.Back(ctx, BackOptions{Text: "what did you change", DryRun: true}); !errors.Is(err, ErrNoTranscript) {
+		t.Fatalf("back :/TEXT over a planted path: %v; want ErrNoTranscript", err)
+	}
+}
+
 // A store's id is what makes it the user's: a store.json naming an id the home does not hold
 // is refused before anything else is read, says why, and 'rewind init --trust' adopts it.
 func TestStoreOfAnotherHomeIsRefused(t *testing.T) {
