@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"rewind.dev/internal/durable"
 	"runtime/debug"
 	"time"
 
@@ -39,17 +43,29 @@ type change struct {
 	// done, when set, edits the history in the write that marks the entry
 	// e done (a revert marks the entry it reverts).
 	done func(h *History, e HistoryEntry)
+	// nothingIf, when set, says from the backup's tree whether the change
+	// would change nothing: then it stops there (errNothing), and the
+	// backup, recorded nowhere, is discarded.
+	nothingIf func(backup *Checkpoint) bool
 	// rewound, when set, is the session whose conversation goes on while the
 	// change rewinds the code for a fork of it: it is told at its next hook
 	// (noteRewound fills in the rest from the entry).
 	rewound *layout.RewoundSession
 }
 
+// errNothing is a change that found, once its backup was taken, that it
+// would change nothing (change.nothingIf).
+var errNothing = errors.New("nothing to change")
+
 // apply runs c's sequence, filling in res; k checks the backup.
 func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreResult) error {
 	backup, err := s.backup(ctx, k, c.backup)
 	if err != nil {
 		return err
+	}
+	if c.nothingIf != nil && c.nothingIf(backup) {
+		s.discard(backup)
+		return errNothing
 	}
 	res.Backup = backup.ID
 	e := c.entry
@@ -143,4 +159,20 @@ func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpo
 	// process's memory (at 1M files, 119 MiB; each alone, under 97).
 	debug.FreeOSMemory()
 	return backup, nil
+}
+
+// discard removes c, the newest checkpoint, taken under this lock and
+// recorded nowhere (a backup a restore turned out not to need). Its folder
+// leaves checkpoints/ in one rename, through staging/; a run killed after it
+// leaves an archive in layers/ newer than every checkpoint, which the next
+// save removes (cleanStaging), and an index line the next retention finds
+// stale and rebuilds.
+func (s *Store) discard(c *Checkpoint) {
+	aside := filepath.Join(s.stagingDir(), c.ID)
+	if err := os.Rename(c.Dir, aside); err != nil {
+		return // (then it stays, a hidden checkpoint of the tree as it is)
+	}
+	durable.SyncDir(s.checkpointsDir())
+	os.RemoveAll(aside)
+	os.Remove(filepath.Join(s.layersDir(), c.ID+".tar.gz"))
 }

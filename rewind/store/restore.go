@@ -149,16 +149,31 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	// nothing: there is nothing to undo. (Its check refuses too, before the
 	// backup, a path that selects nothing, or a selection that would have
 	// to replace a path outside it.)
-	if nothing, err := s.nothingToRestore(ctx, cp, opts, res); err != nil || nothing {
-		if err != nil {
-			return nil, err
+	//
+	// A restore of the whole tree alone asks the backup's own walk, so that
+	// it walks the tree no more often than one that goes ahead: when the
+	// tree is the newest checkpoint's and that is cp's, no backup is taken
+	// (ErrUnchanged); when the backup's tree is cp's, it stops there,
+	// recording nothing (errNothing). Anything else is asked by a brief dry
+	// run first.
+	wholeTree := opts.Code && opts.Paths == nil && opts.Context == ""
+	if !wholeTree {
+		if nothing, err := s.nothingToRestore(ctx, cp, opts, res); err != nil || nothing {
+			if err != nil {
+				return nil, err
+			}
+			res.Nothing = true
+			return res, nil
 		}
-		res.Nothing = true
-		return res, nil
+	}
+	newest, err := s.Newest()
+	if err != nil {
+		return nil, err
 	}
 	c := change{
 		backup: SaveOptions{Description: "before " + string(opts.Kind) + " to " + cp.ID, UseSession: true,
-			TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true},
+			TranscriptPath: transcriptOf(cp), TranscriptBestEffort: true,
+			SkipUnchanged: wholeTree && newest != nil && newest.Snapshot.TreeHash == cp.Snapshot.TreeHash},
 		entry: HistoryEntry{Kind: opts.Kind, Checkpoint: cp.ID, Code: opts.Code, Context: opts.Context, Paths: opts.Paths.Items()},
 	}
 	if opts.Code {
@@ -171,7 +186,16 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 		t := cp.Transcript
 		c.rewound = &layout.RewoundSession{Kind: string(opts.Kind), Agent: t.Agent, Transcript: transcriptOf(cp), SessionID: t.SessionID}
 	}
-	return s.applied(ctx, k, c, res)
+	if wholeTree {
+		c.nothingIf = func(b *Checkpoint) bool { return b.Snapshot.TreeHash == cp.Snapshot.TreeHash }
+	}
+	r, err := s.applied(ctx, k, c, res)
+	if wholeTree && (errors.Is(err, ErrUnchanged) || errors.Is(err, errNothing)) {
+		res.Nothing = true
+		res.Code = &snap.RestoreResult{Type: "restore", Unchanged: cp.Snapshot.Files + cp.Snapshot.Symlinks}
+		return res, nil
+	}
+	return r, err
 }
 
 // planContext is where a restore of cp's conversation (how) would cut it.
