@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
@@ -198,7 +199,7 @@ func keptBytes(ctx context.Context, src *os.File, o CreateOptions, method string
 		return nil, err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(ctxReader{ctx, io.LimitReader(r, o.Checkpoint.Offset)})
+	b, err := io.ReadAll(ctxio.Reader{Ctx: ctx, R: io.LimitReader(r, o.Checkpoint.Offset)})
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/jsonl"
 )
@@ -139,7 +140,7 @@ func (w *prefixWriter) fromFileReplacing(src *os.File, offset int64) error {
 		return err
 	}
 	var counter eventCounter
-	in := io.TeeReader(ctxReader{w.ctx, io.NewSectionReader(src, 0, offset)}, &counter)
+	in := io.TeeReader(ctxio.Reader{Ctx: w.ctx, R: io.NewSectionReader(src, 0, offset)}, &counter)
 	if err := durable.Fault("write", w.dst.Name()); err != nil {
 		return fmt.Errorf("write fork: %w", err)
 	}
@@ -222,7 +223,7 @@ func (w *prefixWriter) fromSnapshots(paths []string, cp Checkpoint) error {
 	defer r.Close()
 	rec := newWindowRecorder(jsonl.HashWindow)
 	var counter eventCounter
-	br := bufio.NewReaderSize(io.TeeReader(ctxReader{w.ctx, io.LimitReader(r, cp.Offset)}, io.MultiWriter(rec, &counter)), 1<<20)
+	br := bufio.NewReaderSize(io.TeeReader(ctxio.Reader{Ctx: w.ctx, R: io.LimitReader(r, cp.Offset)}, io.MultiWriter(rec, &counter)), 1<<20)
 	if w.rewritesFirstLine() {
 		line, err := br.ReadSlice('\n')
 		switch {

@@ -2,7 +2,6 @@ package fork
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -93,19 +92,6 @@ func (r *snapshotReader) Close() error {
 		f.Close()
 	}
 	return nil
-}
-
-// ctxReader stops a long copy when the context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // windowRecorder keeps, as bytes stream through it, the first and the last window bytes, so

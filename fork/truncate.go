@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
@@ -221,7 +222,7 @@ func topUpBackup(ctx context.Context, f *os.File, backup string, from, to int64)
 	}
 	h := sha256.New()
 	w := io.MultiWriter(faultWriter{b, backup}, h)
-	n, err := io.Copy(w, ctxReader{ctx, io.NewSectionReader(f, from, to-from)})
+	n, err := io.Copy(w, ctxio.Reader{Ctx: ctx, R: io.NewSectionReader(f, from, to-from)})
 	if err != nil {
 		return 0, fmt.Errorf("top up backup %s: %w", backup, err)
 	}
@@ -273,7 +274,7 @@ func copyVerified(ctx context.Context, f *os.File, path string, size int64) (str
 	}
 	defer p.Abort()
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(p, h), ctxReader{ctx, io.NewSectionReader(f, 0, max(size, fi.Size()))})
+	n, err := io.Copy(io.MultiWriter(p, h), ctxio.Reader{Ctx: ctx, R: io.NewSectionReader(f, 0, max(size, fi.Size()))})
 	if err != nil {
 		return "", 0, fmt.Errorf("write backup %s: %w", path, err)
 	}

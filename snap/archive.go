@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/pgzip"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // maxDeflateRatio is deflate's best possible compression (about 1032:1): an
@@ -49,8 +51,8 @@ type archiveScanner struct {
 	f      *os.File
 	zr     io.Reader // the inflated stream: a *pgzip.Reader, or a *memberStream
 	tr     *tar.Reader
-	cr     *countingReader // what tr has read of zr
-	next0  int64           // where in zr the next header starts
+	cr     *ctxio.CountingReader // what tr has read of zr
+	next0  int64                 // where in zr the next header starts
 	csize  int64
 	seen   map[string]Kind
 	folded map[string]string
@@ -141,7 +143,7 @@ type placer interface {
 }
 
 func newScanner(name string, limits Limits, fold Folding, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
-	cr := &countingReader{r: zr}
+	cr := &ctxio.CountingReader{R: zr}
 	s := &archiveScanner{
 		name: name, limits: limits, fold: fold, kind: kind, f: f, zr: zr, tr: tar.NewReader(cr), cr: cr, csize: csize,
 		seen: map[string]Kind{}, dirs: map[string]bool{},
@@ -157,18 +159,6 @@ func (s *archiveScanner) Close() error {
 		zr.Close()
 	}
 	return s.f.Close()
-}
-
-// countingReader counts what is read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func (s *archiveScanner) refuse(entry, format string, args ...any) error {
@@ -190,7 +180,7 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 		// tar reads exactly the header's blocks: the content, padded to a
 		// block, ends where the next header starts. (tar.Reader reports an
 		// old-style regular file, TypeRegA, as TypeReg.)
-		s.next0 = s.cr.n
+		s.next0 = s.cr.N
 		if hdr.Typeflag == tar.TypeReg {
 			s.next0 += (hdr.Size + 511) &^ 511
 		}

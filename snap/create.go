@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 )
@@ -344,27 +345,13 @@ func hashFile(ctx context.Context, name string) (string, error) {
 	h := sha256.New()
 	buf := copyBuffers.Get().(*[]byte) // (io.Copy would make one a file)
 	defer copyBuffers.Put(buf)
-	if _, err := io.CopyBuffer(h, ctxReader{ctx, f}, *buf); err != nil {
+	if _, err := io.CopyBuffer(h, ctxio.Reader{Ctx: ctx, R: f}, *buf); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
 		return "", fmt.Errorf("read %s: %w", name, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// ctxReader reads from r until ctx is done: a long read (a large file
-// hashed or copied) stops within a buffer of an interrupt.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Whiteouts mark, in a layer, what is gone since the parent (the scheme of
@@ -453,7 +440,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 	if err := a.f.Commit(); err != nil {
 		return nil, nil, 0, err
 	}
-	return kept, a.lost, a.cw.n, nil
+	return kept, a.lost, a.cw.N, nil
 }
 
 // An archiveWriter writes a snapshot's tar.gz at out, a batch of entries
@@ -463,7 +450,7 @@ func writeArchive(ctx context.Context, root, out string, entries []Entry, parent
 type archiveWriter struct {
 	out  string
 	f    *durable.File
-	cw   *countingWriter
+	cw   *ctxio.CountingWriter
 	mw   *memberWriter
 	tw   *tar.Writer
 	buf  []byte
@@ -480,7 +467,7 @@ func newArchiveWriter(out string, level int, layer bool) (*archiveWriter, error)
 	if err != nil {
 		return nil, err
 	}
-	a := &archiveWriter{out: out, f: f, cw: &countingWriter{w: newWritebackWriter(f.File)}, buf: make([]byte, 256*1024), uid: os.Getuid(), gid: os.Getgid()}
+	a := &archiveWriter{out: out, f: f, cw: &ctxio.CountingWriter{W: newWritebackWriter(f.File)}, buf: make([]byte, 256*1024), uid: os.Getuid(), gid: os.Getgid()}
 	a.mw = newMemberWriter(a.cw, level, archiveMark(layer))
 	a.tw = tar.NewWriter(a.mw)
 	return a, nil
@@ -924,7 +911,7 @@ func writeFileEntry(ctx context.Context, tw *tar.Writer, hdr *tar.Header, root s
 	if _, err := tw.Write(first[:n0]); err != nil {
 		return fileRead, err
 	}
-	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(ctxReader{ctx, f}, e.Size-int64(n0)), buf)
+	n, err := io.CopyBuffer(io.MultiWriter(tw, h), io.LimitReader(ctxio.Reader{Ctx: ctx, R: f}, e.Size-int64(n0)), buf)
 	if ctx.Err() != nil {
 		return fileRead, ctx.Err()
 	}
@@ -936,17 +923,6 @@ func writeFileEntry(ctx context.Context, tw *tar.Writer, hdr *tar.Header, root s
 	}
 	e.Hash = hex.EncodeToString(h.Sum(nil))
 	return fileRead, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // writebackEvery is how much an archive grows between two requests to the

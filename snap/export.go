@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // Patterns is a list of gitignore-style patterns (gitignore(5), as the walk
@@ -156,7 +158,7 @@ func copyWhole(ctx context.Context, w io.Writer, m *Manifest) (files int, ok boo
 		return 0, true, fmt.Errorf("archive %s: %w", archive, err)
 	}
 	defer f.Close()
-	if _, err := io.Copy(w, ctxReader{ctx, f}); err != nil {
+	if _, err := io.Copy(w, ctxio.Reader{Ctx: ctx, R: f}); err != nil {
 		return 0, true, fmt.Errorf("copy %s: %w", archive, err)
 	}
 	return files, true, nil

@@ -11,6 +11,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // extractEmpty makes Restore write a whole archive into an empty folder as
@@ -285,7 +287,7 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", e.Path, err)
 	}
-	n, rerr, werr := copySparse(f, ctxReader{p.ctx, content})
+	n, rerr, werr := copySparse(f, ctxio.Reader{Ctx: p.ctx, R: content})
 	switch {
 	case werr != nil:
 		f.Close()

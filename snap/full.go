@@ -105,7 +105,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	if limits != DefaultLimits {
 		recorded = &limits
 	}
-	m.wrote(out, a.cw.n, tree, a.lost, recorded, nil)
+	m.wrote(out, a.cw.N, tree, a.lost, recorded, nil)
 	if err := a.f.Commit(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // List calls fn for every entry of the archive, in archive order, after the
@@ -212,7 +214,7 @@ func indexArchive(ctx context.Context, archive string, limits Limits, most int) 
 				return nil, errTooMany
 			}
 			h.Reset()
-			if _, cerr := io.CopyBuffer(h, ctxReader{ctx, content}, *buf); cerr != nil {
+			if _, cerr := io.CopyBuffer(h, ctxio.Reader{Ctx: ctx, R: content}, *buf); cerr != nil {
 				if err = ctx.Err(); err == nil {
 					err = archiveReadErr(e, cerr)
 				}
@@ -377,7 +379,7 @@ func checkInOrder(ctx context.Context, archive string, limits Limits, each func(
 	var content io.Reader
 	advance := func() error {
 		if content != nil {
-			if _, err := io.CopyBuffer(io.Discard, ctxReader{ctx, content}, *buf); err != nil {
+			if _, err := io.CopyBuffer(io.Discard, ctxio.Reader{Ctx: ctx, R: content}, *buf); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -408,7 +410,7 @@ func checkInOrder(ctx context.Context, archive string, limits Limits, each func(
 			return fmt.Errorf("%s: not in %s at member %d+%d, where its manifest says its content is", e.Path, e.Src, e.COff, e.Skip)
 		}
 		h.Reset()
-		if _, err := io.CopyBuffer(h, ctxReader{ctx, content}, *buf); err != nil {
+		if _, err := io.CopyBuffer(h, ctxio.Reader{Ctx: ctx, R: content}, *buf); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

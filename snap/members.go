@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // memberSize is how much of the tar stream goes into one gzip member. Each
@@ -286,11 +288,11 @@ func (m *memberStream) at(pos int64) (coff, skip int64) {
 // uses.
 type bufferedCount struct {
 	br *bufio.Reader
-	cr countingReader
+	cr ctxio.CountingReader
 }
 
 func newBufferedCount(br *bufio.Reader, r io.Reader) *bufferedCount {
-	c := &bufferedCount{br: br, cr: countingReader{r: r}}
+	c := &bufferedCount{br: br, cr: ctxio.CountingReader{R: r}}
 	if br == nil {
 		c.br = bufio.NewReader(&c.cr)
 	} else {
@@ -300,7 +302,7 @@ func newBufferedCount(br *bufio.Reader, r io.Reader) *bufferedCount {
 }
 
 // consumed is how many bytes of the input were read through the buffer.
-func (c *bufferedCount) consumed() int64 { return c.cr.n - int64(c.br.Buffered()) }
+func (c *bufferedCount) consumed() int64 { return c.cr.N - int64(c.br.Buffered()) }
 
 // inflateAhead reads a memberStream in a goroutine, a few blocks ahead of
 // its reader, so that inflating overlaps with what the reader does with

@@ -3,6 +3,8 @@ package snap
 import (
 	"context"
 	"io"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // writeRaw ends the member being filled and writes r, whole gzip members
@@ -18,7 +20,7 @@ func (m *memberWriter) writeRaw(ctx context.Context, r io.Reader) error {
 		return m.err
 	}
 	m.starts = append(m.starts, m.written)
-	n, err := io.Copy(m.w, ctxReader{ctx, r})
+	n, err := io.Copy(m.w, ctxio.Reader{Ctx: ctx, R: r})
 	m.written += n
 	m.index++
 	if err != nil {

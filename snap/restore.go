@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 )
 
@@ -1612,7 +1613,7 @@ func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", e.Path, err)
 	}
-	n, rerr, werr := copySparse(f, ctxReader{p.ctx, r})
+	n, rerr, werr := copySparse(f, ctxio.Reader{Ctx: p.ctx, R: r})
 	if werr != nil {
 		f.Close()
 		return fmt.Errorf("stage %s in %s: %w", e.Path, p.root, werr)

@@ -19,6 +19,7 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/internal/cmdline"
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/secrets"
@@ -188,7 +189,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 			return err
 		}
 		h := sha256.New()
-		cw := &countWriter{w: io.MultiWriter(out, h)}
+		cw := &ctxio.CountingWriter{W: io.MultiWriter(out, h)}
 		bw := bufio.NewWriterSize(cw, 1<<20)
 		if err := write(bw); err != nil {
 			return err
@@ -196,13 +197,13 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if pad := (512 - cw.n%512) % 512; pad > 0 {
+		if pad := (512 - cw.N%512) % 512; pad > 0 {
 			if _, err := out.Write(make([]byte, pad)); err != nil {
 				return err
 			}
 		}
 		var hb bytes.Buffer
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.n, Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.N, Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
 		if err := tar.NewWriter(&hb).WriteHeader(hdr); err != nil {
 			return err
 		}
@@ -212,7 +213,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		if _, err := out.WriteAt(hb.Bytes(), at); err != nil {
 			return err
 		}
-		info.Members = append(info.Members, BundleMember{Name: name, Size: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))})
+		info.Members = append(info.Members, BundleMember{Name: name, Size: cw.N, SHA256: hex.EncodeToString(h.Sum(nil))})
 		return nil
 	}
 	if t := cp.Transcript; t != nil && t.Snapshot != "" {
@@ -299,17 +300,6 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 type ExistsError struct{ Path string }
 
 func (e *ExistsError) Error() string { return "output " + e.Path + " already exists" }
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // agentVersion is the agent's version as its transcript records it (a
 // "version" field of its lines: Claude Code's, Droid's session_start), read

@@ -9,6 +9,8 @@ import (
 	"rewind.dev/fork"
 	"rewind.dev/rewind/secrets"
 	"rewind.dev/snap"
+
+	"rewind.dev/internal/ctxio"
 )
 
 // What an export scans for secrets (rewind.dev/rewind/secrets): every file
@@ -152,7 +154,7 @@ func (x *exportScan) writeMasked(ctx context.Context, w io.Writer, chain []strin
 		return err
 	}
 	mw := secrets.NewJSONLinesMasker(io.MultiWriter(zw, sumWriter{sum}), x.transcript)
-	if _, err := io.Copy(mw, ctxReader{ctx, r}); err != nil {
+	if _, err := io.Copy(mw, ctxio.Reader{Ctx: ctx, R: r}); err != nil {
 		return err
 	}
 	return zw.Close()

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/pgzip"
 
 	"rewind.dev/fork"
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
@@ -78,7 +79,7 @@ func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session
 	}
 	// From the file Open checked and opened: a path that changed since is
 	// not read again.
-	if err := writeGzip(filepath.Join(dir, TranscriptFile), ctxReader{ctx, io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)}); err != nil {
+	if err := writeGzip(filepath.Join(dir, TranscriptFile), ctxio.Reader{Ctx: ctx, R: io.NewSectionReader(t.ReaderAt(), from, cur.ByteOffsetEnd-from)}); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -148,20 +149,6 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*C
 		return c, n
 	}
 	return nil, 0
-}
-
-// ctxReader reads from r until ctx is done: copying a large transcript
-// stops within a buffer of an interrupt.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // writeGzip writes r gzipped as a new file in a staging folder.
