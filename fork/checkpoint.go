@@ -37,18 +37,17 @@ type Checkpoint struct {
 // "byte_offset_end":…,"prefix_sha256":…,"tail_sha256":…}) prints. Unknown fields are ignored;
 // an optional "inode" is taken.
 func ParseCheckpoint(data []byte) (Checkpoint, error) {
+	// The lines jsonl's types define, read as one: an offset (a boundary) or a cursor, which
+	// the keys present tell apart.
 	var in struct {
-		Type          string `json:"type"`
-		Offset        *int64 `json:"offset"`
-		ByteOffsetEnd *int64 `json:"byte_offset_end"`
-		PrefixSHA256  string `json:"prefix_sha256"`
-		TailSHA256    string `json:"tail_sha256"`
-		Inode         uint64 `json:"inode"`
-		Agent         string `json:"agent"`
-		ParentID      string `json:"parent_id"`
+		jsonl.CursorLine
+		Offset   int64  `json:"offset"`
+		ParentID string `json:"parent_id"`
+		Inode    uint64 `json:"inode"`
 	}
+	var keys map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&in); err != nil {
+	if err := dec.Decode(&keys); err != nil {
 		if errors.Is(err, io.EOF) {
 			return Checkpoint{}, errors.New("no boundary or cursor JSON on stdin")
 		}
@@ -57,15 +56,20 @@ func ParseCheckpoint(data []byte) (Checkpoint, error) {
 	if dec.More() {
 		return Checkpoint{}, errors.New("stdin holds more than one JSON value; pass one boundary or cursor")
 	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return Checkpoint{}, fmt.Errorf("boundary or cursor JSON on stdin: %w", err)
+	}
+	_, hasOffset := keys["offset"]
+	_, hasEnd := keys["byte_offset_end"]
 	c := Checkpoint{PrefixSHA256: in.PrefixSHA256, TailSHA256: in.TailSHA256, Inode: in.Inode, Agent: in.Agent, Leaf: in.ParentID}
 	switch {
-	case in.Type == "cursor" || (in.Offset == nil && in.ByteOffsetEnd != nil):
-		if in.ByteOffsetEnd == nil {
+	case in.Type == "cursor" || !hasOffset && hasEnd:
+		if !hasEnd {
 			return Checkpoint{}, errors.New("cursor on stdin has no byte_offset_end")
 		}
-		c.Offset = *in.ByteOffsetEnd
-	case in.Offset != nil:
-		c.Offset = *in.Offset
+		c.Offset = in.ByteOffsetEnd
+	case hasOffset:
+		c.Offset = in.Offset
 	default:
 		return Checkpoint{}, fmt.Errorf("JSON on stdin (type %q) has neither offset nor byte_offset_end", in.Type)
 	}

@@ -30,11 +30,6 @@ func (c *atConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.event, "event", "", "the event id (each agent's id field: "+idFields()+")")
 }
 
-type atOut struct {
-	Type string `json:"type"`
-	jsonl.EventCut
-}
-
 func (c *atConfig) Exec(ctx context.Context, args []string) error {
 	if c.event == "" {
 		return cmdline.WithHint(cmdline.Usagef("missing --event ID"), "run rewind-jsonl at --event <uuid> FILE")
@@ -52,7 +47,7 @@ func (c *atConfig) Exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.env.emit(atOut{Type: "boundary", EventCut: cut})
+	return c.env.emit(jsonl.EventCutLine{Type: "boundary", EventCut: cut})
 }
 
 // idFields names each dialect's event id field, e.g. "claude: uuid; codex: none; …".

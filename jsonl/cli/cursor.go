@@ -29,11 +29,6 @@ func (c *cursorConfig) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.countLines, "count-lines", false, "also count the complete lines (reads the whole file)")
 }
 
-type cursorOut struct {
-	Type string `json:"type"`
-	jsonl.Cursor
-}
-
 func (c *cursorConfig) Exec(ctx context.Context, args []string) error {
 	path, err := onePath("cursor", args)
 	if err != nil {
@@ -48,5 +43,5 @@ func (c *cursorConfig) Exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.env.emit(cursorOut{Type: "cursor", Cursor: cur})
+	return c.env.emit(jsonl.CursorLine{Type: "cursor", Cursor: cur})
 }

@@ -80,15 +80,6 @@ func newBackCmd(e *env) *ffcli.Command {
 
 func (c *backConfig) RegisterFlags(fs *flag.FlagSet) { c.agent.register(fs) }
 
-type backOut struct {
-	Type         string `json:"type"`
-	Offset       int64  `json:"offset"`
-	PromptOffset int64  `json:"prompt_offset"`
-	// ParentID (tree dialects) is the line a fork before the prompt must end at.
-	ParentID string     `json:"parent_id,omitempty"`
-	Turn     jsonl.Turn `json:"turn"`
-}
-
 func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	if len(args) != 2 {
 		return cmdline.WithHint(cmdline.Usagef("back takes N and FILE"), "run rewind-jsonl back 1 FILE to cut before the most recent prompt")
@@ -110,5 +101,5 @@ func (c *backConfig) Exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.env.emit(backOut{Type: "boundary", Offset: tu.Offset, PromptOffset: tu.PromptOffset, ParentID: tu.ParentID, Turn: tu})
+	return c.env.emit(jsonl.BoundaryLine{Type: "boundary", Offset: tu.Offset, PromptOffset: tu.PromptOffset, ParentID: tu.ParentID, Turn: tu})
 }
