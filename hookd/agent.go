@@ -1,7 +1,6 @@
 package hookd
 
 import (
-	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,24 +8,22 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
+
+	"rewind.dev/internal/agents"
 )
 
-//go:embed agents/*.json
-var agentFS embed.FS
-
-// Agent is one agent's hook profile, loaded from agents/<name>.json: what
-// its hooks are called and send, where they are registered and in what
-// shape, how it names the project, its tools. Adding an agent whose hooks
-// follow one of the known shapes is adding a profile.
+// Agent is one agent's hook profile, the "hooks" section of its manifest
+// (rewind.dev/internal/agents): what its hooks are called and send, where
+// they are registered and in what shape, how it names the project, its
+// tools. Adding an agent whose hooks follow one of the known shapes is
+// adding a profile.
 type Agent struct {
-	Version     int    `json:"version"`
-	Name        string `json:"name"`         // "claude", "droid", …
-	DisplayName string `json:"display_name"` // "Claude Code"
-	Executable  string `json:"executable"`   // the agent's command, to tell whether it is installed
-	ConfigDir   string `json:"config_dir"`   // "~/.claude"; its existence also says the agent is installed
+	Name        string `json:"-"`          // the manifest's: "claude", "droid", …
+	DisplayName string `json:"-"`          // the manifest's: "Claude Code"
+	Executable  string `json:"-"`          // the manifest's: the agent's command, to tell whether it is installed
+	ConfigDir   string `json:"config_dir"` // "~/.claude"; its existence also says the agent is installed
 
 	// Settings are the files the agent reads hooks from, in order of
 	// preference: the first that exists (or, when none does, the last one
@@ -106,35 +103,33 @@ type HookFile struct {
 	Bridge string `json:"bridge"`
 }
 
-// agents parses the embedded profiles on first use, not at start-up: every
-// rewind process links this package, and most never look at an agent.
-var agents = sync.OnceValue(func() map[string]*Agent {
+// profiles parses the hooks section of every manifest that has one, on
+// first use, not at start-up: every rewind process links this package, and
+// most never look at an agent.
+var profiles = sync.OnceValue(func() map[string]*Agent {
 	m := map[string]*Agent{}
-	entries, err := agentFS.ReadDir("agents")
-	if err != nil {
-		panic(err)
-	}
-	for _, e := range entries {
-		b, err := agentFS.ReadFile(path.Join("agents", e.Name()))
-		if err != nil {
-			panic(err)
+	for _, man := range agents.All() {
+		if man.Hooks == nil {
+			continue
 		}
-		a, err := parseAgent(b)
+		a, err := parseAgent(man.Name, man.Hooks)
 		if err != nil {
-			panic(fmt.Sprintf("hookd: agents/%s: %v", e.Name(), err))
+			panic(fmt.Sprintf("hookd: agent %s: %v", man.Name, err))
 		}
+		a.DisplayName, a.Executable = man.DisplayName, man.Executable
 		m[a.Name] = a
 	}
 	return m
 })
 
-// parseAgent reads a profile and fills in the defaults of Claude Code's
+// parseAgent reads the profile of the agent name and fills in the defaults of Claude Code's
 // hook shape, which most agents copy.
-func parseAgent(b []byte) (*Agent, error) {
+func parseAgent(name string, b []byte) (*Agent, error) {
 	a := new(Agent)
 	if err := json.Unmarshal(b, a); err != nil {
 		return nil, err
 	}
+	a.Name = name
 	hf := &a.HookFile
 	for _, d := range []struct {
 		v   *string
@@ -160,17 +155,18 @@ func parseAgent(b []byte) (*Agent, error) {
 
 // AgentNames lists the agents Rewind has hook profiles for, sorted.
 func AgentNames() []string {
-	names := make([]string, 0, len(agents()))
-	for n := range agents() {
-		names = append(names, n)
+	var names []string
+	for _, man := range agents.All() {
+		if profiles()[man.Name] != nil {
+			names = append(names, man.Name)
+		}
 	}
-	sort.Strings(names)
 	return names
 }
 
 // LookupAgent returns the profile of the named agent.
 func LookupAgent(name string) (*Agent, error) {
-	if a, ok := agents()[name]; ok {
+	if a, ok := profiles()[name]; ok {
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(AgentNames(), ", "))
@@ -318,7 +314,7 @@ func SessionFromEnv(getenv func(string) string) (agent, session string) {
 		return getenv("REWIND_AGENT"), id
 	}
 	for _, name := range AgentNames() {
-		for _, v := range agents()[name].SessionEnv {
+		for _, v := range profiles()[name].SessionEnv {
 			if id := getenv(v); id != "" {
 				return name, id
 			}

@@ -42,7 +42,7 @@ func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
 	for _, sig := range signals {
 		var found []*Agent
 		for _, name := range AgentNames() {
-			if a := agents()[name]; sig(a) {
+			if a := profiles()[name]; sig(a) {
 				found = append(found, a)
 			}
 		}

@@ -3,25 +3,21 @@ package jsonl
 import (
 	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
+
+	"rewind.dev/internal/agents"
 )
 
-//go:embed dialects/*.json
-var dialectFiles embed.FS
-
-// Dialect is one agent's transcript profile, loaded from dialects/<name>.json. Its fields are
-// data; the methods interpret them. Treat a Dialect as read-only.
+// Dialect is one agent's transcript profile: the "dialect" section of its manifest
+// (rewind.dev/internal/agents). Its fields are data; the methods interpret them. Treat a
+// Dialect as read-only.
 type Dialect struct {
-	// Name is the agent's name as used by --agent: claude, droid, codex, pi, copilot.
-	Name        string `json:"name"`
+	// Name is the agent's name as used by --agent (the manifest's).
+	Name        string `json:"-"`
 	Description string `json:"description"`
 	// IDField is the dotted path of a line's event id ("uuid", "id"); empty when the agent's
 	// lines carry no ids (codex).
@@ -299,41 +295,29 @@ func (d *Dialect) ResumeCommand(id string) string {
 	return strings.ReplaceAll(d.Fork.Resume, "{id}", id)
 }
 
-var (
-	loadOnce   sync.Once
-	dialects   map[string]*Dialect
-	dialectErr error
-)
-
-func loadDialects() {
-	dialects = make(map[string]*Dialect)
-	entries, err := fs.ReadDir(dialectFiles, "dialects")
-	if err != nil {
-		dialectErr = err
-		return
-	}
-	for _, e := range entries {
-		data, err := dialectFiles.ReadFile(path.Join("dialects", e.Name()))
-		if err != nil {
-			dialectErr = err
-			return
+// dialects parses the dialect section of every agent's manifest that has one, on first use.
+var dialects = sync.OnceValues(func() (map[string]*Dialect, error) {
+	m := make(map[string]*Dialect)
+	for _, a := range agents.All() {
+		if a.Dialect == nil {
+			continue
 		}
-		d, err := ParseDialect(data)
+		d, err := parseDialect(a.Name, a.Dialect)
 		if err != nil {
-			dialectErr = fmt.Errorf("dialect %s: %w", e.Name(), err)
-			return
+			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
 		}
-		dialects[d.Name] = d
+		m[d.Name] = d
 	}
-}
+	return m, nil
+})
 
-// ParseDialect reads a dialect profile from its JSON form and checks it.
-func ParseDialect(data []byte) (*Dialect, error) {
+// parseDialect reads the dialect of the agent name from its JSON form and checks it.
+func parseDialect(name string, data []byte) (*Dialect, error) {
 	var d Dialect
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, fmt.Errorf("parse dialect profile: %w", err)
 	}
-	if d.Name == "" {
+	if d.Name = name; d.Name == "" {
 		return nil, fmt.Errorf("dialect profile has no name")
 	}
 	if len(d.Prompt.Match) == 0 && len(d.Prompt.MatchAny) == 0 {
@@ -411,12 +395,13 @@ func ParseDialect(data []byte) (*Dialect, error) {
 
 // Dialects returns every built-in dialect, sorted by name.
 func Dialects() []*Dialect {
-	loadOnce.Do(loadDialects)
-	out := make([]*Dialect, 0, len(dialects))
-	for _, d := range dialects {
-		out = append(out, d)
+	m, _ := dialects()
+	var out []*Dialect
+	for _, a := range agents.All() {
+		if d := m[a.Name]; d != nil {
+			out = append(out, d)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -431,11 +416,11 @@ func DialectNames() []string {
 
 // LookupDialect returns the built-in dialect with this name (case-insensitive).
 func LookupDialect(name string) (*Dialect, error) {
-	loadOnce.Do(loadDialects)
-	if dialectErr != nil {
-		return nil, dialectErr
+	m, err := dialects()
+	if err != nil {
+		return nil, err
 	}
-	if d, ok := dialects[strings.ToLower(strings.TrimSpace(name))]; ok {
+	if d, ok := m[strings.ToLower(strings.TrimSpace(name))]; ok {
 		return d, nil
 	}
 	return nil, &UnknownDialectError{Name: name}
