@@ -20,10 +20,12 @@ import (
 // tools. Adding an agent whose hooks follow one of the known shapes is
 // adding a profile.
 type Agent struct {
-	Name        string `json:"-"`          // the manifest's: "claude", "droid", …
-	DisplayName string `json:"-"`          // the manifest's: "Claude Code"
-	Executable  string `json:"-"`          // the manifest's: the agent's command, to tell whether it is installed
-	ConfigDir   string `json:"config_dir"` // "~/.claude"; its existence also says the agent is installed
+	Name        string `json:"-"` // the manifest's: "claude", "droid", …
+	DisplayName string `json:"-"` // the manifest's: "Claude Code"
+	Executable  string `json:"-"` // the manifest's: the agent's command, to tell whether it is installed
+	// manifest is the agent's manifest, whose folders the paths below are templates over
+	// ("{home}/settings.json": see rewind.dev/internal/agents).
+	manifest *agents.Agent
 
 	// Settings are the files the agent reads hooks from, in order of
 	// preference: the first that exists (or, when none does, the last one
@@ -47,7 +49,7 @@ type Agent struct {
 	// own where they differ (Copilot's camelCase).
 	Payload map[string]string `json:"payload,omitempty"`
 	// TranscriptPath derives the transcript from the session id where the
-	// payload names none ("~/.copilot/session-state/{session_id}/events.jsonl").
+	// payload names none ("{home}/session-state/{session_id}/events.jsonl").
 	TranscriptPath string `json:"transcript_path,omitempty"`
 	// FailsClosed: any non-zero exit (or a thrown error in a bridge) blocks
 	// the agent's tool, so the hook must exit 0 whatever happens.
@@ -60,13 +62,15 @@ type Agent struct {
 	// SessionEnv are env vars that a command the agent runs (its shell tool) sees holding the
 	// session's id (Codex's CODEX_THREAD_ID), so rewind run by the agent finds its session.
 	SessionEnv []string `json:"session_env,omitempty"`
+	// StatusLine: the agent runs a status-line command named in its settings file
+	// (Claude Code's statusLine), which `install.sh --statusline` points at `rewind statusline`.
+	StatusLine bool `json:"status_line,omitempty"`
 
-	ProjectDirEnv      []string `json:"project_dir_env"`     // env vars naming the project, first set wins
-	DetectEnv          []string `json:"detect_env"`          // env vars only this agent sets
-	DetectStdinKeys    []string `json:"detect_stdin_keys"`   // payload keys only this agent sends
-	TranscriptContains string   `json:"transcript_contains"` // a transcript_path of this agent contains it
-	EnvFileEnv         string   `json:"env_file_env"`        // env var naming the SessionStart env file
-	EnvFileStdinKey    string   `json:"env_file_stdin_key"`  // stdin key naming it (Droid); wins over EnvFileEnv
+	ProjectDirEnv   []string `json:"project_dir_env"`    // env vars naming the project, first set wins
+	DetectEnv       []string `json:"detect_env"`         // env vars only this agent sets
+	DetectStdinKeys []string `json:"detect_stdin_keys"`  // payload keys only this agent sends
+	EnvFileEnv      string   `json:"env_file_env"`       // env var naming the SessionStart env file
+	EnvFileStdinKey string   `json:"env_file_stdin_key"` // stdin key naming it (Droid); wins over EnvFileEnv
 
 	EditTools  []string `json:"edit_tools"`  // tools that write files
 	ShellTools []string `json:"shell_tools"` // tools that run commands
@@ -76,7 +80,7 @@ type Agent struct {
 
 // SettingsFile is one file an agent reads hooks from.
 type SettingsFile struct {
-	Path         string `json:"path"`           // "~/..." is relative to the home directory
+	Path         string `json:"path"`           // a path template of the manifest: "{home}/settings.json"
 	HooksKey     string `json:"hooks_key"`      // the top-level key holding the events; "" = the events are the top level
 	OnlyIfExists bool   `json:"only_if_exists"` // the agent reads it only when it exists
 }
@@ -116,7 +120,10 @@ var profiles = sync.OnceValue(func() map[string]*Agent {
 		if err != nil {
 			panic(fmt.Sprintf("hookd: agent %s: %v", man.Name, err))
 		}
-		a.DisplayName, a.Executable = man.DisplayName, man.Executable
+		a.DisplayName, a.Executable, a.manifest = man.DisplayName, man.Executable, man
+		if a.Trust != nil {
+			a.Trust.homeVar = man.HomeVar()
+		}
 		m[a.Name] = a
 	}
 	return m
@@ -164,6 +171,17 @@ func AgentNames() []string {
 	return names
 }
 
+// StatusLineAgent is the agent whose settings name a status-line command (see
+// Agent.StatusLine), nil when none does.
+func StatusLineAgent() *Agent {
+	for _, name := range AgentNames() {
+		if a := profiles()[name]; a.StatusLine {
+			return a
+		}
+	}
+	return nil
+}
+
 // LookupAgent returns the profile of the named agent.
 func LookupAgent(name string) (*Agent, error) {
 	if a, ok := profiles()[name]; ok {
@@ -181,13 +199,13 @@ func SettingsPath(home, agent string) (string, error) {
 		return "", err
 	}
 	f := a.settingsFile(home)
-	return expandHome(home, f.Path), nil
+	return a.path(f.Path, home), nil
 }
 
 func (a *Agent) settingsFile(home string) SettingsFile {
 	var fallback SettingsFile
 	for _, f := range a.Settings {
-		if _, err := os.Stat(expandHome(home, f.Path)); err == nil {
+		if _, err := os.Stat(a.path(f.Path, home)); err == nil {
 			return f
 		}
 		if !f.OnlyIfExists {
@@ -208,10 +226,10 @@ func (a *Agent) hooksKey(p string) string {
 	return "hooks"
 }
 
-// Installed reports whether the agent looks installed for home: its config
+// Installed reports whether the agent looks installed for home: its own
 // folder exists or its executable is on PATH.
 func (a *Agent) Installed(home string, lookPath func(string) (string, error)) bool {
-	if st, err := os.Stat(expandHome(home, a.ConfigDir)); err == nil && st.IsDir() {
+	if st, err := os.Stat(a.path(a.manifest.Folders.Home, home)); err == nil && st.IsDir() {
 		return true
 	}
 	if lookPath != nil {
@@ -285,25 +303,11 @@ func (a *Agent) payloadKey(key string) string {
 	return key
 }
 
-// expandHome resolves a profile's path: a leading ${VAR:-default} is $VAR when set, else
-// default (pi's PI_CODING_AGENT_DIR moves ~/.pi/agent); then ~ is home.
-func expandHome(home, p string) string {
-	if rest, ok := strings.CutPrefix(p, "${"); ok {
-		if spec, tail, ok := strings.Cut(rest, "}"); ok {
-			name, def, _ := strings.Cut(spec, ":-")
-			if v := os.Getenv(name); v != "" {
-				def = v
-			}
-			p = def + tail
-		}
-	}
-	if p == "~" {
-		return home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(home, p[2:])
-	}
-	return p
+// path resolves a path template of the agent's manifest for the user whose
+// home folder is home: ${VAR:-default} is $VAR when set (pi's
+// PI_CODING_AGENT_DIR moves ~/.pi/agent), {home} the agent's folder, ~ home.
+func (a *Agent) path(tmpl, home string) string {
+	return a.manifest.Path(tmpl, home, os.Getenv)
 }
 
 // SessionFromEnv tells which agent session a command runs in, from the environment the agent

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
 )
@@ -113,7 +114,7 @@ func TestHandReadPrompts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			path := filepath.Join(fixtureDir, tt.file)
+			path := fixtures.Path(tt.file)
 			tr, err := Open(path, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +148,7 @@ func TestNoPromptInView(t *testing.T) {
 		"claude/spotter-subagent-agent-a2898e3-sidechain.jsonl",
 		"claude/spotter-subagent-agent-acompact-e1f845.jsonl",
 	} {
-		tr, err := Open(filepath.Join(fixtureDir, f), nil)
+		tr, err := Open(fixtures.Path(f), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +268,7 @@ func TestPreamble(t *testing.T) {
 // TestTreeParent: in a tree dialect a turn names the line the conversation was at before the
 // prompt, which a fork before it must end at — not the line before it in the file.
 func TestTreeParent(t *testing.T) {
-	tr, err := Open(filepath.Join(fixtureDir, "pi/realclient-pi0.73.1-tree-branches.jsonl"), nil)
+	tr, err := Open(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

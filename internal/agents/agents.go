@@ -4,10 +4,13 @@
 // types: "dialect" (how its transcripts read, package jsonl) and "hooks" (where and how its
 // hooks are registered, package hookd).
 //
+// Folders, the agent's own part, say where it keeps its files: its home, with the variable that
+// moves it; its session folders; the folders a snapshot leaves out.
+//
 // The manifests sit here, in the internal module that every other module imports, because
 // snap, jsonl and hookd each need a part of an agent and may import no sibling: with one file
 // per agent in the lowest module, an agent's facts are written once, and adding an agent is
-// adding its manifest, its fixtures (testdata/fixtures/<name>/) and its end-to-end test, with
+// adding its manifest, its fixtures (internal/fixtures/<name>/) and its end-to-end test, with
 // code only where its mechanics differ. The sections stay opaque here so that the formats stay
 // with the code that reads them.
 package agents
@@ -24,6 +27,10 @@ import (
 //go:embed *.json
 var manifestFiles embed.FS
 
+// Unnamed is the agent of the records that name none: those Rewind wrote before records
+// named their agent, when it knew only Claude Code.
+const Unnamed = "claude"
+
 // Version is the manifest format's version.
 const Version = 1
 
@@ -36,6 +43,8 @@ type Agent struct {
 	DisplayName string `json:"display_name"`
 	// Executable is the agent's command, to tell whether it is installed and to run it.
 	Executable string `json:"executable"`
+	// Folders are where the agent keeps its files.
+	Folders Folders `json:"folders"`
 	// Dialect is the transcript dialect (package jsonl reads it), nil when Rewind reads no
 	// transcript of the agent.
 	Dialect json.RawMessage `json:"dialect,omitempty"`
@@ -57,6 +66,9 @@ func parse(data []byte) (*Agent, error) {
 		return nil, fmt.Errorf("manifest name %q is not a lower-case word", a.Name)
 	case a.DisplayName == "" || a.Executable == "":
 		return nil, fmt.Errorf("manifest %s names no display name or executable", a.Name)
+	}
+	if err := a.Folders.check(); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", a.Name, err)
 	}
 	return a, nil
 }

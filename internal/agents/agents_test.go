@@ -2,6 +2,16 @@ package agents
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +59,61 @@ func TestParseRefuses(t *testing.T) {
 	} {
 		if _, err := parse([]byte(m)); err == nil {
 			t.Errorf("parse(%s) accepted it", m)
+		}
+	}
+}
+
+// TestAgentNamesLiveInManifests: an agent's name is a string literal in at most one code file
+// of the project outside its manifest (code where that agent's mechanics differ), so adding or
+// changing an agent is its manifest and not a hunt through the modules. Tests and the
+// end-to-end suite, which name the agents they drive, are not counted.
+func TestAgentNamesLiveInManifests(t *testing.T) {
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "..")
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		t.Skipf("not in the project's source tree: %v", err)
+	}
+	names := map[string]bool{}
+	for _, a := range All() {
+		names[a.Name] = true
+	}
+	files := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if rel == "e2e" || rel == "internal/agents" || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" || e.Name() == "dist" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if s, err := strconv.Unquote(lit.Value); err == nil && names[s] && !slices.Contains(files[s], rel) {
+					files[s] = append(files[s], rel)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, fs := range files {
+		if len(fs) > 1 {
+			t.Errorf("%q is written in %d code files outside its manifest: %v", name, len(fs), fs)
 		}
 	}
 }
