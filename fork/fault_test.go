@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"syscall"
@@ -170,7 +171,7 @@ func dirHolds(dir string, data []byte) bool {
 
 func placeIn(t *testing.T, fixture, dir string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixtures, fixture))
+	data, err := os.ReadFile(fixtures.Path(fixture))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"rewind.dev/internal/fixtures"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,14 +21,12 @@ import (
 	"rewind.dev/jsonl"
 )
 
-const fixtures = "testdata/fixtures"
-
 // place copies a fixture into a fresh directory under name, with mode 0600 like Claude Code's.
 func place(t *testing.T, fixture, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixtures, fixture))
+	data, err := os.ReadFile(fixtures.Path(fixture))
 	if err != nil {
-		t.Fatalf("fixture: %v (see testdata/fixtures/SOURCES.md)", err)
+		t.Fatalf("fixture: %v (see internal/fixtures/SOURCES.md)", err)
 	}
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o600); err != nil {
@@ -210,7 +209,7 @@ func TestClaudeTitle(t *testing.T) {
 func TestCreateDroid(t *testing.T) {
 	const id = "1cbbde27-5fcc-4652-9047-4142f5f1912c"
 	src := place(t, "droid/realclient-droid0.225.2-tools.jsonl", id+".jsonl")
-	side, _ := os.ReadFile(filepath.Join(fixtures, "droid/realclient-droid0.225.2-tools.settings.json"))
+	side, _ := os.ReadFile(fixtures.Path("droid/realclient-droid0.225.2-tools.settings.json"))
 	os.WriteFile(filepath.Join(filepath.Dir(src), id+".settings.json"), side, 0o600)
 	before, _ := os.ReadFile(src)
 	off := int64(len(before))
@@ -394,7 +393,7 @@ func TestCreateEdges(t *testing.T) {
 // TestEventCounterAgreesWithJSONL: the fast count equals jsonl's Stats.Events on every
 // fixture, however the bytes are split into writes.
 func TestEventCounterAgreesWithJSONL(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(fixtures, "*", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(fixtures.Dir(), "*", "*.jsonl"))
 	if len(files) < 15 {
 		t.Fatalf("only %d fixtures found", len(files))
 	}
@@ -421,7 +420,7 @@ func TestEventCounterAgreesWithJSONL(t *testing.T) {
 // TestCountingReaderAt: the events counted from a scan's reads (forward, overlapping, back,
 // past a gap) and then from the bytes it left are those of the whole.
 func TestCountingReaderAt(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(fixtures, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"))
+	data, err := os.ReadFile(fixtures.Path("claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +492,7 @@ func TestCreatePi(t *testing.T) {
 	if strings.Join(got, "|") != "T2 second prompt|T1 first prompt" {
 		t.Errorf("the fork's conversation, newest first: %q", got)
 	}
-	orig, _ := os.ReadFile(filepath.Join(fixtures, "pi/realclient-pi0.73.1-tree-branches.jsonl"))
+	orig, _ := os.ReadFile(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"))
 	if now, _ := os.ReadFile(src); !bytes.Equal(now, orig) {
 		t.Error("the source changed")
 	}
@@ -522,7 +521,7 @@ func TestCreateCopilot(t *testing.T) {
 	states := filepath.Join(t.TempDir(), "session-state")
 	src := filepath.Join(states, old, "events.jsonl")
 	for _, name := range []string{"events.jsonl", "workspace.yaml"} {
-		data, err := os.ReadFile(filepath.Join(fixtures, "copilot", old, name))
+		data, err := os.ReadFile(fixtures.Path("copilot/" + old + "/" + name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -590,7 +589,7 @@ func TestCreateOpenCode(t *testing.T) {
 	proj := filepath.Join(dir, "proj")
 	os.Mkdir(proj, 0o755)
 	mirror := place(t, "opencode/realclient-opencode1.18.33-2-prompts-mirror.jsonl", "ses_df7272802ffeRDbCgpBljjEZLA.jsonl")
-	info, _ := os.ReadFile(filepath.Join(fixtures, "opencode/realclient-opencode1.18.33-2-prompts-mirror.session.json"))
+	info, _ := os.ReadFile(fixtures.Path("opencode/realclient-opencode1.18.33-2-prompts-mirror.session.json"))
 	info = regexp.MustCompile(`"directory":"[^"]*"`).ReplaceAll(info, []byte(`"directory":`+strconv.Quote(proj)))
 	os.WriteFile(strings.TrimSuffix(mirror, ".jsonl")+".session.json", info, 0o600)
 	// A stand-in opencode: import keeps the file, export prints what was imported (with DROP
@@ -682,7 +681,7 @@ func TestCreateCodex(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	orig, err := os.ReadFile(filepath.Join(fixtures, "codex/realclient-codex0.169.0-2-prompts-tools.jsonl"))
+	orig, err := os.ReadFile(fixtures.Path("codex/realclient-codex0.169.0-2-prompts-tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,7 +748,7 @@ func TestCreateCodex(t *testing.T) {
 
 	// A native fork names its parent in session_meta (forked_from_id, history_base): a fork of
 	// it keeps that reference, since the parent holds its history.
-	nb, err := os.ReadFile(filepath.Join(fixtures, "codex/realclient-codex0.169.0-native-fork.jsonl"))
+	nb, err := os.ReadFile(fixtures.Path("codex/realclient-codex0.169.0-native-fork.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

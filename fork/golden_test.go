@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"testing"
@@ -33,29 +34,28 @@ var volatile = regexp.MustCompile(`"(id|timestamp)":"[^"]*"`)
 // was before its copy was made faster; the faster one must write the same bytes.
 func TestForkGolden(t *testing.T) {
 	var files []string
-	for _, root := range []string{"testdata/fixtures", "../jsonl/testdata/fixtures"} {
-		filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".jsonl") && !strings.Contains(p, "opencode") {
-				files = append(files, p)
-			}
-			return err
-		})
-	}
+	root := fixtures.Dir()
+	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, ".jsonl") && !strings.Contains(p, "opencode") {
+			files = append(files, p)
+		}
+		return err
+	})
 	if len(files) < 40 {
 		t.Fatalf("only %d fixtures found", len(files))
 	}
 	lines := make([]string, len(files))
 	t.Run("forks", func(t *testing.T) {
 		for i, p := range files {
-			rel := strings.TrimPrefix(strings.TrimPrefix(p, "../"), "testdata/fixtures/")
-			rel = strings.Replace(rel, "testdata/fixtures/", "", 1)
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
 			t.Run(rel, func(t *testing.T) {
 				t.Parallel() // each fork waits on its fsyncs
 				data, err := os.ReadFile(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				agent := strings.SplitN(strings.TrimPrefix(rel, "jsonl/"), "/", 2)[0]
+				agent, _, _ := strings.Cut(rel, "/")
 				var b strings.Builder
 				for _, off := range goldenCuts(data) {
 					for _, method := range []string{MethodPrefixCopy, MethodSnapshot} {

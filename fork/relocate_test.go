@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"rewind.dev/internal/fixtures"
 	"testing"
 
 	"rewind.dev/jsonl"
@@ -82,7 +83,7 @@ func TestCodexImportFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.ReadFile("testdata/fixtures/codex/realclient-codex0.169.0-2-prompts-tools.jsonl")
+	in, err := os.ReadFile(fixtures.Path("codex/realclient-codex0.169.0-2-prompts-tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package hookd
 
 import (
-	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,24 +8,24 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
+
+	"rewind.dev/internal/agents"
 )
 
-//go:embed agents/*.json
-var agentFS embed.FS
-
-// Agent is one agent's hook profile, loaded from agents/<name>.json: what
-// its hooks are called and send, where they are registered and in what
-// shape, how it names the project, its tools. Adding an agent whose hooks
-// follow one of the known shapes is adding a profile.
+// Agent is one agent's hook profile, the "hooks" section of its manifest
+// (rewind.dev/internal/agents): what its hooks are called and send, where
+// they are registered and in what shape, how it names the project, its
+// tools. Adding an agent whose hooks follow one of the known shapes is
+// adding a profile.
 type Agent struct {
-	Version     int    `json:"version"`
-	Name        string `json:"name"`         // "claude", "droid", …
-	DisplayName string `json:"display_name"` // "Claude Code"
-	Executable  string `json:"executable"`   // the agent's command, to tell whether it is installed
-	ConfigDir   string `json:"config_dir"`   // "~/.claude"; its existence also says the agent is installed
+	Name        string `json:"-"` // the manifest's: "claude", "droid", …
+	DisplayName string `json:"-"` // the manifest's: "Claude Code"
+	Executable  string `json:"-"` // the manifest's: the agent's command, to tell whether it is installed
+	// manifest is the agent's manifest, whose folders the paths below are templates over
+	// ("{home}/settings.json": see rewind.dev/internal/agents).
+	manifest *agents.Agent
 
 	// Settings are the files the agent reads hooks from, in order of
 	// preference: the first that exists (or, when none does, the last one
@@ -50,7 +49,7 @@ type Agent struct {
 	// own where they differ (Copilot's camelCase).
 	Payload map[string]string `json:"payload,omitempty"`
 	// TranscriptPath derives the transcript from the session id where the
-	// payload names none ("~/.copilot/session-state/{session_id}/events.jsonl").
+	// payload names none ("{home}/session-state/{session_id}/events.jsonl").
 	TranscriptPath string `json:"transcript_path,omitempty"`
 	// FailsClosed: any non-zero exit (or a thrown error in a bridge) blocks
 	// the agent's tool, so the hook must exit 0 whatever happens.
@@ -63,13 +62,15 @@ type Agent struct {
 	// SessionEnv are env vars that a command the agent runs (its shell tool) sees holding the
 	// session's id (Codex's CODEX_THREAD_ID), so rewind run by the agent finds its session.
 	SessionEnv []string `json:"session_env,omitempty"`
+	// StatusLine: the agent runs a status-line command named in its settings file
+	// (Claude Code's statusLine), which `install.sh --statusline` points at `rewind statusline`.
+	StatusLine bool `json:"status_line,omitempty"`
 
-	ProjectDirEnv      []string `json:"project_dir_env"`     // env vars naming the project, first set wins
-	DetectEnv          []string `json:"detect_env"`          // env vars only this agent sets
-	DetectStdinKeys    []string `json:"detect_stdin_keys"`   // payload keys only this agent sends
-	TranscriptContains string   `json:"transcript_contains"` // a transcript_path of this agent contains it
-	EnvFileEnv         string   `json:"env_file_env"`        // env var naming the SessionStart env file
-	EnvFileStdinKey    string   `json:"env_file_stdin_key"`  // stdin key naming it (Droid); wins over EnvFileEnv
+	ProjectDirEnv   []string `json:"project_dir_env"`    // env vars naming the project, first set wins
+	DetectEnv       []string `json:"detect_env"`         // env vars only this agent sets
+	DetectStdinKeys []string `json:"detect_stdin_keys"`  // payload keys only this agent sends
+	EnvFileEnv      string   `json:"env_file_env"`       // env var naming the SessionStart env file
+	EnvFileStdinKey string   `json:"env_file_stdin_key"` // stdin key naming it (Droid); wins over EnvFileEnv
 
 	EditTools  []string `json:"edit_tools"`  // tools that write files
 	ShellTools []string `json:"shell_tools"` // tools that run commands
@@ -79,7 +80,7 @@ type Agent struct {
 
 // SettingsFile is one file an agent reads hooks from.
 type SettingsFile struct {
-	Path         string `json:"path"`           // "~/..." is relative to the home directory
+	Path         string `json:"path"`           // a path template of the manifest: "{home}/settings.json"
 	HooksKey     string `json:"hooks_key"`      // the top-level key holding the events; "" = the events are the top level
 	OnlyIfExists bool   `json:"only_if_exists"` // the agent reads it only when it exists
 }
@@ -106,35 +107,36 @@ type HookFile struct {
 	Bridge string `json:"bridge"`
 }
 
-// agents parses the embedded profiles on first use, not at start-up: every
-// rewind process links this package, and most never look at an agent.
-var agents = sync.OnceValue(func() map[string]*Agent {
+// profiles parses the hooks section of every manifest that has one, on
+// first use, not at start-up: every rewind process links this package, and
+// most never look at an agent.
+var profiles = sync.OnceValue(func() map[string]*Agent {
 	m := map[string]*Agent{}
-	entries, err := agentFS.ReadDir("agents")
-	if err != nil {
-		panic(err)
-	}
-	for _, e := range entries {
-		b, err := agentFS.ReadFile(path.Join("agents", e.Name()))
-		if err != nil {
-			panic(err)
+	for _, man := range agents.All() {
+		if man.Hooks == nil {
+			continue
 		}
-		a, err := parseAgent(b)
+		a, err := parseAgent(man.Name, man.Hooks)
 		if err != nil {
-			panic(fmt.Sprintf("hookd: agents/%s: %v", e.Name(), err))
+			panic(fmt.Sprintf("hookd: agent %s: %v", man.Name, err))
+		}
+		a.DisplayName, a.Executable, a.manifest = man.DisplayName, man.Executable, man
+		if a.Trust != nil {
+			a.Trust.homeVar = man.HomeVar()
 		}
 		m[a.Name] = a
 	}
 	return m
 })
 
-// parseAgent reads a profile and fills in the defaults of Claude Code's
+// parseAgent reads the profile of the agent name and fills in the defaults of Claude Code's
 // hook shape, which most agents copy.
-func parseAgent(b []byte) (*Agent, error) {
+func parseAgent(name string, b []byte) (*Agent, error) {
 	a := new(Agent)
 	if err := json.Unmarshal(b, a); err != nil {
 		return nil, err
 	}
+	a.Name = name
 	hf := &a.HookFile
 	for _, d := range []struct {
 		v   *string
@@ -160,17 +162,29 @@ func parseAgent(b []byte) (*Agent, error) {
 
 // AgentNames lists the agents Rewind has hook profiles for, sorted.
 func AgentNames() []string {
-	names := make([]string, 0, len(agents()))
-	for n := range agents() {
-		names = append(names, n)
+	var names []string
+	for _, man := range agents.All() {
+		if profiles()[man.Name] != nil {
+			names = append(names, man.Name)
+		}
 	}
-	sort.Strings(names)
 	return names
+}
+
+// StatusLineAgent is the agent whose settings name a status-line command (see
+// Agent.StatusLine), nil when none does.
+func StatusLineAgent() *Agent {
+	for _, name := range AgentNames() {
+		if a := profiles()[name]; a.StatusLine {
+			return a
+		}
+	}
+	return nil
 }
 
 // LookupAgent returns the profile of the named agent.
 func LookupAgent(name string) (*Agent, error) {
-	if a, ok := agents()[name]; ok {
+	if a, ok := profiles()[name]; ok {
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown agent %q (known: %s)", name, strings.Join(AgentNames(), ", "))
@@ -185,13 +199,13 @@ func SettingsPath(home, agent string) (string, error) {
 		return "", err
 	}
 	f := a.settingsFile(home)
-	return expandHome(home, f.Path), nil
+	return a.path(f.Path, home), nil
 }
 
 func (a *Agent) settingsFile(home string) SettingsFile {
 	var fallback SettingsFile
 	for _, f := range a.Settings {
-		if _, err := os.Stat(expandHome(home, f.Path)); err == nil {
+		if _, err := os.Stat(a.path(f.Path, home)); err == nil {
 			return f
 		}
 		if !f.OnlyIfExists {
@@ -212,10 +226,10 @@ func (a *Agent) hooksKey(p string) string {
 	return "hooks"
 }
 
-// Installed reports whether the agent looks installed for home: its config
+// Installed reports whether the agent looks installed for home: its own
 // folder exists or its executable is on PATH.
 func (a *Agent) Installed(home string, lookPath func(string) (string, error)) bool {
-	if st, err := os.Stat(expandHome(home, a.ConfigDir)); err == nil && st.IsDir() {
+	if st, err := os.Stat(a.path(a.manifest.Folders.Home, home)); err == nil && st.IsDir() {
 		return true
 	}
 	if lookPath != nil {
@@ -289,25 +303,11 @@ func (a *Agent) payloadKey(key string) string {
 	return key
 }
 
-// expandHome resolves a profile's path: a leading ${VAR:-default} is $VAR when set, else
-// default (pi's PI_CODING_AGENT_DIR moves ~/.pi/agent); then ~ is home.
-func expandHome(home, p string) string {
-	if rest, ok := strings.CutPrefix(p, "${"); ok {
-		if spec, tail, ok := strings.Cut(rest, "}"); ok {
-			name, def, _ := strings.Cut(spec, ":-")
-			if v := os.Getenv(name); v != "" {
-				def = v
-			}
-			p = def + tail
-		}
-	}
-	if p == "~" {
-		return home
-	}
-	if strings.HasPrefix(p, "~/") {
-		return filepath.Join(home, p[2:])
-	}
-	return p
+// path resolves a path template of the agent's manifest for the user whose
+// home folder is home: ${VAR:-default} is $VAR when set (pi's
+// PI_CODING_AGENT_DIR moves ~/.pi/agent), {home} the agent's folder, ~ home.
+func (a *Agent) path(tmpl, home string) string {
+	return a.manifest.Path(tmpl, home, os.Getenv)
 }
 
 // SessionFromEnv tells which agent session a command runs in, from the environment the agent
@@ -318,7 +318,7 @@ func SessionFromEnv(getenv func(string) string) (agent, session string) {
 		return getenv("REWIND_AGENT"), id
 	}
 	for _, name := range AgentNames() {
-		for _, v := range agents()[name].SessionEnv {
+		for _, v := range profiles()[name].SessionEnv {
 			if id := getenv(v); id != "" {
 				return name, id
 			}

@@ -27,7 +27,13 @@ func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
 			return false
 		},
 		func(a *Agent) bool {
-			return a.TranscriptContains != "" && strings.Contains(filepath.ToSlash(in.TranscriptPath), a.TranscriptContains)
+			p := filepath.ToSlash(in.TranscriptPath)
+			for _, hint := range a.manifest.Folders.TranscriptHints {
+				if p != "" && hint != "" && strings.Contains(p, hint) {
+					return true
+				}
+			}
+			return false
 		},
 		func(a *Agent) bool {
 			for _, v := range a.DetectEnv {
@@ -42,7 +48,7 @@ func DetectAgent(in *Input, getenv func(string) string) (*Agent, error) {
 	for _, sig := range signals {
 		var found []*Agent
 		for _, name := range AgentNames() {
-			if a := agents()[name]; sig(a) {
+			if a := profiles()[name]; sig(a) {
 				found = append(found, a)
 			}
 		}
@@ -78,7 +84,7 @@ func Decide(in *Input, a *Agent, t *Tier, event string, getenv func(string) stri
 		// The agent names no transcript (Copilot before agentStop): its
 		// place follows from the session id; it may appear later.
 		if home, err := userHome(getenv); err == nil {
-			req.TranscriptPath = expandHome(home, strings.ReplaceAll(a.TranscriptPath, "{session_id}", req.SessionID))
+			req.TranscriptPath = a.path(strings.ReplaceAll(a.TranscriptPath, "{session_id}", req.SessionID), home)
 		}
 	}
 	var err error

@@ -1,9 +1,10 @@
 // Package hookd is Rewind's side of the agents' hook protocols: it parses
-// what an agent sends to a hook (each agent's profile in agents/ says its
-// event names, payload keys and hook-file shape), detects the agent, applies the
-// tier (which events checkpoint, anti-spam, significance), writes the
-// agent's env file, registers hooks in the agents' settings files, and hands
-// store work to the rewind binary as a Request on its stdin.
+// what an agent sends to a hook (the hooks section of each agent's manifest
+// in rewind.dev/internal/agents says its event names, payload keys and
+// hook-file shape), detects the agent, applies the tier (which events
+// checkpoint, anti-spam, significance), writes the agent's env file,
+// registers hooks in the agents' settings files, and hands store work to
+// the rewind binary as a Request on its stdin.
 package hookd
 
 // RequestVersion is the version of Request this package writes.

@@ -179,7 +179,7 @@ func untrust(a *Agent, settingsPath string, sh shape) (*Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := Change{Path: expandHome(home, a.Trust.File)}
+	tc := Change{Path: a.path(a.Trust.File, home)}
 	target, err := resolveLink(settingsPath)
 	if err != nil {
 		return &tc, err

@@ -9,7 +9,7 @@ import (
 // it gives no checkpoint is not registered at all (it would only cost the agent a process each
 // time it fires).
 func TestEventPolicy(t *testing.T) {
-	a, err := parseAgent([]byte(`{"name":"x","events":{"SessionStart":"Start","UserPromptSubmit":"Prompt","PreCompact":"Compress","PreToolUse":"Pre"},
+	a, err := parseAgent("x", []byte(`{"events":{"SessionStart":"Start","UserPromptSubmit":"Prompt","PreCompact":"Compress","PreToolUse":"Pre"},
 	 "event_policy":{"PreCompact":"none","UserPromptSubmit":"throttled"},"edit_tools":["w"]}`))
 	if err != nil {
 		t.Fatal(err)

@@ -41,22 +41,23 @@ import (
 
 // TrustRule is an agent's hook trust gate, from its profile.
 type TrustRule struct {
-	// File is the config file holding the trust records ("~/..." is under home).
+	// File is the config file holding the trust records, a path template of the manifest.
 	File string `json:"file"`
 	// Table is the dotted table whose subtables, one per hook key, hold the records.
 	Table string `json:"table"`
 	// HashKey is the member of a record holding the hook's hash.
 	HashKey string `json:"hash_key"`
-	// HomeEnv is the variable that moves the agent's home: when it is set, the agent names
-	// its hook file with the symlinks in that path resolved (Codex canonicalizes CODEX_HOME,
-	// but not ~/.codex).
-	HomeEnv string `json:"home_env"`
 	// MatcherEvents are the events whose hash covers the group's matcher.
 	MatcherEvents []string `json:"matcher_events"`
 	// DefaultTimeout is the timeout (seconds) of a handler that names none.
 	DefaultTimeout int `json:"default_timeout"`
 	// MaxTimeout caps some events' timeouts before hashing (Codex clamps SessionEnd to 3 s).
 	MaxTimeout map[string]int `json:"max_timeout"`
+
+	// homeVar is the variable that moves the agent's home (its manifest's): when it is set,
+	// the agent names its hook file with the symlinks in that path resolved (Codex
+	// canonicalizes CODEX_HOME, but not ~/.codex).
+	homeVar string
 }
 
 // trustRecord is one hook's trust: its key and its hash.
@@ -116,10 +117,10 @@ func (tr *TrustRule) keyPath(hooksPath string) string {
 	if err != nil {
 		p = hooksPath
 	}
-	if tr.HomeEnv == "" {
+	if tr.homeVar == "" {
 		return p
 	}
-	home := os.Getenv(tr.HomeEnv)
+	home := os.Getenv(tr.homeVar)
 	if home == "" {
 		return p
 	}
@@ -416,7 +417,7 @@ func tomlString(s string) string {
 // missing, and a file Rewind created goes once nothing else is in it.
 func updateTrust(a *Agent, home, hooksPath string, have, want []trustRecord, removeOnly bool) (Change, error) {
 	tr := a.Trust
-	path := expandHome(home, tr.File)
+	path := a.path(tr.File, home)
 	keyPath := tr.keyPath(hooksPath)
 	return updateSettings(path, "", removeOnly, func(src []byte) ([]byte, int, int, error) {
 		return tr.editTrust(src, path, keyPath, have, want)
@@ -426,7 +427,7 @@ func updateTrust(a *Agent, home, hooksPath string, have, want []trustRecord, rem
 // checkTrust is updateTrust's edit without writing: whether it can be made.
 func checkTrust(a *Agent, home, hooksPath string, have, want []trustRecord) error {
 	tr := a.Trust
-	path := expandHome(home, tr.File)
+	path := a.path(tr.File, home)
 	target, err := resolveLink(path)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"slices"
 	"sort"
 	"strings"
@@ -114,7 +115,7 @@ func TestParseCursor(t *testing.T) {
 
 func TestAt(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(fixtureDir, "claude/realclient-cc2.1.197-4-prompts-resumed.jsonl")
+	path := fixtures.Path("claude/realclient-cc2.1.197-4-prompts-resumed.jsonl")
 	tr, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestAt(t *testing.T) {
 	if _, err := tr.At(ctx, "a361bc34-80a6-432e-befe-72511e8584d2"); err != nil {
 		t.Errorf("At(line 10's uuid): %v", err)
 	}
-	codex, _ := Open(filepath.Join(fixtureDir, "codex/SANITIZED-agent-sessions-codex-small-compacted.jsonl"), nil)
+	codex, _ := Open(fixtures.Path("codex/SANITIZED-agent-sessions-codex-small-compacted.jsonl"), nil)
 	defer codex.Close()
 	if _, err := codex.At(ctx, "x"); !errorsIs(err, ErrNoEventIDs) {
 		t.Errorf("codex At: %v", err)
@@ -143,7 +144,7 @@ func TestAt(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		head, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +234,7 @@ func TestTitle(t *testing.T) {
 // cursor hashed are no longer a prefix; Locate still finds where the cursor's data ends, moved by
 // the line's change in length — and only when nothing after that line changed.
 func TestLocateAfterFirstLineRewrite(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(fixtureDir, "droid/realclient-droid0.225.2-tools.jsonl"))
+	data, err := os.ReadFile(fixtures.Path("droid/realclient-droid0.225.2-tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestLocateAfterFirstLineRewrite(t *testing.T) {
 // TestTitleScanAgrees: the block scan for title literals finds the same title as judging every
 // line, on every fixture.
 func TestTitleScanAgrees(t *testing.T) {
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		tr, err := Open(f, nil)
 		if err != nil || tr.Dialect == nil || len(tr.Dialect.Title.Sources) == 0 {
 			continue
@@ -316,7 +317,7 @@ func TestTitleScanAgrees(t *testing.T) {
 // shared run more than once, and literals that share too little (a pass each).
 func TestLiteralPass(t *testing.T) {
 	data := []byte(`{"type":"custom-title"}{"type":"ai-title"}"ai-title""custom-title"-title"-title-title"xx"ai-title"`)
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		b, _ := os.ReadFile(f)
 		data = append(data, b...)
 	}

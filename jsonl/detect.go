@@ -26,7 +26,10 @@ func Detect(path string, head []byte) Detection {
 	score := make([]float64, len(ds))
 	p := filepath.ToSlash(path)
 	for i, d := range ds {
-		for _, hint := range d.Detect.PathContains {
+		if d.Agent == nil {
+			continue
+		}
+		for _, hint := range d.Agent.Folders.TranscriptHints {
 			if hint != "" && strings.Contains(p, hint) {
 				score[i] += 3
 				break

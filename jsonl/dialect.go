@@ -3,26 +3,24 @@ package jsonl
 import (
 	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"path"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
+
+	"rewind.dev/internal/agents"
 )
 
-//go:embed dialects/*.json
-var dialectFiles embed.FS
-
-// Dialect is one agent's transcript profile, loaded from dialects/<name>.json. Its fields are
-// data; the methods interpret them. Treat a Dialect as read-only.
+// Dialect is one agent's transcript profile: the "dialect" section of its manifest
+// (rewind.dev/internal/agents). Its fields are data; the methods interpret them. Treat a
+// Dialect as read-only.
 type Dialect struct {
-	// Name is the agent's name as used by --agent: claude, droid, codex, pi, copilot.
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	// Name is the agent's name as used by --agent (the manifest's).
+	Name string `json:"-"`
+	// Agent is the agent's manifest: its folders, its display name; nil for a dialect that
+	// is not a built-in agent's.
+	Agent       *agents.Agent `json:"-"`
+	Description string        `json:"description"`
 	// IDField is the dotted path of a line's event id ("uuid", "id"); empty when the agent's
 	// lines carry no ids (codex).
 	IDField string `json:"id_field"`
@@ -58,21 +56,6 @@ type Dialect struct {
 	// ForkedFrom is the dotted path, in the first line, of the id of the session the agent
 	// itself forked this one from (Codex's fork: payload.forked_from_id).
 	ForkedFrom string `json:"forked_from,omitempty"`
-	// Home says where the agent keeps its own files and, under them, its sessions: the only
-	// folders a transcript path read from data may name (see CheckTranscriptPath).
-	Home HomeRule `json:"home"`
-}
-
-// HomeRule says where an agent keeps its files.
-type HomeRule struct {
-	// The agent's folder is the environment variable Env when it is set, else Dir below the
-	// user's home (".claude"), which the agent may take from UserHomeEnv (Gemini CLI's
-	// GEMINI_CLI_HOME) before the system's.
-	Env         string `json:"env,omitempty"`
-	Dir         string `json:"dir"`
-	UserHomeEnv string `json:"user_home_env,omitempty"`
-	// Sessions are the folders, relative to the agent's, that hold its transcripts.
-	Sessions []string `json:"sessions"`
 }
 
 // TreeRule names the fields that link a line to its parent.
@@ -108,9 +91,9 @@ type Cond struct {
 // Conds holds when every Cond holds.
 type Conds []Cond
 
-// DetectRule tells the agent from a transcript's path and first lines.
+// DetectRule tells the agent from a transcript's first lines (its path: the manifest's
+// transcript hints).
 type DetectRule struct {
-	PathContains    []string `json:"path_contains"`     // a path containing one of these hints at the agent
 	SignatureTypes  []string `json:"signature_types"`   // line types only this agent writes
 	Types           []string `json:"types"`             // line types this agent writes among others
 	RequireAnyField []string `json:"require_any_field"` // a line counts only when it has one of these keys
@@ -233,14 +216,14 @@ type ForkRule struct {
 // that the fork's Path template then places the new session next to, as it would a fork.
 type ImportRule struct {
 	// From is the path of a session of the project (it need not exist): a template where
-	// {home} is the agent's folder (Dialect.Home), {project} the project folder as the agent names it (see
-	// Project) and {id} the source session's id.
+	// {project} is the project folder as the agent names it (see Project), {id} the source
+	// session's id, and the rest a path template of the agent's manifest ({home}/…).
 	From string `json:"from"`
-	// Project is how the agent names a project folder in From: "claude" (every character but
-	// ASCII letters and digits as '-'), "pi" (the leading '/' dropped, '/', '\' and ':' as
-	// '-', between "--" and "--"), "gemini" (the slug Gemini CLI's registry of projects gives
-	// the folder, claimed the way Gemini claims one when it has none), or "" when From does not
-	// name it.
+	// Project is how the agent names a project folder in From: "dashes" (every character but
+	// ASCII letters and digits as '-': Claude Code), "dashed_path" (the leading '/' dropped,
+	// '/', '\' and ':' as '-', between "--" and "--": pi), "registry" (the slug that the
+	// agent's registry of projects gives the folder, claimed the way Gemini CLI claims one when
+	// it has none), or "" when From does not name it.
 	Project string `json:"project,omitempty"`
 }
 
@@ -299,41 +282,30 @@ func (d *Dialect) ResumeCommand(id string) string {
 	return strings.ReplaceAll(d.Fork.Resume, "{id}", id)
 }
 
-var (
-	loadOnce   sync.Once
-	dialects   map[string]*Dialect
-	dialectErr error
-)
-
-func loadDialects() {
-	dialects = make(map[string]*Dialect)
-	entries, err := fs.ReadDir(dialectFiles, "dialects")
-	if err != nil {
-		dialectErr = err
-		return
-	}
-	for _, e := range entries {
-		data, err := dialectFiles.ReadFile(path.Join("dialects", e.Name()))
-		if err != nil {
-			dialectErr = err
-			return
+// dialects parses the dialect section of every agent's manifest that has one, on first use.
+var dialects = sync.OnceValues(func() (map[string]*Dialect, error) {
+	m := make(map[string]*Dialect)
+	for _, a := range agents.All() {
+		if a.Dialect == nil {
+			continue
 		}
-		d, err := ParseDialect(data)
+		d, err := parseDialect(a.Name, a.Dialect)
 		if err != nil {
-			dialectErr = fmt.Errorf("dialect %s: %w", e.Name(), err)
-			return
+			return nil, fmt.Errorf("agent %s: %w", a.Name, err)
 		}
-		dialects[d.Name] = d
+		d.Agent = a
+		m[d.Name] = d
 	}
-}
+	return m, nil
+})
 
-// ParseDialect reads a dialect profile from its JSON form and checks it.
-func ParseDialect(data []byte) (*Dialect, error) {
+// parseDialect reads the dialect of the agent name from its JSON form and checks it.
+func parseDialect(name string, data []byte) (*Dialect, error) {
 	var d Dialect
 	if err := json.Unmarshal(data, &d); err != nil {
 		return nil, fmt.Errorf("parse dialect profile: %w", err)
 	}
-	if d.Name == "" {
+	if d.Name = name; d.Name == "" {
 		return nil, fmt.Errorf("dialect profile has no name")
 	}
 	if len(d.Prompt.Match) == 0 && len(d.Prompt.MatchAny) == 0 {
@@ -365,11 +337,6 @@ func ParseDialect(data []byte) (*Dialect, error) {
 	}
 	if (d.UpdatesByID || d.RewindField != "") && (d.IDField == "" || d.Tree != nil) {
 		return nil, fmt.Errorf("dialect %s: updates_by_id and rewind_field need an id_field and no tree", d.Name)
-	}
-	for _, f := range append([]string{d.Home.Dir}, d.Home.Sessions...) {
-		if f != "" && !filepath.IsLocal(filepath.FromSlash(f)) {
-			return nil, fmt.Errorf("dialect %s: home folder %q is not a relative path below it", d.Name, f)
-		}
 	}
 	if d.Fork.Path == "" {
 		d.Fork.Path = "{dir}/{id}.jsonl"
@@ -411,12 +378,13 @@ func ParseDialect(data []byte) (*Dialect, error) {
 
 // Dialects returns every built-in dialect, sorted by name.
 func Dialects() []*Dialect {
-	loadOnce.Do(loadDialects)
-	out := make([]*Dialect, 0, len(dialects))
-	for _, d := range dialects {
-		out = append(out, d)
+	m, _ := dialects()
+	var out []*Dialect
+	for _, a := range agents.All() {
+		if d := m[a.Name]; d != nil {
+			out = append(out, d)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -431,11 +399,11 @@ func DialectNames() []string {
 
 // LookupDialect returns the built-in dialect with this name (case-insensitive).
 func LookupDialect(name string) (*Dialect, error) {
-	loadOnce.Do(loadDialects)
-	if dialectErr != nil {
-		return nil, dialectErr
+	m, err := dialects()
+	if err != nil {
+		return nil, err
 	}
-	if d, ok := dialects[strings.ToLower(strings.TrimSpace(name))]; ok {
+	if d, ok := m[strings.ToLower(strings.TrimSpace(name))]; ok {
 		return d, nil
 	}
 	return nil, &UnknownDialectError{Name: name}

@@ -3,9 +3,8 @@
 // the end of the file.
 //
 // What differs between agents (the event id field, what a user prompt is, which lines written
-// just before a prompt belong to it, where the title lives and how a fork marks it) is data: one
-// embedded JSON profile per agent under dialects/, loaded as a [Dialect]. Adding an agent is
-// adding a profile and fixtures.
+// just before a prompt belong to it, where the title lives and how a fork marks it) is data: the
+// dialect section of each agent's manifest (rewind.dev/internal/agents), loaded as a [Dialect].
 //
 // Lines are read without a length limit. A last line without a trailing newline is incomplete:
 // it is not part of a cursor and never a turn. Blank lines, CRLF endings, NUL runs and lines

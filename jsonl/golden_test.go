@@ -7,20 +7,19 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// fixtureDir holds the real transcripts (SOURCES.md there says where each comes from).
-const fixtureDir = "testdata/fixtures"
-
-func fixtures(t testing.TB) []string {
+// fixtureFiles are the real transcripts (SOURCES.md beside them says where each comes from).
+func fixtureFiles(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(fixtureDir, "*", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join(fixtures.Dir(), "*", "*.jsonl"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures under %s (err %v)", fixtureDir, err)
+		t.Fatalf("no fixtures under %s (err %v)", fixtures.Dir(), err)
 	}
 	return files
 }
@@ -36,7 +35,7 @@ type golden struct {
 
 func TestGoldenFixtures(t *testing.T) {
 	ctx := context.Background()
-	for _, f := range fixtures(t) {
+	for _, f := range fixtureFiles(t) {
 		agent := filepath.Base(filepath.Dir(f))
 		name := agent + "__" + strings.TrimSuffix(filepath.Base(f), ".jsonl") + ".json"
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,40 +12,35 @@ import (
 	"rewind.dev/internal/layout"
 )
 
-// AgentHome is the agent's own folder as d.Home says: its environment variable when set, else
-// its folder below the user's home.
+// AgentHome is the agent's own folder, as its manifest says (its environment variable when
+// set, else its folder below the user's home).
 func (d *Dialect) AgentHome() (string, error) {
-	h := d.Home
-	if h.Dir == "" {
+	if d.Agent == nil {
 		return "", fmt.Errorf("dialect %s names no folder of its own", d.Name)
 	}
-	if h.Env != "" {
-		if v := os.Getenv(h.Env); v != "" {
-			return filepath.Clean(v), nil
-		}
+	user, err := os.UserHomeDir()
+	if err != nil {
+		user = ""
 	}
-	user := ""
-	if h.UserHomeEnv != "" {
-		user = os.Getenv(h.UserHomeEnv)
+	home := d.Agent.HomeDir(user, os.Getenv)
+	if home == "" {
+		return "", fmt.Errorf("the folder of %s: %w", d.Name, cmp.Or(err, errors.New("no home folder")))
 	}
-	if user == "" {
-		var err error
-		if user, err = os.UserHomeDir(); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(user, filepath.FromSlash(h.Dir)), nil
+	return home, nil
 }
 
 // SessionFolders are the folders that hold the agent's transcripts.
 func (d *Dialect) SessionFolders() ([]string, error) {
-	home, err := d.AgentHome()
-	if err != nil {
-		return nil, err
+	if d.Agent == nil {
+		return nil, fmt.Errorf("dialect %s names no folder of its own", d.Name)
 	}
-	out := make([]string, len(d.Home.Sessions))
-	for i, s := range d.Home.Sessions {
-		out[i] = filepath.Join(home, filepath.FromSlash(s))
+	user, err := os.UserHomeDir()
+	if err != nil {
+		user = ""
+	}
+	out := d.Agent.SessionDirs(user, os.Getenv)
+	if len(out) < len(d.Agent.Folders.Sessions) {
+		return nil, fmt.Errorf("the session folders of %s: %w", d.Name, cmp.Or(err, errors.New("no home folder")))
 	}
 	return out, nil
 }

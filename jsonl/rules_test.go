@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
 )
@@ -113,7 +114,7 @@ func TestHandReadPrompts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			path := filepath.Join(fixtureDir, tt.file)
+			path := fixtures.Path(tt.file)
 			tr, err := Open(path, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +148,7 @@ func TestNoPromptInView(t *testing.T) {
 		"claude/spotter-subagent-agent-a2898e3-sidechain.jsonl",
 		"claude/spotter-subagent-agent-acompact-e1f845.jsonl",
 	} {
-		tr, err := Open(filepath.Join(fixtureDir, f), nil)
+		tr, err := Open(fixtures.Path(f), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +268,7 @@ func TestPreamble(t *testing.T) {
 // TestTreeParent: in a tree dialect a turn names the line the conversation was at before the
 // prompt, which a fork before it must end at — not the line before it in the file.
 func TestTreeParent(t *testing.T) {
-	tr, err := Open(filepath.Join(fixtureDir, "pi/realclient-pi0.73.1-tree-branches.jsonl"), nil)
+	tr, err := Open(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +291,7 @@ func TestTreeParent(t *testing.T) {
 // TestPromptMatchAny: a prompt rule with alternatives counts a line matching any of them (and
 // Match besides); contains_any tests an array's elements.
 func TestPromptMatchAny(t *testing.T) {
-	d, err := ParseDialect([]byte(`{"name":"t","prompt":{
+	d, err := parseDialect("t", []byte(`{"prompt":{
 		"match":[{"field":"kind","equals":"msg"}],
 		"match_any":[
 			[{"field":"type","equals":"old_prompt"}],
@@ -323,7 +324,7 @@ func TestPromptMatchAny(t *testing.T) {
 			t.Errorf("%s: mayBePrompt false for a prompt", tt.line)
 		}
 	}
-	if _, err := ParseDialect([]byte(`{"name":"t","prompt":{"match_any":[[]]}}`)); err == nil {
+	if _, err := parseDialect("t", []byte(`{"prompt":{"match_any":[[]]}}`)); err == nil {
 		t.Error("an empty match_any alternative was accepted")
 	}
 }
@@ -394,7 +395,7 @@ func TestCodexTurnStart(t *testing.T) {
 // before its record's first line (and that line's preamble), reads as its newest version, and a
 // record whose newest version is not a prompt is no turn.
 func TestRecordVersions(t *testing.T) {
-	const profile = `{"name":"v","id_field":"id",%s
+	const profile = `{"id_field":"id",%s
 	 "prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]},
 	 "preamble":{"max_lines":4,"owned":[[{"field":"meta","present":true}]]}}`
 	meta := `{"meta":{"sessionId":"s"}}`
@@ -429,7 +430,7 @@ func TestRecordVersions(t *testing.T) {
 			if !on {
 				flag, want = "", tt.plain
 			}
-			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", flag, 1)))
+			d, err := parseDialect("v", []byte(strings.Replace(profile, "%s", flag, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -458,7 +459,7 @@ func TestRecordVersions(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ParseDialect([]byte(`{"name":"x","updates_by_id":true,"prompt":{"match":[{"field":"type","equals":"user"}]}}`)); err == nil {
+	if _, err := parseDialect("x", []byte(`{"updates_by_id":true,"prompt":{"match":[{"field":"type","equals":"user"}]}}`)); err == nil {
 		t.Error("updates_by_id without an id_field was accepted")
 	}
 }
@@ -507,7 +508,7 @@ func TestClassifyGemini(t *testing.T) {
 // after it out of the turns; a name never found takes every record before it, as the agent's
 // loader does.
 func TestRewindLines(t *testing.T) {
-	const profile = `{"name":"r","id_field":"id",%s"prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]}}`
+	const profile = `{"id_field":"id",%s"prompt":{"match":[{"field":"type","equals":"user"}],"content":["content"]}}`
 	user := func(id, text string) string { return `{"id":"` + id + `","type":"user","content":"` + text + `"}` }
 	reply := func(id string) string { return `{"id":"` + id + `","type":"gemini","content":"ok"}` }
 	rewind := func(id string) string { return `{"$rewindTo":"` + id + `"}` }
@@ -528,7 +529,7 @@ func TestRewindLines(t *testing.T) {
 			if !on {
 				field, want = "", tt.plain
 			}
-			d, err := ParseDialect([]byte(strings.Replace(profile, "%s", field, 1)))
+			d, err := parseDialect("r", []byte(strings.Replace(profile, "%s", field, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}

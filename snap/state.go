@@ -4,42 +4,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"rewind.dev/internal/agents"
+	"rewind.dev/internal/layout"
 )
 
-// stateFolders are the folders Rewind and the agents keep their own state
-// in: Rewind's home (stores in global mode, logs, binaries) and each agent's
-// sessions and settings. Each is a folder under HOME, and, where the tool
-// lets an environment variable move it, that variable's folder too (joined
-// with sub). When the tree being snapshotted or restored holds one of them —
-// a project in HOME, say — it is never captured, compared, deleted or
-// written: a restore in HOME would otherwise delete the store's own newer
-// checkpoints, or cut a live transcript.
-var stateFolders = []struct{ home, env, sub string }{
-	{home: ".rewind", env: "REWIND_HOME"},
-	{home: ".claude", env: "CLAUDE_CONFIG_DIR"},
-	{home: ".factory"},
-	{home: ".codex", env: "CODEX_HOME"},
-	{home: ".gemini"},
-	{home: ".copilot"},
-	{home: ".pi"},
-	{home: ".local/share/opencode", env: "XDG_DATA_HOME", sub: "opencode"},
-	{home: ".config/opencode", env: "XDG_CONFIG_HOME", sub: "opencode"},
-}
-
-// StateFolders lists the absolute folders of stateFolders for the current
-// environment.
+// StateFolders lists the folders Rewind and the agents keep their own state in, for the
+// current environment: Rewind's home (stores in global mode, logs, binaries) and each agent's
+// folders as its manifest names them (rewind.dev/internal/agents), each as its environment
+// variable moves it and as it is without. When the tree being snapshotted or restored holds
+// one of them (a project in HOME, say) it is never captured, compared, deleted or written: a
+// restore in HOME would otherwise delete the store's own newer checkpoints, or cut a live
+// transcript.
 func StateFolders() []string {
 	home, _ := os.UserHomeDir()
 	var out []string
-	for _, f := range stateFolders {
-		if home != "" {
-			out = append(out, filepath.Join(home, filepath.FromSlash(f.home)))
-		}
-		if v := os.Getenv(f.env); f.env != "" && v != "" {
-			out = append(out, filepath.Join(v, f.sub))
-		}
+	if home != "" {
+		out = append(out, filepath.Join(home, layout.HomeName))
 	}
-	return out
+	if v := os.Getenv("REWIND_HOME"); v != "" {
+		out = append(out, filepath.Clean(v))
+	}
+	return append(out, agents.StateFolders(home, os.Getenv)...)
 }
 
 // stateExcludes returns the state folders that lie strictly inside root, as

@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 	"os"
-	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,19 +22,13 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs testdata/script/*.txtar: the CLI's behaviour and the pipelines with
-// rewind-jsonl. $FIXTURES names the real transcripts in ../testdata/fixtures.
+// rewind-jsonl. $FIXTURES names the real transcripts in internal/fixtures.
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../testdata/fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(fixtures); err != nil {
-		t.Fatalf("fixtures: %v (the module's testdata/fixtures)", err)
-	}
+	fixtureDir := fixtures.Dir()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("FIXTURES", fixtureDir)
 			return nil
 		},
 	})

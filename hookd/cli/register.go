@@ -130,9 +130,9 @@ func (c *registerCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			return err
 		}
 	}
-	if c.statusLine {
-		p, _ := hookd.SettingsPath(home, "claude")
-		r := registration{Type: "statusline", Agent: "claude"}
+	if sa := hookd.StatusLineAgent(); c.statusLine && sa != nil {
+		p, _ := hookd.SettingsPath(home, sa.Name)
+		r := registration{Type: "statusline", Agent: sa.Name}
 		cmd := filepath.Join(filepath.Dir(hook), "rewind") + " statusline"
 		if r.Change, err = hookd.SetStatusLine(p, cmd); err != nil {
 			return cmdline.WithHint(fmt.Errorf("statusline: %w", err), "fix the file by hand (nothing was changed), then run this again")
@@ -193,7 +193,7 @@ func (c *unregisterCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		if err := encodeTrust(e, r); err != nil {
 			return err
 		}
-		if a.name == "claude" && c.settings == "" {
+		if sa := hookd.StatusLineAgent(); sa != nil && a.name == sa.Name && c.settings == "" {
 			// The status line install.sh --statusline set goes too.
 			s := registration{Type: "statusline", Agent: a.name}
 			if s.Change, err = hookd.UnsetStatusLine(a.path); err != nil {

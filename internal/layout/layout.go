@@ -59,12 +59,15 @@ const (
 	ModeGlobal  Mode = "global"  // ~/.rewind/storage/<id>/
 )
 
+// HomeName is the name of Rewind's own folder in the user's home.
+const HomeName = ".rewind"
+
 // Home is Rewind's own folder: $REWIND_HOME, else userHome/.rewind.
 func Home(userHome string) string {
 	if h := os.Getenv("REWIND_HOME"); h != "" {
 		return h
 	}
-	return filepath.Join(userHome, ".rewind")
+	return filepath.Join(userHome, HomeName)
 }
 
 // UserHome is Home for the current user (".rewind" when the user has no

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strconv"
 	"testing"
 
@@ -20,19 +20,13 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// TestScripts runs testdata/script/*.txtar. $FIXTURES names the real transcripts in ../testdata/fixtures.
+// TestScripts runs testdata/script/*.txtar. $FIXTURES names the real transcripts in internal/fixtures.
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../testdata/fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(fixtures); err != nil {
-		t.Fatalf("fixtures: %v (the module's testdata/fixtures)", err)
-	}
+	fixtureDir := fixtures.Dir()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("FIXTURES", fixtureDir)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strings"
 	"sync"
 	"testing"
@@ -43,15 +44,12 @@ func ownHome(t *testing.T) {
 }
 
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../testdata/fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixtureDir := fixtures.Dir()
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd, "hostile": hostileCmd},
 		Setup: func(e *testscript.Env) error {
-			scriptEnv(e, fixtures)
+			scriptEnv(e, fixtureDir)
 			return nil
 		},
 	})
@@ -119,15 +117,12 @@ func checkpointCmd(ts *testscript.TestScript, neg bool, args []string) {
 // can be mounted.
 func TestFolding(t *testing.T) {
 	foldtest.Dir(t) // skips here when nothing can be mounted
-	fixtures, err := filepath.Abs("../testdata/fixtures")
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixtureDir := fixtures.Dir()
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/fold",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"checkpoint": checkpointCmd, "hostile": hostileCmd},
 		Setup: func(e *testscript.Env) error {
-			scriptEnv(e, fixtures)
+			scriptEnv(e, fixtureDir)
 			disk, mnt := filepath.Join(e.WorkDir, ".disk"), filepath.Join(e.WorkDir, "fold")
 			for _, d := range []string{disk, mnt} {
 				if err := os.Mkdir(d, 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestJSONShapes(t *testing.T) {
 	if _, _, err := store.Init(dir, layout.ModeGlobal); err != nil {
 		t.Fatal(err)
 	}
-	fixture, err := os.ReadFile("../testdata/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl")
+	fixture, err := os.ReadFile(fixtures.Path("claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

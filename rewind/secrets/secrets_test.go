@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -219,7 +220,7 @@ func TestMask(t *testing.T) {
 func BenchmarkScan(b *testing.B) {
 	for _, tt := range []struct{ name, glob string }{
 		{"go", "../store/*.go"},
-		{"jsonl", "../testdata/fixtures/*/*.jsonl"},
+		{"jsonl", filepath.Join(fixtures.Dir(), "*", "*.jsonl")},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			names, _ := filepath.Glob(tt.glob)
@@ -257,7 +258,7 @@ func BenchmarkLoad(b *testing.B) {
 // its fixtures, and every sample above.
 func TestWindows(t *testing.T) {
 	var texts [][]byte
-	for _, glob := range []string{"../store/*.go", "../testdata/fixtures/*/*.jsonl", "../cli/testdata/script/*.txtar"} {
+	for _, glob := range []string{"../store/*.go", filepath.Join(fixtures.Dir(), "*", "*.jsonl"), "../cli/testdata/script/*.txtar"} {
 		names, _ := filepath.Glob(glob)
 		for _, n := range names {
 			b, err := os.ReadFile(n)

@@ -160,7 +160,7 @@ func TestClaudeProjectName(t *testing.T) {
 		"/x/café":          "-x-caf-",
 		"/x/😀":             "-x---",
 	} {
-		if got := claudeProjectName(in); got != want {
+		if got := dashedName(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"rewind.dev/fork"
+	"rewind.dev/internal/agents"
 	"rewind.dev/jsonl"
 )
 
@@ -82,7 +83,7 @@ func (s *Store) planCut(ctx context.Context, path, agent string, ck fork.Checkpo
 // ResumeHint says how to open a session in its agent (the dialect's resume command).
 func ResumeHint(agent, session string) string {
 	if agent == "" {
-		agent = "claude"
+		agent = agents.Unnamed
 	}
 	if d, err := jsonl.LookupDialect(agent); err == nil {
 		if cmd := d.ResumeCommand(session); cmd != "" {

@@ -607,7 +607,7 @@ func TestImportNeverOverAnExistingSession(t *testing.T) {
 	archive := filepath.Join(sb.root, "a.tar")
 	os.WriteFile(archive, p.build(t), 0o600)
 	dest := filepath.Join(sb.cwd, "app")
-	mine := filepath.Join(sb.home, ".claude", "projects", claudeProjectName(dest), p.info.SessionID+".jsonl")
+	mine := filepath.Join(sb.home, ".claude", "projects", dashedName(dest), p.info.SessionID+".jsonl")
 	os.MkdirAll(filepath.Dir(mine), 0o700)
 	if err := os.WriteFile(mine, []byte("{\"mine\":true}\n"), 0o600); err != nil {
 		t.Fatal(err)

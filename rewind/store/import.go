@@ -347,32 +347,39 @@ func SessionSource(d *jsonl.Dialect, dir, id string) (string, error) {
 	}
 	var project string
 	switch r.Project {
-	case "claude":
-		project = claudeProjectName(dir)
-	case "pi":
-		project = piProjectName(dir)
-	case "gemini":
+	case "dashes":
+		project = dashedName(dir)
+	case "dashed_path":
+		project = dashedPath(dir)
+	case "registry":
 		var err error
 		if project, err = geminiProject(home, dir); err != nil {
-			return "", fmt.Errorf("gemini's project folder for %s: %w", dir, err)
+			return "", fmt.Errorf("%s's project folder for %s: %w", d.Agent.DisplayName, dir, err)
 		}
 	case "":
 	default:
 		return "", fmt.Errorf("dialect %s: unknown project naming %q", d.Name, r.Project)
 	}
-	return filepath.Clean(strings.NewReplacer("{home}", home, "{project}", project, "{id}", id).Replace(r.From)), nil
+	user, _ := os.UserHomeDir()
+	p := d.Agent.Path(strings.NewReplacer("{project}", project, "{id}", id).Replace(r.From), user, os.Getenv)
+	if p == "" {
+		return "", fmt.Errorf("where %s keeps sessions: no home folder", d.Agent.DisplayName)
+	}
+	return p, nil
 }
 
-// piProjectName is dir as pi names its sessions folder: the leading
+// dashedPath is dir as pi names its sessions folder: the leading
 // separator dropped, every '/', '\\' and ':' as '-', between "--" and "--".
-func piProjectName(dir string) string {
+func dashedPath(dir string) string {
 	if strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, "\\") {
 		dir = dir[1:]
 	}
 	return "--" + strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(dir) + "--"
 }
 
-func claudeProjectName(dir string) string {
+// dashedName is dir as Claude Code names its project folder: every character
+// but ASCII letters and digits as '-'.
+func dashedName(dir string) string {
 	var b strings.Builder
 	for _, r := range dir {
 		switch {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"rewind.dev/internal/fixtures"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ import (
 	"rewind.dev/snap"
 )
 
-const fixture = "../testdata/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl"
+var fixture = fixtures.Path("claude/realclient-cc2.1.197-4-prompts-resumed.jsonl")
 
 var ctx = context.Background()
 
@@ -360,7 +361,7 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 // whose forks rewrite the first line (session_start) and so shift the rest.
 func TestBackBothLineageAcrossForks(t *testing.T) {
 	droid := droidTranscript(t, 4)
-	pi, err := os.ReadFile("../testdata/fixtures/pi/realclient-pi0.73.1-tree-branches.jsonl")
+	pi, err := os.ReadFile(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 // drops the branches the conversation had left.
 func TestBackBothInAgentsOwnFork(t *testing.T) {
 	s := project(t)
-	data, err := os.ReadFile("../testdata/fixtures/pi/realclient-pi0.73.1-tree-branches.jsonl")
+	data, err := os.ReadFile(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +488,7 @@ func TestBackBothInAgentsOwnFork(t *testing.T) {
 // each copy with its own record ids and prompt.
 func geminiTranscript(t *testing.T, n int) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/fixtures/gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl")
+	data, err := os.ReadFile(fixtures.Path("gemini/realclient-gemini0.61.0-2-prompts-resumed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +508,7 @@ func geminiTranscript(t *testing.T, n int) []byte {
 // and event ids.
 func droidTranscript(t *testing.T, n int) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
+	data, err := os.ReadFile(fixtures.Path("droid/realclient-droid0.225.2-tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +536,7 @@ func TestBackSaysWhyItCannot(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "has 4 prompts, fewer than 9") {
 		t.Errorf("err = %v", err)
 	}
-	compacted := "../testdata/fixtures/claude/entire-a6e4c2-compaction-v2.0.76.jsonl"
+	compacted := fixtures.Path("claude/entire-a6e4c2-compaction-v2.0.76.jsonl")
 	_, err = s.Back(ctx, BackOptions{N: 5, TranscriptPath: compacted})
 	if err == nil || !strings.Contains(err.Error(), "has 2 prompts, fewer than 5") {
 		t.Errorf("compacted after its prompts: err = %v", err)
@@ -990,7 +991,7 @@ func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
 // session_start line (0.225.2 adds a field once the hook has run). back 1 --both still finds it.
 func TestBackBothAfterDroidRewritesItsFirstLine(t *testing.T) {
 	s := project(t)
-	data, err := os.ReadFile("../testdata/fixtures/droid/realclient-droid0.225.2-tools.jsonl")
+	data, err := os.ReadFile(fixtures.Path("droid/realclient-droid0.225.2-tools.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1039,7 +1040,7 @@ func TestSwappedID(t *testing.T) {
 // workspace.yaml would list as an empty session — and redo brings it back.
 func TestCopilotForkFolderMovesWhole(t *testing.T) {
 	s := project(t)
-	data, err := os.ReadFile("../testdata/fixtures/copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl")
+	data, err := os.ReadFile(fixtures.Path("copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

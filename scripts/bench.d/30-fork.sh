@@ -9,7 +9,7 @@ fork_dir=$BENCH_DIR/fork
 mkdir -p "$fork_dir"
 fork_src=$fork_dir/0b7c1a9e-0000-4000-8000-00000000b001.jsonl
 if [ ! -s "$fork_src" ]; then
-  fixture=$REWIND_SRC/jsonl/testdata/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl
+  fixture=$REWIND_SRC/internal/fixtures/claude/realclient-cc2.1.197-4-prompts-resumed.jsonl
   [ -r "$fixture" ] || { echo "bench fork: error: $fixture not found" >&2; exit 1; }
   for _ in $(seq 40); do cat "$fixture"; done > "$fork_dir/chunk"  # ~1 MB of whole lines
   for _ in $(seq 1075); do cat "$fork_dir/chunk"; done > "$fork_src"
