@@ -72,10 +72,7 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // alone (guardFromClean).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	if opts.Pin != "" {
-		if err := CheckLabel(opts.Pin); err != nil {
-			return nil, err
-		}
-		if _, err := s.labelHolders("", PinOptions{Label: opts.Pin}); err != nil {
+		if err := s.checkNewLabel(opts.Pin); err != nil {
 			return nil, err
 		}
 	}
@@ -109,57 +106,9 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 
 	k := s.newChecker(ctx, false)
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	var fullBecause string
-	res, parent, err := s.layerOver(ctx, newest, opts, layerFile, k)
+	res, parent, fullBecause, err := s.snapshotTree(ctx, newest, opts, stage, layerFile, k)
 	if err != nil {
 		return nil, err
-	}
-	if res == nil && opts.adopt == nil {
-		// A full checkpoint (the first, --full, over a damaged chain or one
-		// that takes no more layers): its archive and manifest are written
-		// as the tree is walked, not held, while the newest checkpoint's
-		// chain is read and checked.
-		parentc := s.checkParent(newest, k)
-		walk, err := s.walkOptions()
-		if err == nil {
-			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
-		}
-		p := <-parentc
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
-		}
-		parent = p.m
-		if p.damage != nil {
-			parent = nil
-			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
-		}
-	}
-	if res == nil { // an import: the archive is adopted where it holds the tree
-		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
-		if err != nil {
-			return nil, err
-		}
-		parent = p
-		base := parent
-		switch {
-		case damage != nil:
-			parent, base = nil, nil
-			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
-		case opts.Full:
-			base = nil // --full: nothing of the newest checkpoint is linked or layered on
-		}
-		err = snap.ErrNotAdoptable
-		if parent == nil && damage == nil {
-			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
-		}
-		if errors.Is(err, snap.ErrNotAdoptable) {
-			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
-			})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
-		}
 	}
 	if res.Archive != "" {
 		defer func() {
@@ -184,18 +133,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err := stageSnapshot(stage, res, parent); err != nil {
 		return nil, err
 	}
-	if parent == nil {
-		md.Changes = Changes{Added: res.Files + res.Symlinks} // (folders do not count)
-	} else {
-		cur := res.Manifest
-		if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
-			if cur, err = snap.OpenManifest(cur.File); err != nil {
-				return nil, err
-			}
-		}
-		if md.Changes, err = countChanges(parent, cur, snap.ProbeFolding(s.Project)); err != nil {
-			return nil, err
-		}
+	if md.Changes, err = s.changesSince(parent, res, stage); err != nil {
+		return nil, err
 	}
 	if newest != nil {
 		md.Changes.Since = newest.ID
@@ -222,6 +161,90 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	c := &Checkpoint{Metadata: md, Dir: final}
 	s.indexSaved(c, newest)
 	return c, nil
+}
+
+// checkNewLabel refuses a pin label that is not one, or that another checkpoint holds.
+func (s *Store) checkNewLabel(label string) error {
+	if err := CheckLabel(label); err != nil {
+		return err
+	}
+	_, err := s.labelHolders("", PinOptions{Label: label})
+	return err
+}
+
+// changesSince counts what the saved snapshot res changed over its parent's manifest: every
+// file and symlink added when it has none (a full snapshot; folders do not count).
+func (s *Store) changesSince(parent *snap.Manifest, res *snap.Result, stage string) (Changes, error) {
+	if parent == nil {
+		return Changes{Added: res.Files + res.Symlinks}, nil
+	}
+	cur := res.Manifest
+	if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
+		var err error
+		if cur, err = snap.OpenManifest(cur.File); err != nil {
+			return Changes{}, err
+		}
+	}
+	return countChanges(parent, cur, snap.ProbeFolding(s.Project))
+}
+
+// snapshotTree takes the snapshot of a save, into layerFile and stage: a layer over the
+// newest checkpoint where one applies (see layerOver), else a full snapshot, or for an import
+// the bundle's archive adopted where it holds the tree. It returns the snapshot, the parent's
+// manifest it was compared with (nil for a full one) and, when the save had to be full, why.
+func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveOptions, stage, layerFile string, k *checker) (res *snap.Result, parent *snap.Manifest, fullBecause string, err error) {
+	res, parent, err = s.layerOver(ctx, newest, opts, layerFile, k)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if res == nil && opts.adopt == nil {
+		// A full checkpoint (the first, --full, over a damaged chain or one
+		// that takes no more layers): its archive and manifest are written
+		// as the tree is walked, not held, while the newest checkpoint's
+		// chain is read and checked.
+		parentc := s.checkParent(newest, k)
+		walk, err := s.walkOptions()
+		if err == nil {
+			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
+		}
+		p := <-parentc
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
+		parent = p.m
+		if p.damage != nil {
+			parent = nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
+		}
+	}
+	if res == nil { // an import: the archive is adopted where it holds the tree
+		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		parent = p
+		base := parent
+		switch {
+		case damage != nil:
+			parent, base = nil, nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
+		case opts.Full:
+			base = nil // --full: nothing of the newest checkpoint is linked or layered on
+		}
+		err = snap.ErrNotAdoptable
+		if parent == nil && damage == nil {
+			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
+		}
+		if errors.Is(err, snap.ErrNotAdoptable) {
+			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
+				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
+			})
+		}
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
+	}
+	return res, parent, fullBecause, nil
 }
 
 // layerOver takes the snapshot of a save that lays a layer over the newest
