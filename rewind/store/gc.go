@@ -137,7 +137,6 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	reach := h.inReach(o.undoReach())
 	g := s.readGraph(ctx, cps, bad)
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -148,6 +147,43 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	if len(res.Damaged) > 0 {
 		barrier = res.Damaged[len(res.Damaged)-1]
 	}
+	plan := gcPlan(o, cps, g, h.inReach(o.undoReach()), barrier, res)
+	if o.DryRun {
+		for _, c := range plan {
+			res.Removed = append(res.Removed, c.ID)
+			res.FreedBytes += dirBytes(c.Dir, true)
+		}
+		res.kept(cps)
+		return res, nil
+	}
+	err = s.removeInRounds(ctx, o, start, g, plan, res)
+	res.kept(cps)
+	if err != nil {
+		return res, err
+	}
+	s.writeIndex(indexFromGraph(g)) // (what a hook's retention plans from next time)
+	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
+		// The sweeps of layers/ and of the verified file read the whole
+		// store: a hook's budget buys rounds, and the next run within its
+		// budget sweeps (one that deletes nothing too).
+		return res, nil
+	}
+	freed, err := s.sweepLayers(barrier, g)
+	res.FreedBytes += freed
+	k := s.newChecker(ctx, false)
+	k.prune()
+	k.save()
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// gcPlan is what gc deletes of cps (newest first), oldest first: what the policy lets go,
+// keeping what must stay (pinned, within undo reach, older than the damaged barrier, needed by
+// a survivor that cannot be read, or unremovable). What the policy keeps is written into
+// res.Protected.
+func gcPlan(o GCOptions, cps []*Checkpoint, g *gcGraph, reach map[string]bool, barrier string, res *GCResult) []*Checkpoint {
 	byID := make(map[string]*Checkpoint, len(cps))
 	items := make([]gcItem, len(cps)) // oldest first
 	var total int64
@@ -179,23 +215,18 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		}
 		more := g.unremovable(plan)
 		if len(more) == 0 {
-			break
+			return plan
 		}
 		for _, id := range more {
 			needed[id] = true
 		}
 	}
-	if o.DryRun {
-		for _, c := range plan {
-			res.Removed = append(res.Removed, c.ID)
-			res.FreedBytes += dirBytes(c.Dir, true)
-		}
-		res.kept(cps)
-		return res, nil
-	}
-	// Delete in rounds, oldest first: all at once without a budget, else a
-	// round at a time until the budget is spent (the next run goes on).
-	// Each round keeps every survivor whole before it deletes anything.
+}
+
+// removeInRounds deletes plan in rounds, oldest first: all at once without a budget, else a
+// round at a time until the budget is spent (the next run goes on; res.Partial says so). Each
+// round keeps every survivor whole before it deletes anything.
+func (s *Store) removeInRounds(ctx context.Context, o GCOptions, start time.Time, g *gcGraph, plan []*Checkpoint, res *GCResult) error {
 	round := len(plan)
 	if o.Budget > 0 {
 		round = gcRound
@@ -208,11 +239,10 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 		// whole budget of a hook, and retention must still catch up.
 		if o.Budget > 0 && !first && !roundFits(start, longest, o.Budget) {
 			res.Partial = true
-			break
+			return nil
 		}
 		if err := ctx.Err(); err != nil {
-			res.kept(cps)
-			return res, err
+			return err
 		}
 		b := plan[:min(round, len(plan))]
 		plan = plan[len(b):]
@@ -232,27 +262,10 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 			plan, err = append(left, plan...), nil
 		}
 		if err != nil {
-			res.kept(cps)
-			return res, err
+			return err
 		}
 	}
-	res.kept(cps)
-	s.writeIndex(indexFromGraph(g)) // (what a hook's retention plans from next time)
-	if res.Partial || o.Budget > 0 && time.Since(start) > o.Budget {
-		// The sweeps of layers/ and of the verified file read the whole
-		// store: a hook's budget buys rounds, and the next run within its
-		// budget sweeps (one that deletes nothing too).
-		return res, nil
-	}
-	freed, err := s.sweepLayers(barrier, g)
-	res.FreedBytes += freed
-	k := s.newChecker(ctx, false)
-	k.prune()
-	k.save()
-	if err != nil {
-		return res, err
-	}
-	return res, nil
+	return nil
 }
 
 // gcRound is how many checkpoints a round of gc under a time budget (the
