@@ -114,135 +114,166 @@ var errStaleIndex = errors.New("the store's index is stale")
 // idx up to date; stop says a damaged checkpoint was found (nothing older
 // than it goes: retention stops, and gc reads the whole store).
 func (s *Store) indexedRound(ctx context.Context, batch []string, idx map[string]*indexEntry, reach map[string]bool, res *GCResult, swept *[]string) (stop bool, err error) {
-	g := &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}, fixed: map[string]bool{}}
-	damaged := func(id string) (bool, error) {
-		idx[id] = &indexEntry{damaged: true}
-		res.Damaged = append(res.Damaged, id)
-		slices.SortFunc(res.Damaged, CompareIDs)
+	r := &indexRound{s: s, idx: idx, res: res,
+		g: &gcGraph{s: s, nodes: map[string]*gcNode{}, full: map[string]*snap.Manifest{}, fixed: map[string]bool{}}}
+	plan, bad, err := r.plan(batch, reach)
+	if err != nil || bad != "" {
+		if bad != "" {
+			r.damaged(bad)
+		}
+		return bad != "", err
+	}
+	if len(plan) == 0 {
+		return false, nil
+	}
+	return false, r.remove(ctx, plan, swept)
+}
+
+// indexRound is one round of retention planned from the store's index: the checkpoints it
+// touches are read for real, as gc reads them, and held to their lines in the index.
+type indexRound struct {
+	s   *Store
+	idx map[string]*indexEntry
+	res *GCResult
+	g   *gcGraph // the checkpoints read so far
+}
+
+// damaged records that checkpoint id cannot be read.
+func (r *indexRound) damaged(id string) {
+	r.idx[id] = &indexEntry{damaged: true}
+	r.res.Damaged = append(r.res.Damaged, id)
+	slices.SortFunc(r.res.Damaged, CompareIDs)
+}
+
+// read reads checkpoint id for real, as gc does, and holds it to its line in the index: ok is
+// false when it cannot be read, errStaleIndex when it differs from its line.
+func (r *indexRound) read(id string) (ok bool, err error) {
+	if r.g.nodes[id] != nil || !isID(id) {
 		return true, nil
 	}
-	// read reads checkpoint id for real, as gc does, and holds it to its
-	// line in the index.
-	read := func(id string) (ok bool, err error) {
-		if g.nodes[id] != nil || !isID(id) {
-			return true, nil
+	e := r.idx[id]
+	if e == nil {
+		return false, errStaleIndex
+	}
+	c, err := r.s.Load(id)
+	if err != nil {
+		return false, nil
+	}
+	n, err := r.s.readNode(c)
+	if err != nil {
+		return false, nil
+	}
+	base := ""
+	if c.Transcript != nil {
+		base = c.Transcript.Base
+	}
+	if e.damaged || e.created != c.CreatedAt.UnixNano() || e.backup != c.Backup() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
+		return false, errStaleIndex
+	}
+	r.g.nodes[id] = n
+	if u := r.s.notYours(id, true); u != nil {
+		r.g.fixed[id] = true
+		r.res.Unremovable = append(r.res.Unremovable, *u)
+	}
+	return true, nil
+}
+
+// plan reads batch and what it touches (the checkpoints that build on it and those it builds
+// on) and returns what of it may go, oldest first. bad names a checkpoint that could not be
+// read: then nothing goes.
+func (r *indexRound) plan(batch []string, reach map[string]bool) (plan []*Checkpoint, bad string, err error) {
+	readAll := func(ids ...string) (string, error) {
+		for _, id := range ids {
+			ok, err := r.read(id)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return id, nil
+			}
 		}
-		e := idx[id]
-		if e == nil {
-			return false, errStaleIndex
-		}
-		c, err := s.Load(id)
-		if err != nil {
-			return false, nil
-		}
-		n, err := s.readNode(c)
-		if err != nil {
-			return false, nil
-		}
-		base := ""
-		if c.Transcript != nil {
-			base = c.Transcript.Base
-		}
-		if e.damaged || e.created != c.CreatedAt.UnixNano() || e.backup != c.Backup() || e.bytes != dirBytes(c.Dir, false) || e.parent != n.parent || e.base != base || !slices.Equal(e.archives, n.archives) {
-			return false, errStaleIndex
-		}
-		g.nodes[id] = n
-		if u := s.notYours(id, true); u != nil {
-			g.fixed[id] = true
-			res.Unremovable = append(res.Unremovable, *u)
-		}
-		return true, nil
+		return "", nil
 	}
 	in := map[string]bool{}
-	var plan []*Checkpoint
 	for _, id := range batch {
-		ok, err := read(id)
-		if err != nil {
-			return false, err
+		if bad, err := readAll(id); bad != "" || err != nil {
+			return nil, bad, err
 		}
-		if !ok {
-			return damaged(id)
-		}
-		if g.fixed[id] { // (listed as unremovable)
+		if r.g.fixed[id] { // (listed as unremovable)
 			continue
 		}
-		if c := g.nodes[id].c; c.Pinned != "" || reach[id] {
-			res.Protected = append(res.Protected, id)
+		if c := r.g.nodes[id].c; c.Pinned != "" || reach[id] {
+			r.res.Protected = append(r.res.Protected, id)
 			continue
 		}
 		in[id] = true
 	}
 	// Those that build on the batch, and those the batch builds on.
-	for id, e := range idx {
+	for id, e := range r.idx {
 		if !in[id] && (in[e.parent] || in[e.base]) {
-			ok, err := read(id)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				return damaged(id)
+			if bad, err := readAll(id); bad != "" || err != nil {
+				return nil, bad, err
 			}
 		}
 	}
 	for _, id := range batch {
-		if n := g.nodes[id]; n != nil && !in[n.parent] {
-			ok, err := read(n.parent)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				return damaged(n.parent)
+		if n := r.g.nodes[id]; n != nil && !in[n.parent] {
+			if bad, err := readAll(n.parent); bad != "" || err != nil {
+				return nil, bad, err
 			}
 		}
 	}
 	for _, id := range batch {
 		if in[id] {
-			plan = append(plan, g.nodes[id].c)
+			plan = append(plan, r.g.nodes[id].c)
 		}
 	}
 	for {
-		more := g.unremovable(plan)
+		more := r.g.unremovable(plan)
 		if len(more) == 0 {
-			break
+			return plan, "", nil
 		}
 		plan = slices.DeleteFunc(plan, func(c *Checkpoint) bool {
 			if slices.Contains(more, c.ID) {
-				res.Protected = append(res.Protected, c.ID)
+				r.res.Protected = append(r.res.Protected, c.ID)
 				return true
 			}
 			return false
 		})
 	}
-	if len(plan) == 0 {
-		return false, nil
-	}
+}
+
+// remove deletes plan, keeps the index up to date with the survivors it re-based, and sweeps
+// the archives no manifest names any more; swept gets the folders whose files changed.
+func (r *indexRound) remove(ctx context.Context, plan []*Checkpoint, swept *[]string) error {
+	g, res := r.g, r.res
 	var gone []string // the archives the deleted manifests named
 	for _, c := range plan {
 		gone = append(gone, g.nodes[c.ID].archives...)
 	}
 	for len(plan) > 0 {
-		freed, err := s.removeBatch(ctx, g, plan)
+		freed, err := r.s.removeBatch(ctx, g, plan)
 		res.FreedBytes += freed
 		for _, c := range plan {
 			if g.nodes[c.ID] == nil { // removed
 				res.Removed = append(res.Removed, c.ID)
-				delete(idx, c.ID)
+				delete(r.idx, c.ID)
 			}
 		}
 		for id, n := range g.nodes { // the survivors, re-based
-			idx[id] = indexOf(n)
+			r.idx[id] = indexOf(n)
 			*swept = append(*swept, n.c.Dir) // (a merged transcript's old link is gone)
 		}
 		left, ok := g.refused(err, plan, res)
 		if !ok && err != nil {
-			return false, err
+			return err
 		}
 		plan = left // (the rest of the plan, less what the one refused builds on)
 	}
-	freed, gone := s.sweepGone(gone, idx)
+	freed, sweptGone := r.s.sweepGone(gone, r.idx)
 	res.FreedBytes += freed
-	*swept = append(*swept, gone...)
-	return false, nil
+	*swept = append(*swept, sweptGone...)
+	return nil
 }
 
 // forgetVerified drops from the verified file what it says of the folders
