@@ -232,7 +232,8 @@ func (s *Store) removeInRounds(ctx context.Context, o GCOptions, start time.Time
 		round = gcRound
 	}
 	p := progressFrom(ctx)
-	p.begin(len(plan))
+	p.Begin()
+	p.Expect(int64(len(plan)), 0)
 	var longest time.Duration // the longest round yet: one is not started unless it fits
 	for first := true; len(plan) > 0; first = false {
 		// The first round always runs: reading the store may take the
@@ -255,7 +256,7 @@ func (s *Store) removeInRounds(ctx context.Context, o GCOptions, start time.Time
 				res.Removed = append(res.Removed, c.ID)
 			}
 		}
-		p.add(len(b))
+		p.Add(int64(len(b)), 0)
 		if left, ok := g.refused(err, b, res); ok {
 			// The rest of the batch was left whole: it goes back in the
 			// plan, less what the one refused builds on.

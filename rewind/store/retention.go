@@ -55,7 +55,8 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 	cands, protected := o.judge(items, total, time.Now(), func(id string) bool { return reach[id] || CompareIDs(id, barrier) <= 0 })
 	res.Protected = protected
 	p := progressFrom(ctx)
-	p.begin(len(cands))
+	p.Begin()
+	p.Expect(int64(len(cands)), 0)
 	var swept []string        // archives of layers/ deleted
 	var longest time.Duration // the longest round yet: one is not started unless it fits (roundFits)
 	for first := true; len(cands) > 0; first = false {
@@ -71,7 +72,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		began := time.Now()
 		stop, err := s.indexedRound(ctx, b, idx, reach, res, &swept)
 		longest = max(longest, time.Since(began))
-		p.add(len(b))
+		p.Add(int64(len(b)), 0)
 		if err == errStaleIndex {
 			// What was read differs from what the index says: it is not
 			// trusted again (the next run reads the store and writes it).

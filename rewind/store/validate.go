@@ -65,7 +65,8 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 		})
 	}
 	p := progressFrom(ctx)
-	p.begin(len(ids))
+	p.Begin()
+	p.Expect(int64(len(ids)), 0)
 	// A large store is checked in as many runs of consecutive checkpoints
 	// as there are cores, each with its own checker and its own archives
 	// read ahead: the checks per checkpoint (metadata, the manifest laid
@@ -180,7 +181,7 @@ func (k *checker) validate(ids, layers []string, p *Progress) ([]Problem, error)
 	stop := k.v.ReadAhead(k.ctx, layers, k.s.Limits().Or(snap.DefaultLimits))
 	defer stop()
 	for _, id := range ids {
-		p.add(1)
+		p.Add(1, 0)
 		c, err := k.load(id)
 		if err != nil {
 			issue := fmt.Sprintf("not a checkpoint: %v", err)
