@@ -39,7 +39,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := store.RevertStepOptions{Markers: c.conflicts == conflictsMarkers, DryRun: c.dryRun}
+	opts := store.RevertOptions{Markers: c.conflicts == conflictsMarkers, DryRun: c.dryRun}
 	if len(args) == 2 {
 		if opts.To, err = s.Resolve(args[1]); err != nil {
 			return err
@@ -48,7 +48,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if ask, err := c.asks(e, c.json); err != nil {
 		return err
 	} else if ask {
-		plan, err := s.RevertStep(ctx, cp, withDryRunStep(opts))
+		plan, err := s.Revert(ctx, cp, withDryRunRevert(opts))
 		if err != nil {
 			if plan != nil {
 				writeRestore(e.stderr, plan, false)
@@ -60,7 +60,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	ctx, stop := e.progress(ctx, "reverting")
-	res, err := s.RevertStep(ctx, cp, opts)
+	res, err := s.Revert(ctx, cp, opts)
 	stop()
 	if res != nil {
 		e.printRestore(res, c.json, err != nil && res.Backup != "")
@@ -68,7 +68,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func withDryRunStep(o store.RevertStepOptions) store.RevertStepOptions {
+func withDryRunRevert(o store.RevertOptions) store.RevertOptions {
 	o.DryRun = true
 	return o
 }

@@ -34,11 +34,15 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 	if err != nil {
 		return err
 	}
-	o := store.RevertOptions{Redo: c.redo, DryRun: c.dryRun}
+	undo := s.UndoRestore
+	if c.redo {
+		undo = s.Redo
+	}
+	o := store.UndoRestoreOptions{DryRun: c.dryRun}
 	if ask, err := c.asks(e, c.json); err != nil {
 		return err
 	} else if ask {
-		plan, err := s.Revert(ctx, store.RevertOptions{Redo: c.redo, DryRun: true})
+		plan, err := undo(ctx, store.UndoRestoreOptions{DryRun: true})
 		if err != nil {
 			return err
 		}
@@ -52,7 +56,7 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		o.Expect = plan.Reverts
 	}
 	ctx, stop := e.progress(ctx, sub)
-	res, err := s.Revert(ctx, o)
+	res, err := undo(ctx, o)
 	stop()
 	if res != nil {
 		e.printRestore(res, c.json, err != nil)

@@ -320,7 +320,11 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 				if redo {
 					i, kind = m.redoTarget(), KindRedo
 				}
-				res, err := s.Revert(ctx, RevertOptions{Redo: redo})
+				undo := s.UndoRestore
+				if redo {
+					undo = s.Redo
+				}
+				res, err := undo(ctx, UndoRestoreOptions{})
 				if i < 0 || m.entries[i].gone {
 					if err == nil {
 						fail("%s: done, want none (target %d)", kind, i)
@@ -412,7 +416,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 				fail("@%d: %v", n, err)
 			}
 			tree, changes, conflicts := m.revert(n)
-			res, err := s.RevertStep(ctx, c, RevertStepOptions{})
+			res, err := s.Revert(ctx, c, RevertOptions{})
 			var ce *ConflictError
 			switch {
 			case conflicts:
@@ -447,7 +451,12 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Pin(ctx, sc, PinOptions{Label: label}); err != nil {
+			if label == "" {
+				err = s.Unpin(ctx, sc)
+			} else {
+				_, err = s.Pin(ctx, sc, PinOptions{Label: label})
+			}
+			if err != nil {
 				fail("pin %s: %v", c.id, err)
 			}
 			c.pinned = label != ""
