@@ -51,11 +51,11 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 		plan, err := s.Revert(ctx, cp, withDryRunRevert(opts))
 		if err != nil {
 			if plan != nil {
-				writeRestore(e.stderr, plan, false)
+				writeRevert(e.stderr, plan, false)
 			}
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Revert the step from %s?", cmdline.QuoteText(cp.ID))); err != nil {
+		if err := confirmPlan(e, plan.Kind, &plan.TreeChange, func(w io.Writer) { writeRevert(w, plan, false) }, fmt.Sprintf("Revert the step from %s?", cmdline.QuoteText(cp.ID))); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	res, err := s.Revert(ctx, cp, opts)
 	stop()
 	if res != nil {
-		e.printRestore(res, c.json, err != nil && res.Backup != "")
+		e.printRevert(res, c.json, err != nil && res.Backup != "")
 	}
 	return err
 }
@@ -73,11 +73,21 @@ func withDryRunRevert(o store.RevertOptions) store.RevertOptions {
 	return o
 }
 
-// writeRevert says what a revert takes back, path by path, for a person:
-// paths through cmdline.QuotePath, ids and the prompt through
+// writeRevert says what a revert did, or would do, for a person: what it
+// takes back (writeRevertPlan), what that did to the tree, and its backup.
+func writeRevert(w io.Writer, r *store.RevertResult, failed bool) {
+	if r.Plan != nil {
+		writeRevertPlan(w, r)
+	}
+	writeCode(w, &r.TreeChange, "the tree")
+	writeBackup(w, &r.TreeChange, r.Kind, failed)
+}
+
+// writeRevertPlan says what a revert takes back, path by path, for a
+// person: paths through cmdline.QuotePath, ids and the prompt through
 // cmdline.QuoteText.
-func writeRevert(w io.Writer, r *store.RestoreResult) {
-	p := r.Revert
+func writeRevertPlan(w io.Writer, r *store.RevertResult) {
+	p := r.Plan
 	to := "the tree now"
 	if p.To != "" {
 		to = cmdline.QuoteText(p.To)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
@@ -50,16 +51,16 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		if c.redo {
 			verb = "Redo"
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("%s %s?", verb, cmdline.QuoteText(plan.RevertsWhat))); err != nil {
+		if err := confirmPlan(e, plan.Kind, &plan.TreeChange, func(w io.Writer) { writeUndoRestore(w, plan, false) }, fmt.Sprintf("%s %s?", verb, cmdline.QuoteText(plan.What))); err != nil {
 			return err
 		}
-		o.Expect = plan.Reverts
+		o.Expect = plan.Entry
 	}
 	ctx, stop := e.progress(ctx, sub)
 	res, err := undo(ctx, o)
 	stop()
 	if res != nil {
-		e.printRestore(res, c.json, err != nil)
+		e.printUndoRestore(res, c.json, err != nil)
 	}
 	return err
 }

@@ -336,8 +336,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 					fail("%s of %s: %v", kind, m.entries[i].backup, err)
 				}
 				e := m.entries[i]
-				if res.Reverts != e.backup {
-					fail("%s reverted %s, want %s", kind, res.Reverts, e.backup)
+				if res.Entry != e.backup {
+					fail("%s reverted %s, want %s", kind, res.Entry, e.backup)
 				}
 				m.changed(kind, res.Backup, e.code, e.before)
 				e.undone = true
@@ -434,8 +434,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 			if n > 0 {
 				end = m.shown()[n-1].id
 			}
-			if res.Revert.To != end {
-				fail("revert @%d: the step ends at %q, want %q", n, res.Revert.To, end)
+			if res.Plan.To != end {
+				fail("revert @%d: the step ends at %q, want %q", n, res.Plan.To, end)
 			}
 			if changes && !conflicts {
 				m.changed(KindRevert, res.Backup, true, tree)

@@ -43,6 +43,17 @@ type RevertOptions struct {
 	DryRun  bool
 }
 
+// RevertResult is what a revert did, or in a dry run would do.
+type RevertResult struct {
+	Type       string      `json:"type"`       // "restore"
+	Kind       RestoreKind `json:"kind"`       // KindRevert
+	Checkpoint string      `json:"checkpoint"` // the checkpoint the step starts at
+	TreeChange
+	// Plan is what the revert takes back, path by path.
+	Plan     *RevertPlan `json:"revert,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
+}
+
 // RevertPlan is what a revert takes back and how, path by path.
 type RevertPlan struct {
 	From string `json:"from"` // the checkpoint the step starts at: paths go back to it
@@ -146,7 +157,7 @@ func (s *Store) StepEnd(cp *Checkpoint) (*Checkpoint, error) {
 // every change made since. With conflicts and without o.Markers nothing
 // changes, and the error is a *ConflictError; the result says what
 // conflicts either way.
-func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*RestoreResult, error) {
+func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*RevertResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -190,12 +201,12 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	res := &RestoreResult{Type: "restore", Kind: KindRevert, Checkpoint: cp.ID, DryRun: o.DryRun}
+	res := &RevertResult{Type: "restore", Kind: KindRevert, Checkpoint: cp.ID, TreeChange: TreeChange{DryRun: o.DryRun}}
 	p, err := planRevert(before, after, now, cp, to, o.Markers)
 	if err != nil {
 		return nil, err
 	}
-	res.Revert = &p.RevertPlan
+	res.Plan = &p.RevertPlan
 	if p.Conflicts > 0 && !o.Markers {
 		return res, p.conflictError(cp.ID)
 	}
@@ -231,7 +242,7 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 			if p, err = planRevert(before, after, st, cp, to, o.Markers); err != nil {
 				return nil, err
 			}
-			res.Revert = &p.RevertPlan
+			res.Plan = &p.RevertPlan
 			if p.Conflicts > 0 && !o.Markers {
 				return nil, p.conflictError(cp.ID)
 			}
@@ -243,7 +254,7 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 			return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{Manifest: m, Walk: walk})
 		},
 	}
-	res, err = s.applied(ctx, k, c, res)
+	res, err = applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))
 	if err == nil && p.Conflicts > 0 {
 		err = p.conflictError(cp.ID)
 	}

@@ -50,7 +50,7 @@ func TestRevertMiddlePrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(dry.Revert); got != "app.go:merge old.txt:revert second.txt:revert sub:revert sub/second.txt:revert" {
+	if got := actions(dry.Plan); got != "app.go:merge old.txt:revert second.txt:revert sub:revert sub/second.txt:revert" {
 		t.Errorf("dry run plan: %s", got)
 	}
 	if read(t, filepath.Join(dir, "second.txt")) != "added by the second\n" {
@@ -60,8 +60,8 @@ func TestRevertMiddlePrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Backup == "" || res.Kind != KindRevert || res.Revert.To == "" || res.Revert.Prompt != "second" {
-		t.Errorf("result: %+v %+v", res, res.Revert)
+	if res.Backup == "" || res.Kind != KindRevert || res.Plan.To == "" || res.Plan.Prompt != "second" {
+		t.Errorf("result: %+v %+v", res, res.Plan)
 	}
 	if got := read(t, filepath.Join(dir, "app.go")); got != want {
 		t.Errorf("app.go:\n%s\nwant:\n%s", got, want)
@@ -112,10 +112,10 @@ func TestRevertConflicts(t *testing.T) {
 	if !errors.As(err, &ce) || len(ce.Paths) != 3 || ce.Markers {
 		t.Fatalf("err = %v, want a conflict in 3 paths", err)
 	}
-	if res == nil || res.Backup != "" || res.Revert.Conflicts != 3 {
+	if res == nil || res.Backup != "" || res.Plan.Conflicts != 3 {
 		t.Fatalf("result %+v", res)
 	}
-	if got := actions(res.Revert); got != "a.txt:conflict bin:conflict new.txt:conflict" {
+	if got := actions(res.Plan); got != "a.txt:conflict bin:conflict new.txt:conflict" {
 		t.Errorf("plan: %s", got)
 	}
 	if got := read(t, filepath.Join(dir, "a.txt")); got != "one\nTWO (step, then later)\nthree\n" {
@@ -137,7 +137,7 @@ func TestRevertConflicts(t *testing.T) {
 	if got := read(t, filepath.Join(dir, "bin")); got != "\x00\x01\x02step and later" {
 		t.Errorf("a binary conflict was written: %q", got)
 	}
-	if got := actions(res.Revert); got != "a.txt:markers bin:conflict new.txt:conflict" {
+	if got := actions(res.Plan); got != "a.txt:markers bin:conflict new.txt:conflict" {
 		t.Errorf("plan: %s", got)
 	}
 	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
@@ -208,7 +208,7 @@ func TestRevertKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(res.Revert); got != "img.bin:revert link:revert made:kept made/by-step.txt:revert run.sh:revert" {
+	if got := actions(res.Plan); got != "img.bin:revert link:revert made:kept made/by-step.txt:revert run.sh:revert" {
 		t.Errorf("plan: %s", got)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || fi.Mode().Perm() != 0o644 {

@@ -29,20 +29,44 @@ import (
 // ErrNothingToRedo means no undo-restore is there to redo.
 var ErrNothingToRedo = errors.New("nothing to redo")
 
-// UndoRestore reverts the newest restore that is not undone yet (a restore,
+// UndoRestore undoes the newest restore that is not undone yet (a restore,
 // undo, back, revert or redo): the tree comes back from its backup
 // checkpoint, a fork it wrote is moved into transcript-backup/, a truncated
 // transcript gets its bytes back. The current state is saved first, so Redo
 // can put the restore back.
-func (s *Store) UndoRestore(ctx context.Context, o UndoRestoreOptions) (*RestoreResult, error) {
+func (s *Store) UndoRestore(ctx context.Context, o UndoRestoreOptions) (*UndoRestoreResult, error) {
 	return s.undoEntry(ctx, false, o)
 }
 
-// Redo reverts the newest undo-restore, as long as nothing but redos came
+// Redo undoes the newest undo-restore, as long as nothing but redos came
 // after it: what the undo-restore undid comes back. The current state is
 // saved first, so UndoRestore can undo the redo.
-func (s *Store) Redo(ctx context.Context, o UndoRestoreOptions) (*RestoreResult, error) {
+func (s *Store) Redo(ctx context.Context, o UndoRestoreOptions) (*UndoRestoreResult, error) {
 	return s.undoEntry(ctx, true, o)
+}
+
+// UndoRestoreResult is what an undo-restore or a redo did (Kind says
+// which).
+type UndoRestoreResult struct {
+	Type string      `json:"type"` // "restore"
+	Kind RestoreKind `json:"kind"` // KindUndoRestore or KindRedo
+	// Checkpoint is the backup the undone entry took: the tree comes back
+	// from it.
+	Checkpoint string `json:"checkpoint"`
+	TreeChange
+	// Resume tells how to open a fork a redo moved back.
+	Resume string `json:"resume,omitempty"`
+	// Entry is the history entry undone (its id): for a redo, the
+	// undo-restore. What says in words what an undo-restore undoes or a
+	// redo puts back.
+	Entry string `json:"reverts,omitempty"`
+	What  string `json:"reverts_what,omitempty"`
+	// Moved are the files of a fork that an undo-restore moved aside or a
+	// redo moved back (in a dry run, To is the folder they would go to).
+	Moved []Move `json:"moved,omitempty"`
+	// Transcript is a transcript that got its earlier bytes back.
+	Transcript *Swap    `json:"transcript,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // UndoRestoreOptions say how an undo-restore or a redo goes.
@@ -53,9 +77,9 @@ type UndoRestoreOptions struct {
 	Expect string
 }
 
-// undoEntry reverts an entry of the history: the newest restore not undone
+// undoEntry undoes an entry of the history: the newest restore not undone
 // yet (an undo-restore), or with redo the newest undo-restore (a redo).
-func (s *Store) undoEntry(ctx context.Context, redo bool, o UndoRestoreOptions) (*RestoreResult, error) {
+func (s *Store) undoEntry(ctx context.Context, redo bool, o UndoRestoreOptions) (*UndoRestoreResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return nil, err
@@ -83,9 +107,9 @@ func (s *Store) undoEntry(ctx context.Context, redo bool, o UndoRestoreOptions) 
 	if err != nil {
 		return nil, fmt.Errorf("the backup checkpoint of %s is gone: %w", e.What(&h), err)
 	}
-	res := &RestoreResult{Type: "restore", Kind: kind, Checkpoint: backup.ID, DryRun: o.DryRun, Reverts: e.ID, RevertsWhat: e.What(&h)}
+	res := &UndoRestoreResult{Type: "restore", Kind: kind, Checkpoint: backup.ID, TreeChange: TreeChange{DryRun: o.DryRun}, Entry: e.ID, What: e.What(&h)}
 	if u := h.Entry(e.UndoOf); redo && u != nil {
-		res.RevertsWhat = u.What(&h) // a redo puts back what the undo-restore undid
+		res.What = u.What(&h) // a redo puts back what the undo-restore undid
 	}
 	fk := e.Fork
 	if fk == nil && e.Kind == KindUndoRestore {
@@ -136,10 +160,10 @@ func (s *Store) undoEntry(ctx context.Context, redo bool, o UndoRestoreOptions) 
 	if e.Code {
 		c.tree = backup
 	}
-	return s.applied(ctx, k, c, res)
+	return applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))
 }
 
-// undoTarget is the index of the entry undo-restore reverts: the newest not
+// undoTarget is the index of the entry undo-restore undoes: the newest not
 // undone yet that is not itself an undo-restore; -1 when there is none.
 func (h *History) undoTarget() int {
 	for i := len(h.Entries) - 1; i >= 0; i-- {
@@ -150,7 +174,7 @@ func (h *History) undoTarget() int {
 	return -1
 }
 
-// redoTarget is the index of the undo-restore a redo reverts: the newest
+// redoTarget is the index of the undo-restore a redo undoes: the newest
 // one not redone, when only redos and undone entries came after it; -1
 // otherwise (a new restore since the undo ends what can be redone, as in jj
 // or an editor).
@@ -195,7 +219,7 @@ func (h *History) hasUndoBefore(i int) bool {
 // undoFork undoes what an entry did to a fork: moves it aside into
 // transcript-backup/ when the entry wrote it, back to its place when the
 // entry moved it aside. It returns the record of what it did.
-func (s *Store) undoFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, error) {
+func (s *Store) undoFork(f *ForkRecord, res *UndoRestoreResult) (*ForkRecord, error) {
 	rec := *f
 	if dir := filepath.Dir(f.Path); filepath.Base(dir) == f.SessionID {
 		return s.undoForkFolder(f, dir, res)
@@ -242,9 +266,9 @@ func (s *Store) undoFork(f *ForkRecord, res *RestoreResult) (*ForkRecord, error)
 	return &rec, nil
 }
 
-// undoForkFolder is revertFork for a fork that is a folder of its own (Copilot's
+// undoForkFolder is undoFork for a fork that is a folder of its own (Copilot's
 // session-state/<id>/, with its workspace.yaml): the folder moves, whole.
-func (s *Store) undoForkFolder(f *ForkRecord, dir string, res *RestoreResult) (*ForkRecord, error) {
+func (s *Store) undoForkFolder(f *ForkRecord, dir string, res *UndoRestoreResult) (*ForkRecord, error) {
 	rec := *f
 	if f.Removed == "" {
 		if !fileExists(dir) {
@@ -308,8 +332,8 @@ func moveFile(src, dst string, perm fs.FileMode) error {
 	return os.Remove(src)
 }
 
-// planUndo fills res with what reverting e would change, changing nothing.
-func (s *Store) planUndo(ctx context.Context, e HistoryEntry, fk *ForkRecord, backup *Checkpoint, res *RestoreResult) error {
+// planUndo fills res with what undoing e would change, changing nothing.
+func (s *Store) planUndo(ctx context.Context, e HistoryEntry, fk *ForkRecord, backup *Checkpoint, res *UndoRestoreResult) error {
 	if e.Code {
 		r, err := s.restoreTree(ctx, backup, true)
 		if err != nil {

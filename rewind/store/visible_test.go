@@ -83,8 +83,8 @@ func TestRevertStepEndsAtTheNextListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Revert.To != p2.ID || res.Backup == "" {
-		t.Fatalf("revert of %s: to %q, backup %q; want to %s, with a backup", p1.ID, res.Revert.To, res.Backup, p2.ID)
+	if res.Plan.To != p2.ID || res.Backup == "" {
+		t.Fatalf("revert of %s: to %q, backup %q; want to %s, with a backup", p1.ID, res.Plan.To, res.Backup, p2.ID)
 	}
 	if got := read(t, filepath.Join(s.Project, "g.txt")); got != "<open "+filepath.Join(s.Project, "g.txt")+": no such file or directory>" {
 		t.Errorf("g.txt, added by the step, is still there: %q", got)
