@@ -63,7 +63,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	res := &RestoreResult{Type: "restore", Kind: KindBack, DryRun: o.DryRun}
+	res := &RestoreResult{Type: "restore", Kind: KindBack, TreeChange: TreeChange{DryRun: o.DryRun}}
 	var target *Checkpoint
 	if o.Both {
 		target, err = s.checkpointBefore(ctx, t, path, turn)
@@ -115,7 +115,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			c.rewound = &layout.RewoundSession{Kind: string(KindBack), N: o.N, Agent: agent, Transcript: path, SessionID: s.sessionOf(path)}
 		}
 	}
-	return s.applied(ctx, k, c, res)
+	return applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))
 }
 
 // backSession is a transcript back may go back in, and its agent ("" to

@@ -212,7 +212,7 @@ func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) er
 	}
 	k := s.newChecker(ctx, false)
 	defer k.save()
-	r := &RestoreResult{}
+	var r TreeChange
 	c := change{
 		backup: SaveOptions{Description: "before import of " + b.Info.Checkpoint + " from " + b.Info.SourceFolder, UseSession: true, TranscriptBestEffort: true},
 		entry:  HistoryEntry{Kind: KindImport, Code: true},
@@ -220,7 +220,7 @@ func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) er
 			return snap.Restore(ctx, s.Project, b.Tree, snap.RestoreOptions{Walk: walk})
 		},
 	}
-	err = s.apply(ctx, k, c, r)
+	err = s.apply(ctx, k, c, &r, nil)
 	res.Backup, res.Code = r.Backup, r.Code
 	return err
 }
