@@ -37,7 +37,9 @@ func exitCode(err error) int {
 }
 
 // hintOf is rewind's hint-of-error switch: what to do about the store's and the tools' errors,
-// in rewind's own commands and flags (never rewind-fork's: rewind passes those itself).
+// in rewind's own commands and flags (never rewind-fork's: rewind passes those itself). It is
+// long by design: one case per error, in the order they are tested, so that every hint is read
+// and worded in one place.
 func hintOf(err error) string {
 	var (
 		le      *snap.LimitError
