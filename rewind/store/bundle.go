@@ -2,11 +2,9 @@ package store
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 )
 
@@ -271,7 +270,7 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 	if !ok {
 		return nil, bad("no %s: not an export archive", BundleManifest)
 	}
-	if err := decodeStrict(info.data, &b.Info); err != nil {
+	if err := record.DecodeStrict(info.data, &b.Info); err != nil {
 		return nil, bad("%s: %v", BundleManifest, err)
 	}
 	if b.Info.Type != BundleFormat {
@@ -304,10 +303,10 @@ func OpenBundle(ctx context.Context, name string) (_ *Bundle, err error) {
 		return nil, bad("it holds no %s or no %s", BundleTree, BundleCheckpoint)
 	}
 	cpJSON := members[BundleCheckpoint].data
-	if err := checkMetadataSum(cpJSON); err != nil {
+	if err := record.CheckSum(cpJSON); err != nil {
 		return nil, bad("%s: %v", BundleCheckpoint, err)
 	}
-	if b.Checkpoint, err = decodeMetadata(cpJSON, true); err != nil {
+	if b.Checkpoint, err = record.Decode(cpJSON, true); err != nil {
 		return nil, bad("%s: %v", BundleCheckpoint, err)
 	}
 	if top != bundleTop+b.Info.Checkpoint {
@@ -353,20 +352,6 @@ func sparse(hdr *tar.Header) bool {
 
 // bundleTop starts the name of an archive's one folder; the checkpoint's id ends it.
 const bundleTop = "rewind-export-"
-
-// decodeStrict decodes the one JSON value data holds into v, refusing a field
-// v does not have: an archive's JSON says exactly what this Rewind reads.
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("more than one JSON value")
-	}
-	return nil
-}
 
 // check holds export.json to its grammar and to the checkpoint's metadata
 // cp: every name that may become a path, or a word on the screen, is one it
@@ -453,18 +438,18 @@ func (i *BundleInfo) check(cp *Metadata, hasTranscript bool) error {
 // of its first and last bytes. It stops a byte past that length, so a
 // transcript that inflates without end is refused there.
 func checkBundleTranscript(name string, i BundleInfo) error {
-	r, err := openSmall([]string{name})
+	r, err := record.OpenTranscript([]string{name})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	t := (*transcriptSum)(nil).clone()
-	defer t.recycle()
+	t := (*record.TranscriptSum)(nil).Clone()
+	defer t.Recycle()
 	buf := make([]byte, 64<<10)
 	lr := io.LimitReader(r, i.TranscriptBytes+1)
 	for {
 		n, err := lr.Read(buf)
-		t.write(buf[:n])
+		t.Write(buf[:n])
 		if err == io.EOF {
 			break
 		}
@@ -472,7 +457,7 @@ func checkBundleTranscript(name string, i BundleInfo) error {
 			return fmt.Errorf("does not inflate: %w", err)
 		}
 	}
-	return t.check(jsonl.Cursor{ByteOffsetEnd: i.TranscriptBytes, PrefixSHA256: i.PrefixSHA256, TailSHA256: i.TailSHA256})
+	return t.Check(jsonl.Cursor{ByteOffsetEnd: i.TranscriptBytes, PrefixSHA256: i.PrefixSHA256, TailSHA256: i.TailSHA256})
 }
 
 // cleanAbs reports whether p is an absolute path as its system writes one

@@ -23,6 +23,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/secrets"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 )
 
@@ -168,7 +169,7 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		}
 		return nil
 	}
-	cpJSON, err := encodeMetadata(&md)
+	cpJSON, err := record.Encode(&md)
 	if err != nil {
 		return nil, err
 	}
@@ -226,12 +227,12 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		// hashes export.json records are the masked bytes'.
 		err = stream(BundleTranscript, func(w io.Writer) error {
 			if o.Redact && len(x.transcript) > 0 {
-				sum := (*transcriptSum)(nil).clone()
-				defer sum.recycle()
+				sum := (*record.TranscriptSum)(nil).Clone()
+				defer sum.Recycle()
 				if err := x.writeMasked(ctx, w, chain, sum); err != nil {
 					return err
 				}
-				c := sum.cursor()
+				c := sum.Cursor()
 				if c.ByteOffsetEnd != t.Cursor.ByteOffsetEnd {
 					return fmt.Errorf("the transcript holds %d bytes, its cursor says %d", c.ByteOffsetEnd, t.Cursor.ByteOffsetEnd)
 				}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
 )
 
 // The hostile-bundle corpus: export archives an attacker could send, each
@@ -148,7 +149,7 @@ func (p bundleParts) build(t testing.TB) []byte {
 			}
 		}
 	}
-	cpJSON, err := encodeMetadata(&cp)
+	cpJSON, err := record.Encode(&cp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,8 @@ func headerSize(b []byte, at int, n int64) []byte {
 // jsonl.HashWindow bytes, as a cursor records them.
 func cursorOf(b []byte) (n int64, head, tail string) {
 	n = int64(len(b))
-	return n, hashHex(b[:min(n, 64<<10)]), hashHex(b[max(0, n-64<<10):])
+	h, t := sha256.Sum256(b[:min(n, 64<<10)]), sha256.Sum256(b[max(0, n-64<<10):])
+	return n, hex.EncodeToString(h[:]), hex.EncodeToString(t[:])
 }
 
 // hostileBundle is one case of the corpus: how it departs from the base, and

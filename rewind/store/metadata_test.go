@@ -7,7 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/rewind/store/record"
 )
+
+// sumField opens metadata.json's last field, its checksum, as every
+// version has written it.
+const sumField = ",\n  \"sum\": \""
 
 // asVersion1 is metadata.json as Rewind wrote it before every key was
 // snake_case: "hasTranscript", and the checksum over that text.
@@ -20,7 +26,7 @@ func asVersion1(t *testing.T, raw []byte) []byte {
 	body := bytes.Replace(raw[:i], []byte(`"has_transcript": `), []byte(`"hasTranscript": `), 1)
 	sum := sha256.Sum256(append(bytes.Clone(body), "\n}"...))
 	out := fmt.Appendf(body, "%s%x\"\n}\n", sumField, sum)
-	if err := checkMetadataSum(out); err != nil {
+	if err := record.CheckSum(out); err != nil {
 		t.Fatal(err)
 	}
 	return out
