@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/rewind/store/record"
 )
 
@@ -94,7 +95,7 @@ func TestImportsAnArchiveOfVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := OpenBundle(ctx, archive)
+	b, err := bundle.Open(ctx, archive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,10 +114,10 @@ func TestImportsAnArchiveOfVersion1(t *testing.T) {
 
 	_, ms := exportFixture(t)
 	for _, m := range ms {
-		if filepath.Base(m.hdr.Name) == BundleManifest && !bytes.Contains(m.data, fmt.Appendf(nil, `"version": %d,`, BundleVersion)) {
+		if filepath.Base(m.hdr.Name) == bundle.ManifestName && !bytes.Contains(m.data, fmt.Appendf(nil, `"version": %d,`, bundle.Version)) {
 			t.Errorf("a new archive's export.json:\n%s", m.data)
 		}
-		if filepath.Base(m.hdr.Name) == BundleCheckpoint && (!bytes.Contains(m.data, []byte(`"has_transcript": true`)) || bytes.Contains(m.data, []byte("hasTranscript"))) {
+		if filepath.Base(m.hdr.Name) == bundle.CheckpointName && (!bytes.Contains(m.data, []byte(`"has_transcript": true`)) || bytes.Contains(m.data, []byte("hasTranscript"))) {
 			t.Errorf("a new archive's checkpoint.json:\n%s", m.data)
 		}
 	}

@@ -56,12 +56,6 @@ type FieldSecret struct {
 // Count is how many secrets were found.
 func (f *SecretsFound) Count() int { return len(f.Tree) + len(f.Transcript) + len(f.Checkpoint) }
 
-// MaskedFile is a file of the tree whose secrets --redact masked.
-type MaskedFile struct {
-	Path  string `json:"path"`
-	Count int    `json:"count"`
-}
-
 // exportScan is an export's scan: what it found, and what --redact does
 // with it.
 type exportScan struct {
@@ -165,6 +159,3 @@ func (x *exportScan) writeMasked(ctx context.Context, w io.Writer, chain []strin
 type sumWriter struct{ t *record.TranscriptSum }
 
 func (s sumWriter) Write(p []byte) (int, error) { s.t.Write(p); return len(p), nil }
-
-// maskableFields are the fields scanFields may mask.
-var maskableFields = []string{"description", "prompt", "last_prompt"}
