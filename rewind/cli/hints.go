@@ -9,6 +9,7 @@ import (
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
+	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
 )
 
@@ -92,7 +93,7 @@ func hintOf(err error) string {
 		return gone.hint()
 	case errors.As(err, new(*store.NotEmptyError)):
 		return "import into a new folder (--into DIR), or add --force to import over it after a backup checkpoint ('rewind undo-restore' brings it back)"
-	case errors.As(err, new(*store.BundleError)):
+	case errors.As(err, new(*bundle.Error)):
 		return "export the checkpoint again; the archive must reach here as 'rewind export' wrote it"
 	case errors.As(err, new(*store.UnsupportedAgentError)):
 		return "resume the conversation on the machine it came from, or open the transcript by hand"

@@ -18,6 +18,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
 )
 
@@ -90,13 +91,13 @@ func (e *UnsupportedAgentError) Error() string {
 // that folder, and records a checkpoint of both in the folder's store
 // (made when there is none).
 func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, error) {
-	b, err := OpenBundle(ctx, file)
+	b, err := bundle.Open(ctx, file)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	if o.SHA256 != "" && !strings.EqualFold(o.SHA256, b.SHA256) {
-		return nil, &BundleError{Path: file, Reason: fmt.Sprintf("its SHA-256 is %s, not the %s it was to have", b.SHA256, o.SHA256)}
+		return nil, &bundle.Error{Path: file, Reason: fmt.Sprintf("its SHA-256 is %s, not the %s it was to have", b.SHA256, o.SHA256)}
 	}
 	dir := o.Into
 	if dir == "" {
@@ -134,7 +135,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			}
 			var ae *snap.ArchiveError
 			if errors.As(err, &ae) {
-				return nil, &BundleError{Path: file, Reason: err.Error()}
+				return nil, &bundle.Error{Path: file, Reason: err.Error()}
 			}
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			return res, err
 		}
 	} else {
-		// (The archive's tree passed a restore's checks in OpenBundle.)
+		// (The archive's tree passed a restore's checks in bundle.Open.)
 		if dir, err = filepath.EvalSymlinks(dir); err == nil {
 			res.Dir = dir
 		}
@@ -200,7 +201,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 
 // importTree restores b's tree over a project that holds something, after
 // a backup checkpoint, as a restore does: undo-restore brings it back.
-func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) error {
+func (s *Store) importTree(ctx context.Context, b *bundle.Archive, res *ImportResult) error {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return err
@@ -262,7 +263,7 @@ func folderState(dir string) (empty, exists bool, err error) {
 // the working-folder fields moved to dir, the title marked [Imported]. The
 // dialect's import rule names a session of dir's in the agent's folder, and
 // the new session goes where a fork of that one would.
-func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, error) {
+func installSession(ctx context.Context, b *bundle.Archive, dir string) (fork.Fork, error) {
 	d, err := jsonl.LookupDialect(b.Info.Agent)
 	if err != nil || len(d.Fork.CwdFields) == 0 || d.Fork.Import == nil {
 		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
@@ -407,7 +408,7 @@ func shellQuote(s string) string {
 // importFolder is the name of the folder an import makes in the current
 // folder when not told where: the export's source folder's own name, when it
 // is one a folder may have, else rewind-import-<checkpoint id>.
-func importFolder(i BundleInfo) string {
+func importFolder(i bundle.Info) string {
 	src := strings.TrimRight(strings.ReplaceAll(i.SourceFolder, "\\", "/"), "/")
 	base := src[strings.LastIndexByte(src, '/')+1:]
 	if base == "" || base == "." || base == ".." || !filepath.IsLocal(base) || strings.ContainsAny(base, "/\\:") || layout.HasControl(base) {

@@ -14,6 +14,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 )
 
@@ -415,7 +416,7 @@ func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOpti
 // checkpoints/, where it appears whole (md.Sum set to its checksum); it
 // returns the checkpoint's folder.
 func (s *Store) publish(stage string, md *Metadata) (string, error) {
-	mb, err := encodeMetadata(md)
+	mb, err := record.Encode(md)
 	if err != nil {
 		return "", err
 	}

@@ -1,25 +1,20 @@
 package store
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/klauspost/pgzip"
 
-	"rewind.dev/fork"
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
 )
 
 // maxTranscriptChain bounds how many checkpoints a transcript's bytes may be
@@ -212,13 +207,13 @@ func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
 // sumTranscript inflates the files of c's transcript chain after those
 // from sums (what inflating the chain before them found, nil for none),
 // checks the whole against c's cursor, and returns what it found.
-func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string, from *transcriptSum) (*transcriptSum, error) {
-	r, err := openSmall(chain)
+func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string, from *record.TranscriptSum) (*record.TranscriptSum, error) {
+	r, err := record.OpenTranscript(chain)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
 	}
 	defer r.Close()
-	t := from.clone()
+	t := from.Clone()
 	bp := readBuffers.Get().(*[]byte)
 	defer readBuffers.Put(bp)
 	buf := *bp
@@ -227,7 +222,7 @@ func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string
 			return nil, err
 		}
 		m, err := r.Read(buf)
-		t.write(buf[:m])
+		t.Write(buf[:m])
 		if err == io.EOF {
 			break
 		}
@@ -235,188 +230,10 @@ func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string
 			return nil, fmt.Errorf("transcript does not inflate: %w", err)
 		}
 	}
-	return t, t.check(c.Transcript.Cursor)
+	return t, t.Check(c.Transcript.Cursor)
 }
 
-// readBuffers are what sumTranscript inflates into, and spareSums the sums a
-// deep check has done with: validate sums a transcript per checkpoint, and
-// a fresh 64 KiB buffer and tail for each was much of what it allocated.
-var (
-	readBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-	spareSums   sync.Pool
-)
-
-// transcriptSum is what a transcript's bytes are checked by: their length,
-// the first and the last jsonl.HashWindow of them.
-type transcriptSum struct {
-	n       int64
-	head    []byte   // the first bytes, while fewer than jsonl.HashWindow
-	headSum string   // their SHA-256 once there are jsonl.HashWindow
-	tail    []byte   // the last jsonl.HashWindow bytes
-	ids     []string // in a deep check, the checkpoints whose files these are, oldest first
-}
-
-// clone copies t (nil: an empty sum) into a spare sum or a new one.
-func (t *transcriptSum) clone() *transcriptSum {
-	c, _ := spareSums.Get().(*transcriptSum)
-	if c == nil {
-		c = &transcriptSum{tail: make([]byte, 0, jsonl.HashWindow)}
-	}
-	if t == nil {
-		t = &transcriptSum{}
-	}
-	c.n, c.headSum, c.ids = t.n, t.headSum, nil
-	c.head = append(c.head[:0], t.head...)
-	c.tail = append(c.tail[:0], t.tail...)
-	return c
-}
-
-// recycle hands t on to a later clone; it must not be used after.
-func (t *transcriptSum) recycle() { spareSums.Put(t) }
-
-func (t *transcriptSum) write(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	if t.n < jsonl.HashWindow {
-		k := min(int64(len(b)), jsonl.HashWindow-t.n)
-		t.head = append(t.head, b[:k]...)
-		if len(t.head) == jsonl.HashWindow {
-			t.headSum = hashHex(t.head)
-			t.head = nil
-		}
-	}
-	t.n += int64(len(b))
-	if len(b) >= jsonl.HashWindow {
-		t.tail = append(t.tail[:0], b[len(b)-jsonl.HashWindow:]...)
-		return
-	}
-	if over := len(t.tail) + len(b) - jsonl.HashWindow; over > 0 {
-		t.tail = append(t.tail[:0], t.tail[over:]...) // (in place, within the tail's window)
-	}
-	t.tail = append(t.tail, b...)
-}
-
-// check compares what was read with the cursor of the checkpoint it is
-// the transcript of.
-func (t *transcriptSum) check(cur jsonl.Cursor) error {
-	got := t.cursor()
-	if got.ByteOffsetEnd != cur.ByteOffsetEnd {
-		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", got.ByteOffsetEnd, cur.ByteOffsetEnd)
-	}
-	if got.PrefixSHA256 != cur.PrefixSHA256 {
-		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
-	}
-	if got.TailSHA256 != cur.TailSHA256 {
-		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
-	}
-	return nil
-}
-
-// cursor is the cursor of what was read: its length and hashes.
-func (t *transcriptSum) cursor() jsonl.Cursor {
-	head := t.headSum
-	if t.n < jsonl.HashWindow {
-		head = hashHex(t.head)
-	}
-	return jsonl.Cursor{ByteOffsetEnd: t.n, PrefixSHA256: head, TailSHA256: hashHex(t.tail)}
-}
-
-func hashHex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// smallChain is the compressed size up to which openSmall inflates a
-// transcript chain in this goroutine with small buffers: fork.OpenSnapshots
-// inflates ahead in another with 1 MiB of buffers, faster on megabytes but
-// most of the cost of the one small link validate reads per checkpoint.
-const smallChain = 2 << 20
-
-// openSmall opens a transcript chain as fork.OpenSnapshots does, without
-// its buffers when the files are small. Read errors name the file.
-func openSmall(chain []string) (io.ReadCloser, error) {
-	var size int64
-	for _, f := range chain {
-		fi, err := os.Stat(f)
-		if err != nil {
-			return nil, fmt.Errorf("open snapshot: %w", err)
-		}
-		size += fi.Size()
-	}
-	if size > smallChain {
-		return fork.OpenSnapshots(chain)
-	}
-	return &smallReader{chain: chain}, nil
-}
-
-// smallReader inflates the files of a chain one after the other.
-type smallReader struct {
-	chain []string
-	f     *os.File
-	*smallInflater
-}
-
-// smallInflater is what a smallReader inflates with, handed on by Close to
-// the next (validate opens one per checkpoint).
-type smallInflater struct {
-	br *bufio.Reader
-	zr *gzip.Reader
-}
-
-var smallInflaters sync.Pool
-
-func (r *smallReader) Read(p []byte) (int, error) {
-	for {
-		if r.f == nil {
-			if len(r.chain) == 0 {
-				return 0, io.EOF
-			}
-			f, err := os.Open(r.chain[0])
-			if err != nil {
-				return 0, fmt.Errorf("open snapshot: %w", err)
-			}
-			r.f = f
-			if r.smallInflater == nil {
-				r.smallInflater, _ = smallInflaters.Get().(*smallInflater)
-				if r.smallInflater == nil {
-					r.smallInflater = &smallInflater{br: bufio.NewReader(nil)}
-				}
-			}
-			r.br.Reset(f)
-			if r.zr == nil {
-				r.zr, err = gzip.NewReader(r.br)
-			} else {
-				err = r.zr.Reset(r.br)
-			}
-			if err != nil {
-				return 0, fmt.Errorf("snapshot %s is not gzip: %w", r.chain[0], err)
-			}
-		}
-		n, err := r.zr.Read(p)
-		if err == io.EOF {
-			r.f.Close()
-			r.f, r.chain = nil, r.chain[1:]
-			if n > 0 {
-				return n, nil
-			}
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("inflate snapshot %s: %w", r.chain[0], err)
-		}
-		return n, nil
-	}
-}
-
-func (r *smallReader) Close() error {
-	if r.smallInflater != nil {
-		r.br.Reset(nil)
-		smallInflaters.Put(r.smallInflater)
-		r.smallInflater = nil
-	}
-	if r.f != nil {
-		return r.f.Close()
-	}
-	return nil
-}
+// readBuffers are what sumTranscript inflates into: validate sums a
+// transcript per checkpoint, and a fresh 64 KiB buffer for each was much of
+// what it allocated.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

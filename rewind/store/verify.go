@@ -15,6 +15,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 )
 
@@ -123,8 +124,16 @@ type checker struct {
 	loadOrder []string
 	manifests []*snap.Manifest
 	passed    map[string]bool // manifest files checked whole, and right (kept past their manifests)
-	sums      map[string]*transcriptSum
+	sums      map[string]*deepSum
 	sumOrder  []string
+}
+
+// deepSum is what inflating a checkpoint's transcript found, kept in a
+// deep check for the checkpoints after it that build on it; ids are the
+// checkpoints whose files it read, oldest first.
+type deepSum struct {
+	sum *record.TranscriptSum
+	ids []string
 }
 
 // stampOf is a file's stat, taken once in a deep run.
@@ -161,7 +170,7 @@ func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
 func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]verifiedFile) *checker {
 	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
-		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
+		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*deepSum{}
 		k.passed = map[string]bool{}
 	}
 	return k
@@ -338,14 +347,19 @@ func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
 // cursor. In a deep run, when what c's transcript builds on was verified
 // just before, only c's own file is inflated, after what that held.
 func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
-	var from *transcriptSum
+	var from *deepSum
 	if b := c.Transcript.Base; b != "" && k.sums[b] != nil {
 		from, chain = k.sums[b], chain[len(chain)-1:] // (see transcriptFiles)
 	}
-	t, err := k.s.sumTranscript(k.ctx, c, chain, from)
+	var fromSum *record.TranscriptSum
+	if from != nil {
+		fromSum = from.sum
+	}
+	sum, err := k.s.sumTranscript(k.ctx, c, chain, fromSum)
 	if err != nil || !k.deep {
 		return err
 	}
+	t := &deepSum{sum: sum}
 	if from != nil {
 		t.ids = append(slices.Clip(from.ids), c.ID)
 	} else {
@@ -357,8 +371,8 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
 	if len(k.sumOrder) > checkerMemory {
-		if old := k.sums[k.sumOrder[0]]; old != t {
-			old.recycle()
+		if old := k.sums[k.sumOrder[0]]; old.sum != t.sum {
+			old.sum.Recycle()
 		}
 		delete(k.sums, k.sumOrder[0])
 		k.sumOrder = k.sumOrder[1:]
