@@ -17,6 +17,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/retention"
 	"rewind.dev/snap"
 )
 
@@ -36,6 +37,11 @@ type GCOptions struct {
 	// hook's retention counts from the hook's start: the budget is the
 	// hook's.
 	Started time.Time
+}
+
+// policy is the retention policy o applies.
+func (o GCOptions) policy() retention.Policy {
+	return retention.Policy{Keep: o.Keep, MaxAge: o.MaxAge, MaxBytes: o.MaxBytes}
 }
 
 // undoReach is o.UndoReach, or its default.
@@ -96,7 +102,7 @@ func (res *GCResult) kept(cps []*Checkpoint) {
 }
 
 // GC deletes old checkpoints by the policy, which counts the checkpoints
-// list shows (see policy.go): never pinned ones, never the backups
+// list shows (see package retention): never pinned ones, never the backups
 // undo-restore and redo need within UndoReach, never the newest nor the
 // newest list shows. A checkpoint whose
 // transcript bytes others build on is merged into them first; snapshots
@@ -185,14 +191,14 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 // res.Protected.
 func gcPlan(o GCOptions, cps []*Checkpoint, g *gcGraph, reach map[string]bool, barrier string, res *GCResult) []*Checkpoint {
 	byID := make(map[string]*Checkpoint, len(cps))
-	items := make([]gcItem, len(cps)) // oldest first
+	items := make([]retention.Item, len(cps)) // oldest first
 	var total int64
 	for i, c := range cps {
 		byID[c.ID] = c
-		it := gcItem{id: c.ID, created: c.CreatedAt, backup: c.Backup()}
+		it := retention.Item{ID: c.ID, Created: c.CreatedAt, Backup: c.Backup()}
 		if o.MaxBytes > 0 { // only this policy needs every folder's size
-			it.bytes = dirBytes(c.Dir, false)
-			total += it.bytes
+			it.Bytes = dirBytes(c.Dir, false)
+			total += it.Bytes
 		}
 		items[len(cps)-1-i] = it
 	}
@@ -206,7 +212,7 @@ func gcPlan(o GCOptions, cps []*Checkpoint, g *gcGraph, reach map[string]bool, b
 	var plan []*Checkpoint // oldest first
 	for {
 		var goes []string
-		goes, res.Protected = o.judge(items, total, time.Now(), kept)
+		goes, res.Protected = o.policy().Judge(items, total, time.Now(), kept)
 		// (those gc may not remove are reported as such, not as protected)
 		res.Protected = slices.DeleteFunc(res.Protected, func(id string) bool { return g.fixed[id] })
 		plan = plan[:0]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/retention"
 	"rewind.dev/snap"
 )
 
@@ -22,10 +23,10 @@ import (
 // them by gc's rules — pinned, needed by undo-restore or redo
 // (History.inReach), damaged (then nothing older goes), needed by a
 // survivor whose files do not read. The policy counts as gc's does
-// (policy.go): the index says which checkpoints are restore backups. Rounds
-// go on while the budget lasts; the archives in layers/ only the deleted
-// ones read are swept as they go. ids are the checkpoints' folders, sorted;
-// idx lists exactly them.
+// (package retention): the index says which checkpoints are restore
+// backups. Rounds go on while the budget lasts; the archives in layers/
+// only the deleted ones read are swept as they go. ids are the
+// checkpoints' folders, sorted; idx lists exactly them.
 func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids []string, idx map[string]*indexEntry) (*GCResult, error) {
 	res := &GCResult{Type: "gc", Removed: []string{}}
 	h, err := s.History()
@@ -33,9 +34,9 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		return nil, err
 	}
 	reach := h.inReach(o.undoReach())
-	barrier := ""      // the newest damaged id: nothing older goes
-	var items []gcItem // oldest first: those that read, as gc's are
-	var total int64    // what the store holds, as gc counts it for max_bytes
+	barrier := ""              // the newest damaged id: nothing older goes
+	var items []retention.Item // oldest first: those that read, as gc's are
+	var total int64            // what the store holds, as gc counts it for max_bytes
 	for _, id := range ids {
 		e := idx[id]
 		total += e.bytes
@@ -44,7 +45,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 			barrier = maxID(barrier, id)
 			continue
 		}
-		items = append(items, gcItem{id: id, created: time.Unix(0, e.created), bytes: e.bytes, backup: e.backup})
+		items = append(items, retention.Item{ID: id, Created: time.Unix(0, e.created), Bytes: e.bytes, Backup: e.backup})
 	}
 	for _, id := range res.Damaged {
 		if u := s.notYours(id, false); u != nil {
@@ -52,7 +53,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		}
 	}
 	// (a pinned one is known when its round reads it)
-	cands, protected := o.judge(items, total, time.Now(), func(id string) bool { return reach[id] || CompareIDs(id, barrier) <= 0 })
+	cands, protected := o.policy().Judge(items, total, time.Now(), func(id string) bool { return reach[id] || CompareIDs(id, barrier) <= 0 })
 	res.Protected = protected
 	p := progressFrom(ctx)
 	p.Begin()
