@@ -14,12 +14,12 @@ import (
 	"rewind.dev/rewind/store/record"
 )
 
-// Files inside a checkpoint folder.
+// Files inside a checkpoint folder (see package record).
 const (
-	SnapshotFile   = "snapshot.tar.gz"
-	ManifestFile   = "manifest"
-	TranscriptFile = "transcript.jsonl.gz"
-	MetadataFile   = "metadata.json"
+	SnapshotFile   = record.SnapshotFile
+	ManifestFile   = record.ManifestFile
+	TranscriptFile = record.TranscriptFile
+	MetadataFile   = record.MetadataFile
 )
 
 // Metadata is a checkpoint's metadata.json (see record.Metadata).
@@ -39,9 +39,9 @@ func writeMetadata(dir string, md *Metadata) error {
 type TriggerKind = record.TriggerKind
 
 const (
-	TriggerManual     TriggerKind = "manual"      // rewind save
-	TriggerHook       TriggerKind = "hook"        // an agent's hook event (Event says which)
-	TriggerPreRestore TriggerKind = "pre-restore" // the backup a restore takes first
+	TriggerManual     = record.TriggerManual     // rewind save
+	TriggerHook       = record.TriggerHook       // an agent's hook event (Event says which)
+	TriggerPreRestore = record.TriggerPreRestore // the backup a restore takes first
 )
 
 // The parts of a checkpoint's metadata (see package record).
@@ -52,22 +52,8 @@ type (
 	Transcript = record.Transcript
 )
 
-// Checkpoint is one checkpoint of the store.
-type Checkpoint struct {
-	Metadata
-	Dir string `json:"-"`
-}
-
-// SnapshotPath is the checkpoint's archive.
-func (c *Checkpoint) SnapshotPath() string { return filepath.Join(c.Dir, SnapshotFile) }
-
-// ManifestPath is the checkpoint's manifest.
-func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, ManifestFile) }
-
-// Backup reports whether c is the backup a restore took first. Backups are
-// not counted by @N and list shows them only when asked (--all): they are
-// reached by id.
-func (c *Checkpoint) Backup() bool { return c.Trigger.Kind == TriggerPreRestore }
+// Checkpoint is one checkpoint of the store (see record.Checkpoint).
+type Checkpoint = record.Checkpoint
 
 // IDs lists the checkpoint ids, oldest first, without reading metadata.
 func (s *Store) IDs() ([]string, error) {

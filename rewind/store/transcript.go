@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
-	"sync"
 
 	"github.com/klauspost/pgzip"
 
@@ -161,36 +159,9 @@ func writeGzip(name string, r io.Reader) error {
 }
 
 // TranscriptChain lists the gzip files that hold c's transcript, oldest
-// first: inflated and concatenated they are the transcript's bytes
-// [0, c.Transcript.Cursor.ByteOffsetEnd).
+// first (see record.TranscriptChain).
 func (s *Store) TranscriptChain(c *Checkpoint) ([]string, error) {
-	return s.transcriptChain(c, s.Load)
-}
-
-// transcriptChain is TranscriptChain, loading the checkpoints it builds on
-// with load.
-func (s *Store) transcriptChain(c *Checkpoint, load func(id string) (*Checkpoint, error)) ([]string, error) {
-	var chain []string
-	seen := map[string]bool{}
-	for cur := c; ; {
-		if cur.Transcript == nil || cur.Transcript.Snapshot == "" {
-			return nil, fmt.Errorf("checkpoint %s holds no transcript", cur.ID)
-		}
-		chain = append(chain, filepath.Join(cur.Dir, cur.Transcript.Snapshot))
-		if cur.Transcript.Base == "" {
-			slices.Reverse(chain)
-			return chain, nil
-		}
-		if seen[cur.Transcript.Base] {
-			return nil, fmt.Errorf("checkpoint %s: transcript chain loops", c.ID)
-		}
-		seen[cur.Transcript.Base] = true
-		next, err := load(cur.Transcript.Base)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: its transcript builds on %s, which is gone: %w", c.ID, cur.Transcript.Base, err)
-		}
-		cur = next
-	}
+	return record.TranscriptChain(c, s.Load)
 }
 
 // verifyTranscript inflates c's transcript and checks its length and the
@@ -200,40 +171,6 @@ func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.sumTranscript(ctx, c, chain, nil)
+	_, err = record.SumTranscript(ctx, c, chain, nil)
 	return err
 }
-
-// sumTranscript inflates the files of c's transcript chain after those
-// from sums (what inflating the chain before them found, nil for none),
-// checks the whole against c's cursor, and returns what it found.
-func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string, from *record.TranscriptSum) (*record.TranscriptSum, error) {
-	r, err := record.OpenTranscript(chain)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
-	}
-	defer r.Close()
-	t := from.Clone()
-	bp := readBuffers.Get().(*[]byte)
-	defer readBuffers.Put(bp)
-	buf := *bp
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		m, err := r.Read(buf)
-		t.Write(buf[:m])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("transcript does not inflate: %w", err)
-		}
-	}
-	return t, t.Check(c.Transcript.Cursor)
-}
-
-// readBuffers are what sumTranscript inflates into: validate sums a
-// transcript per checkpoint, and a fresh 64 KiB buffer for each was much of
-// what it allocated.
-var readBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}

@@ -330,7 +330,7 @@ func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
 		chain = []string{filepath.Join(c.Dir, c.Transcript.Snapshot)}
 	} else {
 		var err error
-		if chain, err = k.s.transcriptChain(c, k.load); err != nil {
+		if chain, err = record.TranscriptChain(c, k.load); err != nil {
 			return nil, fmt.Errorf("transcript: %w", err)
 		}
 	}
@@ -355,7 +355,7 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	if from != nil {
 		fromSum = from.sum
 	}
-	sum, err := k.s.sumTranscript(k.ctx, c, chain, fromSum)
+	sum, err := record.SumTranscript(k.ctx, c, chain, fromSum)
 	if err != nil || !k.deep {
 		return err
 	}

@@ -1,9 +1,10 @@
 // Package record is what a checkpoint is on record, apart from the store
 // that keeps it: its metadata.json (Metadata, with its checksum), the form
-// of its id, and the check of its transcript's bytes against the cursor
-// the metadata holds. An export archive carries the same record, so both
-// the store and the bundle package, which reads and writes those archives,
-// build on this one; it knows nothing of either.
+// of its id, its folder's files (Checkpoint), and the check of its
+// transcript's bytes, the chain of files that hold them, against the
+// cursor the metadata holds. An export archive carries the same record,
+// so both the store and the bundle package, which reads and writes those
+// archives, build on this one; it knows nothing of either.
 package record
 
 import (
@@ -106,7 +107,7 @@ func Decode(raw []byte, strict bool) (Metadata, error) {
 	return v.Metadata, nil
 }
 
-// TriggerKind is what took a checkpoint (the store names the kinds).
+// TriggerKind is what took a checkpoint.
 type TriggerKind string
 
 // Trigger is what took the checkpoint.
