@@ -10,6 +10,7 @@ import (
 	"rewind.dev/fork"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/verify"
 )
 
 // BackOptions say how far back to go.
@@ -79,10 +80,10 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if o.InPlace {
 		how = ContextInPlace
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
+	k := s.newChecker(ctx)
+	defer k.Save()
 	if target != nil {
-		if err := k.check(target, partCode); err != nil {
+		if err := k.Check(target, verify.Code); err != nil {
 			return nil, &DamagedError{Err: err}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -60,7 +61,7 @@ var errNothing = errors.New("nothing to change")
 // apply runs c's sequence, filling in res (the backup, what the tree
 // became) and adding to warnings (nil: none is wanted); k checks the
 // backup.
-func (s *Store) apply(ctx context.Context, k *checker, c change, res *TreeChange, warnings *[]string) error {
+func (s *Store) apply(ctx context.Context, k *verify.Checker, c change, res *TreeChange, warnings *[]string) error {
 	backup, err := s.backup(ctx, k, c.backup)
 	if err != nil {
 		return err
@@ -148,14 +149,14 @@ func firstErr(errs ...error) error {
 
 // backup takes the checkpoint a change starts from, and makes sure it
 // restores before anything changes.
-func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
+func (s *Store) backup(ctx context.Context, k *verify.Checker, o SaveOptions) (*Checkpoint, error) {
 	o.Trigger = Trigger{Kind: TriggerPreRestore}
 	backup, err := s.SaveLocked(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
 	}
-	k.refresh()
-	if err := k.check(backup, partAll); err != nil {
+	k.Refresh()
+	if err := k.Check(backup, verify.All); err != nil {
 		return nil, &BackupError{Err: err}
 	}
 	// What the backup's walk held is garbage now, and the restore walks the

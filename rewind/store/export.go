@@ -22,6 +22,7 @@ import (
 	"rewind.dev/rewind/secrets"
 	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -73,9 +74,9 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 		return nil, err
 	}
 	defer l.Unlock()
-	k := s.newChecker(ctx, false)
-	defer k.save()
-	if err := k.check(cp, partAll); err != nil {
+	k := s.newChecker(ctx)
+	defer k.Save()
+	if err := k.Check(cp, verify.All); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
 	e, err := s.prepareExport(ctx, cp, o)

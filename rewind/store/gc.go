@@ -176,9 +176,9 @@ func (s *Store) gcLocked(ctx context.Context, o GCOptions) (*GCResult, error) {
 	}
 	freed, err := s.sweepLayers(barrier, g)
 	res.FreedBytes += freed
-	k := s.newChecker(ctx, false)
-	k.prune()
-	k.save()
+	k := s.newChecker(ctx)
+	k.Prune()
+	k.Save()
 	if err != nil {
 		return res, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/rewind/store/verify"
 )
 
 // batchStore is a store of n checkpoints of small edits, each with a
@@ -55,7 +56,7 @@ func checkSurvivors(t *testing.T, s *Store, cps []*Checkpoint, holds map[string]
 		if err != nil {
 			continue // deleted
 		}
-		m, err := s.snapshotOf(now)
+		m, err := verify.Snapshot(now)
 		if err != nil || m.Header.TreeHash != c.Snapshot.TreeHash {
 			t.Fatalf("%s: snapshot %v", c.ID, err)
 		}

@@ -211,8 +211,8 @@ func (s *Store) importTree(ctx context.Context, b *bundle.Archive, res *ImportRe
 	if err != nil {
 		return err
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
+	k := s.newChecker(ctx)
+	defer k.Save()
 	var r TreeChange
 	c := change{
 		backup: SaveOptions{Description: "before import of " + b.Info.Checkpoint + " from " + b.Info.SourceFolder, UseSession: true, TranscriptBestEffort: true},

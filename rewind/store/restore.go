@@ -9,6 +9,7 @@ import (
 	"rewind.dev/hookd"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -113,16 +114,16 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
 		return nil, &NoTranscriptError{Checkpoint: cp.ID}
 	}
-	what := part(0)
+	what := verify.Part(0)
 	if opts.Code {
-		what |= partCode
+		what |= verify.Code
 	}
 	if opts.Context != "" {
-		what |= partChat
+		what |= verify.Chat
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
-	if err := k.check(cp, what); err != nil {
+	k := s.newChecker(ctx)
+	defer k.Save()
+	if err := k.Check(cp, what); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
 	if opts.DryRun {

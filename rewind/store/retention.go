@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store/retention"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -89,7 +89,7 @@ func (s *Store) gcIndexed(ctx context.Context, o GCOptions, start time.Time, ids
 		}
 	}
 	s.writeIndex(idx)
-	s.forgetVerified(res.Removed, swept)
+	verify.Forget(s.checks(), res.Removed, swept)
 	res.Kept, res.KeptBackups = len(idx), backupsIn(idx)
 	slices.SortFunc(res.Protected, CompareIDs)
 	slices.SortFunc(res.Unremovable, func(a, b Unremovable) int { return CompareIDs(a.ID, b.ID) })
@@ -276,48 +276,6 @@ func (r *indexRound) remove(ctx context.Context, plan []*Checkpoint, swept *[]st
 	res.FreedBytes += freed
 	*swept = append(*swept, sweptGone...)
 	return nil
-}
-
-// forgetVerified drops from the verified file what it says of the folders
-// of the checkpoints removed, of files gone from the folders of survivors
-// it rewrote, and of archives in layers/ gone with them, given in swept (gc
-// prunes it by stat'ing every file it names, which grows with the store;
-// a save reads it whole, so it must not grow with what retention deleted).
-func (s *Store) forgetVerified(removed, swept []string) {
-	if len(removed) == 0 {
-		return
-	}
-	gone := map[string]bool{}
-	for _, id := range removed {
-		gone[id] = true
-	}
-	k := s.newChecker(context.Background(), false)
-	touched := map[string]bool{} // survivors gc rewrote: their files still there stay
-	for _, a := range swept {
-		if key := k.key(a); strings.HasPrefix(key, layout.CheckpointsDir+"/") {
-			touched[strings.TrimPrefix(key, layout.CheckpointsDir+"/")] = true
-		} else if _, ok := k.files[key]; ok {
-			delete(k.files, key)
-			k.dirty = true
-		}
-	}
-	for key := range k.files {
-		rest, ok := strings.CutPrefix(key, layout.CheckpointsDir+"/")
-		if !ok {
-			continue
-		}
-		id, _, _ := strings.Cut(rest, "/")
-		if gone[id] || touched[id] && !exists(filepath.Join(s.Dir, filepath.FromSlash(key))) {
-			delete(k.files, key)
-			k.dirty = true
-		}
-	}
-	k.save()
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
 }
 
 // sweepGone deletes the archives of layers/ among gone that no checkpoint

@@ -18,6 +18,7 @@ import (
 	"rewind.dev/hookd"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/merge"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -172,13 +173,13 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 	if to != nil && CompareIDs(to.ID, cp.ID) <= 0 {
 		return nil, fmt.Errorf("the step to revert runs forward in time: %s is not older than %s", cp.ID, to.ID)
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
+	k := s.newChecker(ctx)
+	defer k.Save()
 	for _, c := range []*Checkpoint{cp, to} {
 		if c == nil {
 			continue
 		}
-		if err := k.check(c, partCode); err != nil {
+		if err := k.Check(c, verify.Code); err != nil {
 			return nil, &DamagedError{Err: err}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -105,7 +106,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}()
 
-	k := s.newChecker(ctx, false)
+	k := s.newChecker(ctx)
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
 	res, parent, fullBecause, err := s.snapshotTree(ctx, newest, opts, stage, layerFile, k)
 	if err != nil {
@@ -151,14 +152,14 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	ok = true
 	// What this save wrote is known whole: a restore need not read it again
 	// (a reused manifest is a link to one just checked).
-	k.record(filepath.Join(final, ManifestFile), "")
+	k.Record(filepath.Join(final, ManifestFile), "")
 	if res.Archive != "" {
-		k.record(layerFile, "")
+		k.Record(layerFile, "")
 	}
 	if md.HasTranscript {
-		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
+		k.Record(filepath.Join(final, md.Transcript.Snapshot), "")
 	}
-	k.save()
+	k.Save()
 	c := &Checkpoint{Metadata: md, Dir: final}
 	s.indexSaved(c, newest)
 	return c, nil
@@ -193,7 +194,7 @@ func (s *Store) changesSince(parent *snap.Manifest, res *snap.Result, stage stri
 // newest checkpoint where one applies (see layerOver), else a full snapshot, or for an import
 // the bundle's archive adopted where it holds the tree. It returns the snapshot, the parent's
 // manifest it was compared with (nil for a full one) and, when the save had to be full, why.
-func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveOptions, stage, layerFile string, k *checker) (res *snap.Result, parent *snap.Manifest, fullBecause string, err error) {
+func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveOptions, stage, layerFile string, k *verify.Checker) (res *snap.Result, parent *snap.Manifest, fullBecause string, err error) {
 	res, parent, err = s.layerOver(ctx, newest, opts, layerFile, k)
 	if err != nil {
 		return nil, nil, "", err
@@ -255,7 +256,7 @@ func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveO
 // --full, an import, a chain that takes no more layers, a tree that
 // differs from it in too many entries: snap.ErrLayerTooBig) or the chain
 // is damaged: the caller then takes a full checkpoint.
-func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *checker) (*snap.Result, *snap.Manifest, error) {
+func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *verify.Checker) (*snap.Result, *snap.Manifest, error) {
 	if newest == nil || opts.Full || opts.adopt != nil {
 		return nil, nil, nil
 	}
@@ -263,14 +264,14 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	if err != nil {
 		return nil, nil, err
 	}
-	parent, damage := s.snapshotOf(newest)
+	parent, damage := verify.Snapshot(newest)
 	if damage != nil || !parent.LayerFits(0) {
 		// A damaged chain, or one that is at its depth or has outgrown its
 		// full snapshot: the save is a full one, written as it walks.
 		return nil, nil, nil
 	}
 	checked := make(chan error, 1)
-	go func() { checked <- k.checkSnapshot(parent, laid{}) }() // read only where the verified file does not vouch
+	go func() { checked <- k.CheckSnapshot(parent) }() // read only where the verified file does not vouch
 	res, err := snap.CreateOver(ctx, s.Project, walk, snap.CreateOptions{
 		Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
 	})
@@ -303,13 +304,13 @@ type parentChecked struct {
 // checkParent opens the newest checkpoint's manifest and checks its chain
 // in a goroutine (read only where the verified file does not vouch), for a
 // save that walks the tree meanwhile; nil newest: no parent.
-func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked {
+func (s *Store) checkParent(newest *Checkpoint, k *verify.Checker) <-chan parentChecked {
 	parentc := make(chan parentChecked, 1)
 	go func() {
 		var p parentChecked
 		if newest != nil {
-			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(p.m, laid{})
+			if p.m, p.damage = verify.Snapshot(newest); p.damage == nil {
+				p.damage = k.CheckSnapshot(p.m)
 			}
 		}
 		parentc <- p
@@ -320,7 +321,7 @@ func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked
 // walkBesideParent walks the project while the newest checkpoint's chain
 // is checked (checkParent). It returns the parent's manifest, or, where
 // the chain is damaged, why.
-func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
+func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *verify.Checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, nil, nil, err
@@ -380,7 +381,7 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 // session's) into the staged checkpoint folder; nil when there is none.
 // An unreadable transcript fails the save unless TranscriptBestEffort,
 // when the record says why it holds no snapshot.
-func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *checker) (*Transcript, error) {
+func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *verify.Checker) (*Transcript, error) {
 	tpath, agent, session := opts.TranscriptPath, opts.Agent, opts.SessionID
 	if opts.TranscriptRefused != "" {
 		return &Transcript{Agent: agent, SessionID: session, Problem: opts.TranscriptRefused}, nil

@@ -13,6 +13,7 @@ import (
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 )
 
 // maxTranscriptChain bounds how many checkpoints a transcript's bytes may be
@@ -25,7 +26,7 @@ const maxTranscriptChain = 64
 // as one gzip member (concatenated members are one gzip stream); otherwise
 // the whole complete data is. A transcript that does not exist yet is
 // recorded with an empty cursor.
-func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *checker) (*Transcript, error) {
+func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *verify.Checker) (*Transcript, error) {
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)
@@ -110,7 +111,7 @@ func (e *unreadableTranscript) Unwrap() error { return e.err }
 // captured bytes the file still starts with, if its chain is short enough
 // and whole (every file there, none known to be damaged), and the length of
 // that chain.
-func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*Checkpoint, int) {
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *verify.Checker) (*Checkpoint, int) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, 0
@@ -125,7 +126,7 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*C
 		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
 			continue
 		}
-		if k.checkParts(c, partChat) != nil {
+		if k.CheckParts(c, verify.Chat) != nil {
 			return nil, 0 // damaged: capture the whole transcript
 		}
 		n := c.Transcript.Chain

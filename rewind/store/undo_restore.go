@@ -14,6 +14,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/verify"
 )
 
 // Undo-restore and redo are one operation: undo an entry of the history. An
@@ -118,10 +119,10 @@ func (s *Store) undoEntry(ctx context.Context, redo bool, o UndoRestoreOptions) 
 			fk = u.Fork
 		}
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
+	k := s.newChecker(ctx)
+	defer k.Save()
 	if e.Code {
-		if err := k.check(backup, partCode); err != nil {
+		if err := k.Check(backup, verify.Code); err != nil {
 			return nil, &DamagedError{Err: err}
 		}
 	}
