@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
@@ -184,7 +185,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			res.SessionID, res.Transcript, res.Title = inst.SessionID, inst.Path, inst.Title
 			res.Warnings = append(res.Warnings, inst.Warnings...)
 			res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
-			res.ResumeCommand = "cd " + shellQuote(dir) + " && " + res.Resume
+			res.ResumeCommand = "cd " + cmdline.ShellQuote(dir) + " && " + res.Resume
 			save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
 			if err := s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID}); err != nil {
 				return res, err
@@ -393,16 +394,6 @@ func dashedName(dir string) string {
 		}
 	}
 	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // importFolder is the name of the folder an import makes in the current

@@ -187,7 +187,7 @@ func (s *Store) setLabel(c *Checkpoint, label string) error {
 		return err
 	}
 	c.Metadata = md
-	s.indexChanged(c) // (its folder's bytes changed)
+	s.forGC().IndexChanged(c) // (its folder's bytes changed)
 	return nil
 }
 

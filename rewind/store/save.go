@@ -161,7 +161,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	}
 	k.Save()
 	c := &Checkpoint{Metadata: md, Dir: final}
-	s.indexSaved(c, newest)
+	s.forGC().IndexSaved(c, newest)
 	return c, nil
 }
 

@@ -196,7 +196,7 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	if err := s.remove(layer); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.sweepLayers("", nil); err != nil {
+	if _, err := s.sweepLayers(); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
@@ -747,7 +747,7 @@ func TestGCOverLayerChains(t *testing.T) {
 		}
 		delete(want, cps[i].ID)
 	}
-	if _, err := s.sweepLayers("", nil); err != nil {
+	if _, err := s.sweepLayers(); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {

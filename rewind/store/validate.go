@@ -29,8 +29,8 @@ func (s *Store) newChecker(ctx context.Context) *verify.Checker {
 // unreadable says why checkpoint id, whose metadata did not load (err),
 // cannot be read, when it is another user's; else "".
 func (s *Store) unreadable(id string, err error) string {
-	if u := s.notYours(id, false); u != nil && errors.Is(err, fs.ErrPermission) {
-		return fmt.Sprintf("not readable: it belongs to %s, not to you; %s gives it back", u.whose(), u.Fix)
+	if u := s.forGC().NotYours(id, false); u != nil && errors.Is(err, fs.ErrPermission) {
+		return fmt.Sprintf("not readable: it belongs to %s, not to you; %s gives it back", u.Whose(), u.Fix)
 	}
 	return ""
 }
