@@ -105,6 +105,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 // the changed files, whiteouts for what is gone and an opaque marker where a
 // file became a folder; its manifest lists only the differences.
 func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -146,6 +147,7 @@ func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
 }
 
 func TestChainDepthLimitWritesFull(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -224,6 +226,7 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 // whose metadata all matches the parent's writes no archive and hands back
 // the parent; a file touched with the same content, or a change, does not.
 func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -266,6 +269,7 @@ func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
 // the writer writes at the edges (times before 1970, 64-bit inodes) and
 // names the line of a bad number.
 func TestManifestNumbersRoundTrip(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 32)
 	m := newManifest([]Entry{
 		{Path: "a", Kind: KindFile, Mode: 0o755, Size: 1<<63 - 1, MTime: -1_000_000_007, CTime: 0, Ino: 1<<64 - 1, Hash: hash, Src: "/x/y.tar.gz", COff: 1 << 40, Skip: 511},
@@ -303,6 +307,7 @@ func TestManifestNumbersRoundTrip(t *testing.T) {
 // manifest, entries, files and recorded sizes alike; given a parent that is
 // not its own, ReadManifestOver reads the chain.
 func TestReadManifestOverIsReadManifest(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(23))
 	dir := t.TempDir()
@@ -342,6 +347,7 @@ func TestReadManifestOverIsReadManifest(t *testing.T) {
 // ahead finds what one reading them as it goes finds — every layer right,
 // and a damaged archive blamed — whoever gets to an archive first.
 func TestReadAheadChecksAsCheckDoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir := t.TempDir()

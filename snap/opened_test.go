@@ -143,6 +143,7 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 // DiffManifests' list counted (folders not counted; a change of kind
 // counted by the new one's).
 func TestCountChangesIsDiffManifests(t *testing.T) {
+	t.Parallel()
 	const n = 5
 	name := savedChain(t, 31, 100, n)
 	read := func(f func(string) (*Manifest, error), i int) *Manifest {

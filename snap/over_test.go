@@ -142,6 +142,7 @@ func createOverIsCreate(t *testing.T) {
 // TestSparseManifestOverAnotherParent refuses to write or compare a sparse
 // manifest over any list but the one it was kept against.
 func TestSparseManifestOverAnotherParent(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(2))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -177,6 +178,7 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 // full parent and over a layer chain, in every figure and manifest line;
 // and each restores its tree.
 func TestCreateOverFullIsCreate(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(21))

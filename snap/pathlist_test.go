@@ -92,7 +92,7 @@ func TestPathListWrittenOut(t *testing.T) {
 // held ones do, in a dry run and a restore, with its plan held or written
 // out too; nothing is left in TMPDIR once the result is closed.
 func TestRestoreListsWrittenOut(t *testing.T) {
-	defer func(v, w int) { listHeld, spillAt = v, w }(listHeld, spillAt)
+	defer func(v int) { listHeld = v }(listHeld)
 	files := map[string]string{}
 	for i := range 30 {
 		files[fmt.Sprintf("d%d/f%d", i%3, i)] = fmt.Sprint(i)
@@ -120,7 +120,7 @@ func TestRestoreListsWrittenOut(t *testing.T) {
 		return dir
 	}
 	restore := func(dry bool, held, at int) string {
-		listHeld, spillAt = held, at
+		listHeld = held
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
 		dir := edit()
@@ -128,7 +128,7 @@ func TestRestoreListsWrittenOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: dry})
+		res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: dry, spillAt: at})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package snap
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -43,6 +44,16 @@ type RestoreOptions struct {
 	Brief bool
 
 	index *ArchiveIndex // see RestoreIndexed
+
+	// Set by tests to force a path the production sizes reach only over
+	// large trees; zero is the production value.
+	spillAt       int    // instead of spillAt
+	planWhole     bool   // plan over the whole tree, never over what differs (see sparsePlan)
+	planEmpty     bool   // plan a restore into an empty folder too, rather than extract
+	adoptHeld     int    // instead of adoptHeld
+	sortRun       int    // instead of sortRun
+	prefetchAfter int    // instead of prefetchAfter
+	wholePlanned  func() // told of each plan made over a whole archive and tree rather than what differs (sparseArchive)
 	// original is the archive as the caller named it, where the restore
 	// reads its copy in walk order (see withArchiveInOrder): an input all
 	// the same.
@@ -153,7 +164,7 @@ func withArchiveInOrder(ctx context.Context, root, archive string, opts *Restore
 	if err != errDisordered {
 		return err
 	}
-	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits))
+	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits), cmp.Or(opts.sortRun, sortRun))
 	if err != nil {
 		return err
 	}
@@ -167,7 +178,7 @@ func withArchiveInOrder(ctx context.Context, root, archive string, opts *Restore
 }
 
 func restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
-	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && extractEmpty {
+	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && !opts.planEmpty {
 		res, err := extract(ctx, root, archive, opts)
 		if err != errNotExtracted {
 			return res, err
@@ -225,10 +236,6 @@ func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOpti
 		return p.eachChange(fn)
 	})
 }
-
-// wholeArchivePlanned, when set (by tests), is told of each plan made
-// over a whole archive and tree rather than what differs (sparseArchive).
-var wholeArchivePlanned func()
 
 type opKind int
 
@@ -298,6 +305,8 @@ type restorePlan struct {
 	// index, when set (RestoreIndexed), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
+	// The sizes RestoreOptions sets (tests), else the production ones.
+	spillAt, prefetchAfter int
 	// spill, when set, holds what the plan wrote to the staging folder, for
 	// it differs from the tree in too many entries to hold (see spill.go).
 	spill *planSpill
@@ -320,7 +329,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root), archive: archive,
-		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{}}
+		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{},
+		spillAt: cmp.Or(opts.spillAt, spillAt), prefetchAfter: cmp.Or(opts.prefetchAfter, prefetchAfter)}
 	p.paths.forget()
 	var inputs []string
 	if archive != "" {
@@ -351,7 +361,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		p.findMounts()
 	}
 	walk := opts.Walk
-	if m != nil && p.index == nil && sparseRestores {
+	if m != nil && p.index == nil && !opts.planWhole {
 		if stage {
 			// (before the walk, which leaves it out: a plan too big to
 			// hold is written into it as the walk goes)
@@ -376,7 +386,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			return p, nil
 		}
 	}
-	if m == nil && p.index == nil && sparseRestores {
+	if m == nil && p.index == nil && !opts.planWhole {
 		if stage {
 			if err := p.openStage(); err != nil {
 				return nil, err
@@ -401,8 +411,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	if m != nil {
 		p.snapshot = make(map[string]Kind, m.size()) // (every path of it, here)
-	} else if wholeArchivePlanned != nil {
-		wholeArchivePlanned()
+	} else if opts.wholePlanned != nil {
+		opts.wholePlanned()
 	}
 	type walked struct {
 		t   *Tree

@@ -170,6 +170,7 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	for seed := int64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -232,6 +233,7 @@ func hashAll(t *testing.T, dir string, es []Entry) []Entry {
 // TestRestoreKeepsUnchangedFiles: a file whose content and mode match is not
 // rewritten (its mtime and inode stay), a written one gets a fresh mtime.
 func TestRestoreKeepsUnchangedFiles(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"same.txt": "same", "edit.txt": "v1"})
@@ -260,6 +262,7 @@ func TestRestoreKeepsUnchangedFiles(t *testing.T) {
 
 // TestRealTarReadsArchive: the archive is a plain tar.gz for GNU tar.
 func TestRealTarReadsArchive(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	if _, err := exec.LookPath("tar"); err != nil {
 		t.Skip("tar not installed")
@@ -356,6 +359,7 @@ func containsDeclared(es []tarEntry) bool {
 }
 
 func TestCheckNameRefusesNUL(t *testing.T) {
+	t.Parallel()
 	s := &archiveScanner{name: "x", limits: DefaultLimits}
 	if err := s.checkName("a\x00b", "a\x00b"); err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Errorf("err = %v, want a NUL refusal", err)
@@ -363,6 +367,7 @@ func TestCheckNameRefusesNUL(t *testing.T) {
 }
 
 func TestHostileArchives(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	reg := byte(tar.TypeReg)
 	tests := []struct {
@@ -414,6 +419,7 @@ func TestHostileArchives(t *testing.T) {
 }
 
 func TestTruncatedAndCorruptArchives(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	src := t.TempDir()
 	genTree(t, rand.New(rand.NewSource(3)), src, 80)
@@ -461,6 +467,7 @@ func flip(b []byte, i int) []byte {
 // symlink, absolute, leaving the root, dangling or looping, and nothing is
 // ever written through one (the tree's or the archive's).
 func TestSymlinksRestoredWhateverTheyPointAt(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "root")
@@ -516,6 +523,7 @@ func TestSymlinkInTreeNeverRedirects(t *testing.T) {
 }
 
 func TestSetuidDropped(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
@@ -562,6 +570,7 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 // one (the prefix, a lock file, a token without the marker) are captured,
 // restored and never removed.
 func TestStaleStagingCleaned(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	mine := map[string]string{
@@ -697,6 +706,7 @@ func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
 // and leaves every other path as the tree has it, from a whole archive and
 // from a manifest alike.
 func TestRestorePaths(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}}
 	for seed := int64(1); seed <= 8; seed++ {
@@ -770,6 +780,7 @@ func keys(ms ...map[string]string) []string {
 // A path that selects nothing is refused before anything changes; the rules of
 // an ignore file left out of the selection still spare what it ignored.
 func TestRestorePathsRefusedAndRules(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": ".env\n", ".env": "SECRET=1", "a.go": "package a", "b.go": "package b"})
@@ -889,7 +900,7 @@ func TestCraftedManifestRefused(t *testing.T) {
 // counted apart. Over a manifest and an archive, planned over what differs
 // or the whole tree, alike.
 func TestRestoreCountsFiles(t *testing.T) {
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	t.Parallel()
 	for _, sparse := range []bool{false, true} {
 		for _, manifest := range []bool{false, true} {
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -904,12 +915,11 @@ func TestRestoreCountsFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := RestoreOptions{Manifest: m}
+			opts := RestoreOptions{Manifest: m, planWhole: !sparse}
 			archive := ""
 			if !manifest {
 				opts.Manifest, archive = nil, filepath.Join(snaps, "0", "snapshot.tar.gz")
 			}
-			sparseRestores = sparse
 			for _, dry := range []bool{true, false} {
 				opts.DryRun = dry
 				res, err := Restore(context.Background(), dir, archive, opts)

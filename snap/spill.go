@@ -35,8 +35,9 @@ import (
 // no entry above the next block).
 
 // spillAt is how many entries, of both sides, the plan over what differs
-// holds before it writes them to the staging folder as a block (a
-// variable for tests, which make blocks of a few entries).
+// holds before it writes them to the staging folder as a block. Tests make
+// blocks of a few entries (RestoreOptions.spillAt); one runs other tests
+// again with it changed, so it is a variable still.
 var spillAt = 1 << 15
 
 // planSpill is the plan's part written to the staging folder.

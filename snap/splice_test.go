@@ -133,6 +133,7 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 // the changed files are written, not copied, and the archive restores to
 // the tree with them changed, every other file as it was.
 func TestWriteFullRewrites(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -204,6 +205,7 @@ func TestWriteFullRewrites(t *testing.T) {
 // no further, its files fetched from their own members, each checked
 // against its hash.
 func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	files := []struct{ path, data string }{{"b", "bee\n"}, {"a", "ay\n"}, {"c", "sea\n"}}
 	name := archiveOf(t, "b", "bee\n", "a", "ay\n", "c", "sea\n")
 	var entries []Entry // with their places, as a manifest records them
@@ -250,6 +252,7 @@ func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
 // not (read again with a map of every path, past what was listed): each
 // entry once, in archive order; a duplicate is refused either way.
 func TestListOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		files []string
 		want  string

@@ -184,6 +184,7 @@ func touchSome(t *testing.T, rng *rand.Rand, dir string) {
 // TestOpenedManifestReplacedUnderAPass says so rather than read another
 // tree's entries.
 func TestOpenedManifestReplacedUnderAPass(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(3))
 	dir, snaps := t.TempDir(), t.TempDir()

@@ -21,6 +21,7 @@ import (
 // puts the folders in walk order while it reads them; told too little, too
 // much or nothing, it finds the same tree as one that orders them after.
 func TestWalkInOrderAsItGoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(11))
 	dir := t.TempDir()
@@ -114,6 +115,7 @@ func TestWalkEachHoldsAWindow(t *testing.T) {
 // and names it does not hold, in walk order and shuffled: the restore
 // plan's index of the tree finds what a map of it finds.
 func TestTreeIndexFindsWhatAMapFinds(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(12))
 	dir := t.TempDir()
