@@ -73,12 +73,10 @@ func TestLayerChainRoundTrip(t *testing.T) {
 		states[i], _ = splitIgnored(state(t, dir))
 	}
 	v := NewVerifier()
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	for k, i := range rng.Perm(n) {
 		read := ReadManifest
 		if k%2 == 1 {
-			read = OpenManifest
+			read = openChunked(61)
 		}
 		m, err := read(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
 		if err != nil {

@@ -102,10 +102,9 @@ func TestCheckPastTheIndex(t *testing.T) {
 // parent it deletes), read whole and opened with OpenManifest (read in
 // passes, lines straddling chunks): the bytes are the same.
 func TestEncodeOpenedIsEncode(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 29, 120, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	encode := func(read func(string) (*Manifest, error), i, over int) string {
 		m, err := read(name(i))
 		if err != nil {
@@ -127,7 +126,7 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 	}
 	for i := 1; i < n; i++ {
 		for over := -1; over < i; over++ {
-			want, got := encode(ReadManifest, i, over), encode(OpenManifest, i, over)
+			want, got := encode(ReadManifest, i, over), encode(openChunked(61), i, over)
 			if got != want {
 				t.Fatalf("manifest %d over %d, opened:\n%s\nread whole:\n%s", i, over, got, want)
 			}
@@ -188,15 +187,14 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 // a chain with the newer opened with OpenManifest: the list is the one of
 // both read whole.
 func TestDiffManifestsOpened(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 37, 100, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			old, _ := ReadManifest(name(i))
 			whole, _ := ReadManifest(name(j))
-			opened, err := OpenManifest(name(j))
+			opened, err := openChunked(61)(name(j))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,10 +212,9 @@ func TestDiffManifestsOpened(t *testing.T) {
 // either overlay meets the same entries, and Pick finds in it what a pass
 // does.
 func TestOverlayOpenedIsOverlay(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	name := savedChain(t, 41, 80, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	lines := func(m *Manifest) []string {
 		var out []string
 		m.each(func(e *Entry) error { out = append(out, string(appendEntryLine(nil, e, "", "/"))); return nil })
@@ -236,7 +233,7 @@ func TestOverlayOpenedIsOverlay(t *testing.T) {
 		set := []Entry{changed, {Path: "zz-new/file", Kind: KindFile, Mode: 0o644, Hash: strings.Repeat("b", 64), Src: file.Src}}
 		remove := []string{whole.Entries[len(whole.Entries)/2].Path}
 		want := lines(whole.Overlay(set, remove))
-		opened, err := OpenManifest(name(i))
+		opened, err := openChunked(61)(name(i))
 		if err != nil {
 			t.Fatal(err)
 		}

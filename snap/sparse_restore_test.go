@@ -19,14 +19,13 @@ import (
 // whole tree: a dry run must say the same of every path, limited to paths
 // or not (refusals included), and a restore must bring back the same tree.
 func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(c int) { streamChunk = c }(streamChunk)
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			chunk := 1 << 20
 			if seed%2 == 0 {
-				streamChunk = 61
-			} else {
-				streamChunk = 1 << 20
+				chunk = 61
 			}
 			rng := rand.New(rand.NewSource(seed))
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -41,7 +40,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 				if k%2 == 0 {
 					touchSome(t, rng, dir)
 				}
-				m, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+				m, err := openChunked(chunk)(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
 				if err != nil {
 					t.Fatal(err)
 				}

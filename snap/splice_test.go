@@ -21,6 +21,7 @@ import (
 // are copied, and the archive written extracts with the real tar, and
 // restores, to exactly the snapshot's tree.
 func TestWriteFullOfLayerChain(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	if _, err := exec.LookPath("tar"); err != nil {
 		t.Skip("no tar")
@@ -82,11 +83,8 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunk := streamChunk
-			streamChunk = 61
 			var again bytes.Buffer
-			_, ok, err = writeSpliced(context.Background(), &again, opened, kept, nil)
-			streamChunk = chunk
+			_, ok, err = writeSpliced(context.Background(), &again, chunked(opened, 61), kept, nil)
 			if err != nil || !ok || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 				t.Fatalf("%s: writeSpliced of the opened manifest: ok %v, %v, %d bytes (read whole: %d)", name, ok, err, again.Len(), buf.Len())
 			}
