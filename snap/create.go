@@ -59,6 +59,7 @@ type CreateOptions struct {
 	hashBudget int64 // instead of changedHashBudget; below zero, none
 	layerMost  int   // instead of layerMost
 	recallMax  int   // instead of recallMax
+	fullBatch  int   // instead of fullBatch
 }
 
 // DefaultMaxDepth bounds a layer chain.

@@ -17,15 +17,17 @@ import (
 // blamed; a manifest from before places were recorded checked by an index
 // after all.
 func TestCheckPastTheIndex(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 23, 150, n)
-	defer func(l, h int) { indexLimit, verifierHeld = l, h }(indexLimit, verifierHeld)
-	indexLimit, verifierHeld = 4, 8
 	base := filepath.Join(filepath.Dir(name(0)), "snapshot.tar.gz")
-	var whole []string // archives indexed whole after all
-	indexedWhole = func(a string) { whole = append(whole, a) }
-	defer func() { indexedWhole = nil }()
-	v := NewVerifier()
+	var whole []string          // archives indexed whole after all
+	small := func() *Verifier { // (indexing 4 files of an archive at most, 8 in all)
+		v := NewVerifier()
+		v.limit, v.most, v.indexedWhole = 4, 8, func(a string) { whole = append(whole, a) }
+		return v
+	}
+	v := small()
 	for i := 0; i < n; i++ {
 		for _, read := range []func(string) (*Manifest, error){ReadManifest, OpenManifest} {
 			m, err := read(name(i))
@@ -36,15 +38,15 @@ func TestCheckPastTheIndex(t *testing.T) {
 				t.Fatalf("snapshot %d (opened %v): %v", i, m.Opened(), err)
 			}
 			if i == 0 && (len(v.index[base]) > 0 || v.errs[base] != errTooMany) {
-				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", indexLimit)
+				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", v.limit)
 			}
 		}
 	}
 	if len(whole) > 0 {
 		t.Fatalf("archives in walk order (whiteouts aside) were indexed whole: %q", whole)
 	}
-	if v.held > verifierHeld {
-		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, verifierHeld)
+	if v.held > v.most {
+		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, v.most)
 	}
 
 	// damaged returns the newest manifest with change made to its files
@@ -87,7 +89,7 @@ func TestCheckPastTheIndex(t *testing.T) {
 			f[3].Hash = f[2].Hash
 		}},
 	} {
-		err := NewVerifier().Check(context.Background(), damaged(c.change))
+		err := small().Check(context.Background(), damaged(c.change))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
