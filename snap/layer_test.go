@@ -52,6 +52,13 @@ func layerSave(t *testing.T, dir, snaps string, n int, maxDepth int) (*Result, *
 // small that every line straddles two): each must come back exactly, and
 // every chain must verify.
 func TestLayerChainRoundTrip(t *testing.T) {
+	t.Parallel()
+	testLayerChainRoundTrip(t, 0)
+}
+
+// testLayerChainRoundTrip is TestLayerChainRoundTrip, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testLayerChainRoundTrip(t *testing.T, spill int) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(11))
 	dir := t.TempDir()
@@ -86,7 +93,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 			t.Fatalf("verify %d: %v", i, err)
 		}
 		_, ignoredBefore := splitIgnored(state(t, dir))
-		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m}); err != nil {
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m}); err != nil {
 			t.Fatalf("restore %d: %v", i, err)
 		}
 		got, ignoredAfter := splitIgnored(state(t, dir))
@@ -165,6 +172,13 @@ func TestChainDepthLimitWritesFull(t *testing.T) {
 // TestRestoreAfterOneChangeFetchesOneFile: the manifest-driven restore reads
 // only the file that differs.
 func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
+	t.Parallel()
+	testRestoreAfterOneChangeFetchesOneFile(t, 0)
+}
+
+// testRestoreAfterOneChangeFetchesOneFile is TestRestoreAfterOneChangeFetchesOneFile, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testRestoreAfterOneChangeFetchesOneFile(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -181,7 +195,7 @@ func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, victim), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("changed")
 	f.Close()
-	res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+	res, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +208,13 @@ func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
 // content that does not hash right, stops the restore before it changes
 // anything; so does a crafted manifest path.
 func TestDamagedManifestOrArchive(t *testing.T) {
+	t.Parallel()
+	testDamagedManifestOrArchive(t, 0)
+}
+
+// testDamagedManifestOrArchive is TestDamagedManifestOrArchive, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testDamagedManifestOrArchive(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -211,7 +232,7 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 		c := *m
 		c.Entries = append([]Entry(nil), m.Entries...)
 		damage(&c)
-		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: &c}); err == nil {
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: &c}); err == nil {
 			t.Errorf("%s: restore succeeded", name)
 		}
 		if d := diffStates(before, state(t, dir)); d != "" {

@@ -19,8 +19,9 @@ import (
 // holds ignored files (the first three named, in walk order) or, in a
 // restore limited to paths, a path outside them; the tree untouched then.
 func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	t.Setenv("TMPDIR", t.TempDir())
+	tmp := t.TempDir()
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{".gitignore": "*.log\n", "big": "now a file", "keep.txt": "k", "zz/after.txt": "z"})
 	snap := create(t, src, filepath.Join(t.TempDir(), "snap.tar.gz"))
@@ -93,7 +94,7 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 				}
 				dir := tree(tc.ignored...)
 				before := state(t, dir)
-				got, most := restore(dir, manifest, tc.paths, RestoreOptions{planWhole: !how.sparse, spillAt: how.at})
+				got, most := restore(dir, manifest, tc.paths, RestoreOptions{planWhole: !how.sparse, spillAt: how.at, tempDir: tmp})
 				if want == "" {
 					want = got
 				}

@@ -54,6 +54,8 @@ type RestoreOptions struct {
 	sortRun       int    // instead of sortRun
 	prefetchAfter int    // instead of prefetchAfter
 	wholePlanned  func() // told of each plan made over a whole archive and tree rather than what differs (sparseArchive)
+	listHeld      int    // instead of listHeld
+	tempDir       string // instead of TMPDIR's (os.TempDir), for the plan, the copy in walk order and the lists
 	// original is the archive as the caller named it, where the restore
 	// reads its copy in walk order (see withArchiveInOrder): an input all
 	// the same.
@@ -164,7 +166,7 @@ func withArchiveInOrder(ctx context.Context, root, archive string, opts *Restore
 	if err != errDisordered {
 		return err
 	}
-	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits), cmp.Or(opts.sortRun, sortRun))
+	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits), cmp.Or(opts.sortRun, sortRun), opts.tempDir)
 	if err != nil {
 		return err
 	}
@@ -307,6 +309,8 @@ type restorePlan struct {
 	index *ArchiveIndex
 	// The sizes RestoreOptions sets (tests), else the production ones.
 	spillAt, prefetchAfter int
+	listHeld               int    // RestoreOptions.listHeld (0: listHeld)
+	tempDir                string // RestoreOptions.tempDir ("": TMPDIR's)
 	// spill, when set, holds what the plan wrote to the staging folder, for
 	// it differs from the tree in too many entries to hold (see spill.go).
 	spill *planSpill
@@ -330,7 +334,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root), archive: archive,
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{},
-		spillAt: cmp.Or(opts.spillAt, spillAt), prefetchAfter: cmp.Or(opts.prefetchAfter, prefetchAfter)}
+		spillAt: cmp.Or(opts.spillAt, spillAt), prefetchAfter: cmp.Or(opts.prefetchAfter, prefetchAfter),
+		listHeld: opts.listHeld, tempDir: opts.tempDir}
 	p.paths.forget()
 	var inputs []string
 	if archive != "" {
@@ -1739,11 +1744,11 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		}
 		switch kind {
 		case opWrite:
-			res.WrittenList.Add(path)
+			res.WrittenList.addTuned(path, p.listHeld, p.tempDir)
 		case opMkdir:
-			res.WrittenList.Add(path + "/")
+			res.WrittenList.addTuned(path+"/", p.listHeld, p.tempDir)
 		case opChmod:
-			res.ModeList.Add(path)
+			res.ModeList.addTuned(path, p.listHeld, p.tempDir)
 		}
 	}
 	for _, op := range p.ops {
@@ -1780,7 +1785,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 			}
 		}
 	} else {
-		d := deletions{each: p.paths != nil}
+		d := deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}
 		for i := range p.deletes {
 			d.add(&p.deletes[i])
 		}
@@ -1807,6 +1812,8 @@ type deletions struct {
 	folders int
 	names   PathList
 	top     string // the last folder listed, with its "/"
+	most    int    // the PathList's tuning (see addTuned)
+	dir     string
 }
 
 func (d *deletions) add(e *Entry) {
@@ -1825,7 +1832,7 @@ func (d *deletions) add(e *Entry) {
 			d.top = name
 		}
 	}
-	d.names.Add(name)
+	d.names.addTuned(name, d.most, d.dir)
 }
 
 // eachChange hands fn the plan's changes in path order, as a diff lists

@@ -287,6 +287,13 @@ func TestRealTarReadsArchive(t *testing.T) {
 }
 
 func TestUnchangedNeverWrong(t *testing.T) {
+	t.Parallel()
+	testUnchangedNeverWrong(t, 0)
+}
+
+// testUnchangedNeverWrong is TestUnchangedNeverWrong, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testUnchangedNeverWrong(t *testing.T, _ int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
@@ -506,6 +513,13 @@ func TestSymlinksRestoredWhateverTheyPointAt(t *testing.T) {
 }
 
 func TestSymlinkInTreeNeverRedirects(t *testing.T) {
+	t.Parallel()
+	testSymlinkInTreeNeverRedirects(t, 0)
+}
+
+// testSymlinkInTreeNeverRedirects is TestSymlinkInTreeNeverRedirects, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testSymlinkInTreeNeverRedirects(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	outside := t.TempDir()
@@ -513,7 +527,7 @@ func TestSymlinkInTreeNeverRedirects(t *testing.T) {
 	os.WriteFile(archive, craft(t, []tarEntry{{name: "out/", typ: tar.TypeDir, mode: 0o755}, {name: "out/file", typ: tar.TypeReg, body: "x"}}), 0o644)
 	writeTree(t, dir, map[string]string{".gitignore": "out\n"})
 	os.Symlink(outside, filepath.Join(dir, "out"))
-	_, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	_, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err == nil {
 		t.Fatal("restore wrote through a symlink")
 	}
@@ -540,13 +554,20 @@ func TestSetuidDropped(t *testing.T) {
 // TestIgnoredFolderInTheWay: a restore never deletes ignored files, even to
 // put a snapshot's file where their folder stands.
 func TestIgnoredFolderInTheWay(t *testing.T) {
+	t.Parallel()
+	testIgnoredFolderInTheWay(t, 0)
+}
+
+// testIgnoredFolderInTheWay is TestIgnoredFolderInTheWay, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testIgnoredFolderInTheWay(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": "*.log\n", "x/a.txt": "a", "x/debug.log": "precious"})
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
 	os.WriteFile(archive, craft(t, []tarEntry{{name: ".gitignore", typ: tar.TypeReg, body: "*.log\n"}, {name: "x", typ: tar.TypeReg, body: "now a file"}}), 0o644)
 	before := state(t, dir)
-	_, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	_, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err == nil || !strings.Contains(err.Error(), "ignored files") {
 		t.Fatalf("err = %v, want a refusal naming the ignored files", err)
 	}
@@ -556,7 +577,7 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 	// A folder not in the snapshot that holds ignored files is kept.
 	archive2 := filepath.Join(t.TempDir(), "s2.tar.gz")
 	os.WriteFile(archive2, craft(t, []tarEntry{{name: ".gitignore", typ: tar.TypeReg, body: "*.log\n"}}), 0o644)
-	res, err := Restore(context.Background(), dir, archive2, RestoreOptions{})
+	res, err := Restore(context.Background(), dir, archive2, RestoreOptions{spillAt: spill})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,13 +702,20 @@ func FuzzRestore(f *testing.F) {
 // .gitignore so that .env comes into scope, a restore brings the old
 // .gitignore back and leaves .env alone.
 func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
+	t.Parallel()
+	testRestoreSparesFilesIgnoredBySnapshotRules(t, 0)
+}
+
+// testRestoreSparesFilesIgnoredBySnapshotRules is TestRestoreSparesFilesIgnoredBySnapshotRules, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": ".env\n", ".env": "SECRET=1", "a.go": "package a"})
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
 	create(t, dir, archive)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# nothing ignored\n"), 0o644)
-	res, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	res, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -832,6 +860,13 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 // a path twice, paths out of order, an entry inside a file — is refused
 // before the tree is touched, read whole or opened.
 func TestCraftedManifestRefused(t *testing.T) {
+	t.Parallel()
+	testCraftedManifestRefused(t, 0)
+}
+
+// testCraftedManifestRefused is TestCraftedManifestRefused, the restore's plan written out spill entries a
+// block (0: as in production; see TestRestoresWithThePlanSpilled).
+func testCraftedManifestRefused(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.go": "package a", "b/c.go": "package c", "d.txt": "d"})
@@ -883,7 +918,7 @@ func TestCraftedManifestRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range []*Manifest{&m, opened} {
-			_, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+			_, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m})
 			var ae *ArchiveError
 			if !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%s (opened %v): %v, want a refusal saying %q", c.name, m.stream != nil, err, c.want)

@@ -47,9 +47,9 @@ const sortRun = 1 << 15
 // Only what each entry is checked for alone is checked here (names, kinds,
 // sizes, the limits): the copy is read in walk order, which finds
 // duplicates and conflicts. The entries are sorted perRun at a time
-// (sortRun).
-func inWalkOrder(ctx context.Context, archive, root string, limits Limits, perRun int) (sorted string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "rewind-sorted-")
+// (sortRun); the copy is made in tmp ("": TMPDIR's).
+func inWalkOrder(ctx context.Context, archive, root string, limits Limits, perRun int, tmp string) (sorted string, remove func(), err error) {
+	dir, err := os.MkdirTemp(tmp, "rewind-sorted-")
 	if err != nil {
 		return "", nil, fmt.Errorf("archive %s is not in walk order (not one Rewind wrote): copy it into walk order in a temporary folder (set TMPDIR to a folder with room for twice its content): %w", archive, err)
 	}

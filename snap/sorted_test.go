@@ -23,9 +23,9 @@ import (
 // (Read against maps of every path, as it was before the copy, such an
 // archive fails the restore: "folder d2/s0: no such file or directory".)
 func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
 		perRun := int(seed*seed) + 1
@@ -44,7 +44,7 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 		for _, dry := range []bool{true, false} {
 			var results [2]*RestoreResult
 			for i := range trees {
-				res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{DryRun: dry, sortRun: perRun})
+				res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{tempDir: tmp, DryRun: dry, sortRun: perRun})
 				if err != nil {
 					t.Fatalf("seed %d, dry run %v, %s: %v", seed, dry, filepath.Base(archives[i]), err)
 				}
@@ -58,13 +58,13 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 			t.Fatalf("seed %d: the trees restored differ:\n%s", seed, d)
 		}
 		empty := t.TempDir()
-		if _, err := Restore(ctx, empty, archives[0], RestoreOptions{sortRun: perRun}); err != nil {
+		if _, err := Restore(ctx, empty, archives[0], RestoreOptions{tempDir: tmp, sortRun: perRun}); err != nil {
 			t.Fatal(err)
 		}
 		if d := diffStates(state(t, src), state(t, empty)); d != "" {
 			t.Fatalf("seed %d: restored into an empty folder:\n%s", seed, d)
 		}
-		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{sortRun: perRun})
+		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{tempDir: tmp, sortRun: perRun})
 		if err != nil || len(changes) > 0 {
 			t.Fatalf("seed %d: diff of the tree the archive was made of: %v, %v", seed, changes, err)
 		}
@@ -80,9 +80,9 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 // it, but for the cut), before anything changes; nothing is left in TMPDIR; and a TMPDIR the
 // copy cannot be written to is named in the error.
 func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -105,7 +105,7 @@ func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{"keep": "mine"})
 		before := state(t, dir)
-		_, err := Restore(ctx, dir, archive, RestoreOptions{sortRun: 2})
+		_, err := Restore(ctx, dir, archive, RestoreOptions{tempDir: tmp, sortRun: 2})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "TMPDIR") {
 			t.Fatalf("%s: %v, want an error saying %q (the archive's, not the copy's)", tc.name, err, tc.want)
 		}
@@ -123,8 +123,7 @@ func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
 
 	archive := filepath.Join(t.TempDir(), "shuffled.tar.gz")
 	os.WriteFile(archive, craft(t, []tarEntry{{name: "b", typ: tar.TypeReg, body: "b"}, {name: "a", typ: tar.TypeReg, body: "a"}}), 0o644)
-	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
-	_, err := Restore(ctx, t.TempDir(), archive, RestoreOptions{sortRun: 2})
+	_, err := Restore(ctx, t.TempDir(), archive, RestoreOptions{sortRun: 2, tempDir: filepath.Join(tmp, "missing")})
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR") || !strings.Contains(err.Error(), archive) {
 		t.Fatalf("with TMPDIR missing: %v, want an error naming the archive and TMPDIR", err)
 	}
@@ -171,17 +170,17 @@ func tarEntriesOf(t *testing.T, dir string) []tarEntry {
 // empty folder and over trees that differ (folders of other modes, files
 // where folders were).
 func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	var tune RestoreOptions
 	whole := countWholePlans(&tune)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
 		tune.sortRun = int(seed*seed) + 1
 		// (the options of tree i's restores: the first planned whole)
 		optsOf := func(i int, o RestoreOptions) RestoreOptions {
-			o.sortRun, o.wholePlanned, o.planWhole = tune.sortRun, tune.wholePlanned, i == 0
+			o.sortRun, o.wholePlanned, o.planWhole, o.tempDir = tune.sortRun, tune.wholePlanned, i == 0, tmp
 			return o
 		}
 		rng := rand.New(rand.NewSource(seed))

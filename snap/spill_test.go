@@ -27,9 +27,9 @@ import (
 // folders added and removed, some closed to their owner), then also
 // emptied but for their ignored files, and every file rewritten.
 func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // (where a dry run writes its plan)
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -57,7 +57,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				dry := make([]*RestoreResult, 3)
 				dryErr := make([]string, 3)
 				for j, at := range []int{1 << 30, 1 + k%4, 1 + k%4} {
-					dry[j], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, Brief: j == 2, spillAt: at})
+					dry[j], err = Restore(context.Background(), dir, "", RestoreOptions{tempDir: tmp, Manifest: m, DryRun: true, Brief: j == 2, spillAt: at})
 					dryErr[j] = fmt.Sprint(err)
 				}
 				if !reflect.DeepEqual(dry[0], dry[1]) || dryErr[0] != dryErr[1] {
@@ -83,7 +83,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 					if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 						t.Fatalf("cp: %v\n%s", err, out)
 					}
-					res, err := Restore(context.Background(), copyDir, "", RestoreOptions{Manifest: m, spillAt: at})
+					res, err := Restore(context.Background(), copyDir, "", RestoreOptions{tempDir: tmp, Manifest: m, spillAt: at})
 					results[j] = strings.ReplaceAll(fmt.Sprintf("%+v %v", res, err), copyDir, "TREE")
 					trees[j] = state(t, copyDir)
 					makeWritable(copyDir) // (for TempDir's removal)
@@ -99,7 +99,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				if !reflect.DeepEqual(trees[0], trees[1]) {
 					t.Fatalf("edit %d, restore of %d: the trees differ:\n%s", k, i, diffStates(trees[0], trees[1]))
 				}
-				if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m}); err != nil {
+				if _, err := Restore(context.Background(), dir, "", RestoreOptions{tempDir: tmp, Manifest: m}); err != nil {
 					t.Fatalf("edit %d: restore of %d: %v", k, i, err)
 				}
 				makeWritable(dir)
@@ -164,10 +164,8 @@ func closeSomeFolders(t *testing.T, rng *rand.Rand, dir string) {
 // refusals, unreadable entries and ignored files with the plan written out
 // an entry a block: what they prove of the held plan holds of it too.
 func TestRestoresWithThePlanSpilled(t *testing.T) {
-	defer func(v int) { spillAt = v }(spillAt)
-	spillAt = 1
 	for _, test := range spilledTests {
-		t.Run(test.name, test.fn)
+		t.Run(test.name, func(t *testing.T) { test.fn(t, 1) })
 	}
 }
 
@@ -175,17 +173,17 @@ func TestRestoresWithThePlanSpilled(t *testing.T) {
 // (those of one platform added in its files).
 var spilledTests = []struct {
 	name string
-	fn   func(*testing.T)
+	fn   func(t *testing.T, spill int)
 }{
-	{"LayerChainRoundTrip", TestLayerChainRoundTrip},
-	{"RestoreAfterOneChangeFetchesOneFile", TestRestoreAfterOneChangeFetchesOneFile},
-	{"DamagedManifestOrArchive", TestDamagedManifestOrArchive},
-	{"CraftedManifestRefused", TestCraftedManifestRefused},
-	{"FolderReplacedBySymlinkToSibling", TestFolderReplacedBySymlinkToSibling},
-	{"RestoreSparesFilesIgnoredBySnapshotRules", TestRestoreSparesFilesIgnoredBySnapshotRules},
-	{"IgnoredFolderInTheWay", TestIgnoredFolderInTheWay},
-	{"SymlinkInTreeNeverRedirects", TestSymlinkInTreeNeverRedirects},
-	{"UnchangedNeverWrong", TestUnchangedNeverWrong},
+	{"LayerChainRoundTrip", testLayerChainRoundTrip},
+	{"RestoreAfterOneChangeFetchesOneFile", testRestoreAfterOneChangeFetchesOneFile},
+	{"DamagedManifestOrArchive", testDamagedManifestOrArchive},
+	{"CraftedManifestRefused", testCraftedManifestRefused},
+	{"FolderReplacedBySymlinkToSibling", testFolderReplacedBySymlinkToSibling},
+	{"RestoreSparesFilesIgnoredBySnapshotRules", testRestoreSparesFilesIgnoredBySnapshotRules},
+	{"IgnoredFolderInTheWay", testIgnoredFolderInTheWay},
+	{"SymlinkInTreeNeverRedirects", testSymlinkInTreeNeverRedirects},
+	{"UnchangedNeverWrong", testUnchangedNeverWrong},
 }
 
 // TestFetchFromAnArchiveOutOfWalkOrder: the files a restore fetches from
@@ -401,6 +399,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 // once for all it held, and counts its files (its folders apart); one limited to paths lists
 // each path. Planned whole or in blocks, and in a dry run, alike.
 func TestDeletionsListedByTheirFolder(t *testing.T) {
+	t.Parallel()
 	for _, at := range []int{1 << 30, 1} {
 		for _, limited := range []bool{false, true} {
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -444,6 +443,7 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 // says what a held one says, and leaves nothing behind; where no such
 // folder can be made it says so.
 func TestDryRunWritesItsPlanOutside(t *testing.T) {
+	t.Parallel()
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 20 {
@@ -454,24 +454,22 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 	rewriteEveryFile(t, dir)
 	writeTree(t, dir, map[string]string{"new/x": "x"})
 	before := state(t, dir)
-	dryRun := func(at int) (*RestoreResult, error) {
+	tmp := t.TempDir()
+	dryRun := func(at int, tmp string) (*RestoreResult, error) {
 		m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, spillAt: at})
+		return Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, spillAt: at, tempDir: tmp})
 	}
-	held, err := dryRun(1 << 30)
+	held, err := dryRun(1<<30, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "none"))
-	if _, err := dryRun(1); err == nil || !strings.Contains(err.Error(), "temporary folder") || !strings.Contains(err.Error(), dir) {
+	if _, err := dryRun(1, filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "temporary folder") || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("no temporary folder to write the plan to: %v", err)
 	}
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	spilled, err := dryRun(1)
+	spilled, err := dryRun(1, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,9 +490,9 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 // lists must be the same, in path order, and nothing left in TMPDIR. An
 // error from the caller's function ends the listing and is returned.
 func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // (where a plan too big to hold is written)
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -510,7 +508,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 			}
 			for k, edit := range edits {
 				edit()
-				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{spillAt: 1 << 30})
+				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: 1 << 30})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -521,7 +519,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				if len(held) <= at {
 					t.Fatalf("edit %d: %d changes, too few to write the plan out %d entries a block", k, len(held), at)
 				}
-				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{spillAt: at})
+				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -530,7 +528,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				}
 				stop := errors.New("stop")
 				n := 0
-				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{spillAt: at}, func(Change) error {
+				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at}, func(Change) error {
 					if n++; n == 3 {
 						return stop
 					}
