@@ -15,8 +15,10 @@ func TestFolderReplacedBySymlinkToSibling(t *testing.T) {
 	testFolderReplacedBySymlinkToSibling(t, 0)
 }
 
-// testFolderReplacedBySymlinkToSibling is TestFolderReplacedBySymlinkToSibling, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testFolderReplacedBySymlinkToSibling is
+// TestFolderReplacedBySymlinkToSibling, with the restore's plan written out
+// spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testFolderReplacedBySymlinkToSibling(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()

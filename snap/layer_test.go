@@ -56,8 +56,9 @@ func TestLayerChainRoundTrip(t *testing.T) {
 	testLayerChainRoundTrip(t, 0)
 }
 
-// testLayerChainRoundTrip is TestLayerChainRoundTrip, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testLayerChainRoundTrip is TestLayerChainRoundTrip, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testLayerChainRoundTrip(t *testing.T, spill int) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(11))
@@ -176,8 +177,10 @@ func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
 	testRestoreAfterOneChangeFetchesOneFile(t, 0)
 }
 
-// testRestoreAfterOneChangeFetchesOneFile is TestRestoreAfterOneChangeFetchesOneFile, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testRestoreAfterOneChangeFetchesOneFile is
+// TestRestoreAfterOneChangeFetchesOneFile, with the restore's plan written
+// out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testRestoreAfterOneChangeFetchesOneFile(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -212,8 +215,9 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 	testDamagedManifestOrArchive(t, 0)
 }
 
-// testDamagedManifestOrArchive is TestDamagedManifestOrArchive, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testDamagedManifestOrArchive is TestDamagedManifestOrArchive, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testDamagedManifestOrArchive(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()

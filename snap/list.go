@@ -311,8 +311,8 @@ func (v *Verifier) check(ctx context.Context, m *Manifest, each func(fn func(e *
 // checkBig checks the file entries each goes through that are in archive,
 // one too big to index: read beside a pass when they name their places in
 // the archive's order, else (a manifest from before places were recorded,
-// an archive not in walk order) indexed whole, however large, and then
-// told to whole, when set (tests).
+// an archive not in walk order) indexed whole, however large. whole, when
+// set (tests), is told of each archive indexed so.
 func checkBig(ctx context.Context, archive string, ordered bool, limits Limits, each func(fn func(e *Entry) error) error, whole func(archive string)) error {
 	if ordered {
 		if err := checkInOrder(ctx, archive, limits, each); err != errDisordered {

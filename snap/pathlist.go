@@ -94,10 +94,10 @@ func (l *PathList) write(path string) {
 	}
 }
 
-// newListSpill makes a temporary file for a list in dir ("": TMPDIR's), or
-// returns nil where it cannot (the list is then held). The file is removed at once where the
-// system lets an open file be (it goes when it is closed, or the process
-// ends); elsewhere when the list is closed.
+// newListSpill makes a temporary file for a list in dir ("": TMPDIR's),
+// or returns nil where it cannot (the list is then held). The file is
+// removed at once where the system lets an open file be (it goes when it
+// is closed, or the process ends); elsewhere when the list is closed.
 func newListSpill(dir string) *listSpill {
 	f, err := os.CreateTemp(dir, "rewind-paths-*")
 	if err != nil {

@@ -291,8 +291,9 @@ func TestUnchangedNeverWrong(t *testing.T) {
 	testUnchangedNeverWrong(t, 0)
 }
 
-// testUnchangedNeverWrong is TestUnchangedNeverWrong, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testUnchangedNeverWrong is TestUnchangedNeverWrong, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testUnchangedNeverWrong(t *testing.T, _ int) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -517,8 +518,9 @@ func TestSymlinkInTreeNeverRedirects(t *testing.T) {
 	testSymlinkInTreeNeverRedirects(t, 0)
 }
 
-// testSymlinkInTreeNeverRedirects is TestSymlinkInTreeNeverRedirects, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testSymlinkInTreeNeverRedirects is TestSymlinkInTreeNeverRedirects, with
+// the restore's plan written out spill entries a block (0: as in production;
+// see TestRestoresWithThePlanSpilled).
 func testSymlinkInTreeNeverRedirects(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -558,8 +560,9 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 	testIgnoredFolderInTheWay(t, 0)
 }
 
-// testIgnoredFolderInTheWay is TestIgnoredFolderInTheWay, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testIgnoredFolderInTheWay is TestIgnoredFolderInTheWay, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testIgnoredFolderInTheWay(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -706,8 +709,10 @@ func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
 	testRestoreSparesFilesIgnoredBySnapshotRules(t, 0)
 }
 
-// testRestoreSparesFilesIgnoredBySnapshotRules is TestRestoreSparesFilesIgnoredBySnapshotRules, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testRestoreSparesFilesIgnoredBySnapshotRules is
+// TestRestoreSparesFilesIgnoredBySnapshotRules, with the restore's plan
+// written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
@@ -864,8 +869,9 @@ func TestCraftedManifestRefused(t *testing.T) {
 	testCraftedManifestRefused(t, 0)
 }
 
-// testCraftedManifestRefused is TestCraftedManifestRefused, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testCraftedManifestRefused is TestCraftedManifestRefused, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testCraftedManifestRefused(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()

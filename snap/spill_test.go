@@ -164,8 +164,12 @@ func closeSomeFolders(t *testing.T, rng *rand.Rand, dir string) {
 // refusals, unreadable entries and ignored files with the plan written out
 // an entry a block: what they prove of the held plan holds of it too.
 func TestRestoresWithThePlanSpilled(t *testing.T) {
+	t.Parallel()
 	for _, test := range spilledTests {
-		t.Run(test.name, func(t *testing.T) { test.fn(t, 1) })
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			test.fn(t, 1)
+		})
 	}
 }
 

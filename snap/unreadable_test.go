@@ -58,18 +58,18 @@ func init() {
 // do not fail it: they are recorded as unreadable, not captured, and a
 // restore neither deletes nor replaces what is at them.
 func TestUnreadableEntriesLeftAlone(t *testing.T) {
+	t.Parallel()
 	testUnreadableEntriesLeftAlone(t, 0)
 }
 
-// testUnreadableEntriesLeftAlone is TestUnreadableEntriesLeftAlone, the restore's plan written out spill entries a
-// block (0: as in production; see TestRestoresWithThePlanSpilled).
+// testUnreadableEntriesLeftAlone is TestUnreadableEntriesLeftAlone, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
 func testUnreadableEntriesLeftAlone(t *testing.T, spill int) {
 	if !asUnprivileged(t) {
 		return
 	}
 	dir := t.TempDir()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	writeTree(t, dir, map[string]string{"a.txt": "a", "secret.key": "secret", "private/notes.txt": "notes", "sub/b.txt": "b"})
 	os.Chmod(filepath.Join(dir, "secret.key"), 0)
 	os.Chmod(filepath.Join(dir, "private"), 0)
@@ -141,12 +141,11 @@ func testUnreadableEntriesLeftAlone(t *testing.T, spill int) {
 // as deleted), whether the changes are handed on as the walk goes or held
 // to be paired; the changes on either side of it in walk order are listed.
 func TestDiffLeavesOutWhatItCannotReadNow(t *testing.T) {
+	t.Parallel()
 	if !asUnprivileged(t) {
 		return
 	}
 	dir, snaps := t.TempDir(), t.TempDir()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	writeTree(t, dir, map[string]string{"a.txt": "a", "private/notes.txt": "n", "private/deep/x.txt": "x", "q.txt": "q", "z.txt": "z"})
 	_, m := layerSave(t, dir, snaps, 0, 0)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)
