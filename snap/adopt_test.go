@@ -14,6 +14,7 @@ import (
 // hash and content hashes), and restores from it; a tree that is not the
 // archive's is refused with nothing written.
 func TestCreateFromArchive(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(5))
@@ -80,6 +81,7 @@ func TestCreateFromArchive(t *testing.T) {
 // index still has every entry with the content hash and place Create
 // recorded — whichever way the restore read each file.
 func TestRestoreIndexedOverATree(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(9))

@@ -12,6 +12,7 @@ import (
 // anywhere in the chain, also through a manifest rewritten in full (as gc
 // rewrites one whose parent it deletes).
 func TestCheckArchivesSeesMissingAndShortArchives(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()

@@ -3,6 +3,7 @@ package snap
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -52,6 +53,13 @@ type CreateOptions struct {
 	// Limits the tree must stay within (zero fields: DefaultLimits's); they
 	// are recorded in the manifest when they differ from the defaults.
 	Limits Limits
+
+	// Set by tests to force a path the production sizes reach only over
+	// large trees; zero is the production value.
+	hashBudget int64 // instead of changedHashBudget; below zero, none
+	layerMost  int   // instead of layerMost
+	recallMax  int   // instead of recallMax
+	fullBatch  int   // instead of fullBatch
 }
 
 // DefaultMaxDepth bounds a layer chain.
@@ -119,7 +127,7 @@ func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOpt
 	unchanged := false
 	if opts.Parent != nil {
 		var exact bool
-		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer); err != nil {
+		if unchanged, exact, err = inherit(ctx, root, tree.Entries, opts.Parent, layer, cmp.Or(opts.recallMax, recallMax)); err != nil {
 			return nil, err
 		}
 		if !slices.Equal(sortedUnion(tree.Unreadable, nil), opts.Parent.Header.Unreadable) || !sameRules(opts.Parent.Header.Rules, tree.Rules) {
@@ -205,14 +213,15 @@ func resultFor(m *Manifest, tree *Tree, unchanged bool, archive string) *Result 
 // without hashing a file, so the parent's metadata is still current. Each
 // entry is settled as settler.settle says, with hashAll (a layer's). With
 // hashAll, it leaves on a parent read as it goes a recall of what differs,
-// which the layer's passes after it read instead.
-func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool) (unchanged, exact bool, err error) {
+// which the layer's passes after it read instead, of at most most entries
+// (recallMax).
+func inherit(ctx context.Context, root string, entries []Entry, parent *Manifest, hashAll bool, most int) (unchanged, exact bool, err error) {
 	st := settler{ctx: ctx, root: root, parent: parent, keep: parent.keeper(), hashAll: hashAll, same: true}
 	n := 0
 	parent.recall = nil
 	var r *recall
 	if hashAll && parent.stream != nil && len(entries) > 0 {
-		r = &recall{first: &entries[0]}
+		r = &recall{first: &entries[0], most: most}
 	}
 	err = mergeWith(parent, entries, func(p, e *Entry) error {
 		if n++; n&1023 == 0 {
@@ -249,9 +258,10 @@ type settler struct {
 	// hashAll hashes every file of its parent's size, not only until the
 	// first change is found (a full snapshot reads every file anyway);
 	// resized, when not nil, hashes new and resized files too, while the
-	// bytes it counts stay within changedHashBudget.
+	// bytes it counts stay within budget (changedHashBudget).
 	hashAll bool
 	resized *int64
+	budget  int64
 
 	same, hashed bool
 }
@@ -280,7 +290,7 @@ func (s *settler) settle(p, e *Entry) error {
 	switch {
 	case resized:
 		s.same = false
-		if s.resized == nil || *s.resized+e.Size > changedHashBudget {
+		if s.resized == nil || *s.resized+e.Size > s.budget {
 			return nil
 		}
 		*s.resized += e.Size
@@ -312,8 +322,8 @@ func (s *settler) settle(p, e *Entry) error {
 }
 
 // changedHashBudget bounds the bytes of new and resized files a settler
-// with resized set hashes (a variable for tests).
-var changedHashBudget int64 = 64 << 20
+// with resized set hashes. Tests set another (CreateOptions.hashBudget).
+const changedHashBudget int64 = 64 << 20
 
 // sameRules reports whether recorded rules are r, as a manifest holds them.
 func sameRules(recorded *Rules, r Rules) bool {

@@ -13,6 +13,7 @@ import (
 // past the names that start as it does (to the end of its folder, or of
 // the tree).
 func TestRespeltQueueHoldsOnlyWhatItMust(t *testing.T) {
+	t.Parallel()
 	var out []string
 	q := newRespeltQueue(Folding{Case: true, Norm: true}, func(string, string) bool { return true },
 		func(e, o *Entry) (Op, error) { return "", nil }, // (the same but for the case of the name: renamed)
@@ -59,6 +60,7 @@ func TestRespeltQueueHoldsOnlyWhatItMust(t *testing.T) {
 // with many spellings (case, composed and decomposed), every spelling of
 // one comes at or before the bound lastSpelling gives it.
 func TestLastSpellingBoundsEverySpelling(t *testing.T) {
+	t.Parallel()
 	// Each letter's spellings; one is drawn for the path, another for the
 	// spelling it is compared with.
 	letters := [][]string{

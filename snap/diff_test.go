@@ -43,6 +43,7 @@ func changeTree(t *testing.T, dir, snaps string, n int) string {
 // as the tree is walked, the same as when they are held to be paired
 // (where names fold), and an error from fn ends the diff at once.
 func TestDiffHandsOnChangesAsFound(t *testing.T) {
+	t.Parallel()
 	dir, snaps := t.TempDir(), t.TempDir()
 	file := changeTree(t, dir, snaps, 3000) // (more than a chunk of the walk's)
 	m, err := OpenManifest(file)
@@ -119,6 +120,7 @@ func TestDiffHandsOnChangesAsFound(t *testing.T) {
 // symlink as its target, each with its kind and mode; a snapshot whose
 // archive is gone fails the read, and Close ends the pass wherever it is.
 func TestFileReader(t *testing.T) {
+	t.Parallel()
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{"empty": "", "big.txt": strings.Repeat("b", 100), "link-target": "t"}
 	for i := range 50 {
@@ -198,6 +200,7 @@ func TestFileReader(t *testing.T) {
 // the same either way, and a file read only in part leaves the next one
 // whole.
 func TestFetcherReadsOnInAMember(t *testing.T) {
+	t.Parallel()
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 300 {

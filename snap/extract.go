@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -15,16 +16,11 @@ import (
 	"rewind.dev/internal/ctxio"
 )
 
-// extractEmpty makes Restore write a whole archive into an empty folder as
-// it reads it (extract) rather than through a plan; tests turn it off to
-// compare the two.
-var extractEmpty = true
-
 // adoptHeld is how many entries an extraction indexes for
 // CreateFromArchive (RestoreIndexed): past it the index, which holds every
 // entry, is dropped, and the caller snapshots the tree as usual, in
 // bounded memory.
-var adoptHeld = 1 << 16
+const adoptHeld = 1 << 16
 
 // errNotExtracted is an extraction that does not apply (the folder is not
 // empty) or gave up with nothing written (the archive is out of walk
@@ -70,7 +66,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	if err := p.openStage(); err != nil {
 		return nil, err
 	}
-	x := &extraction{p: p, as: as, tree: p.stage + "/tree"}
+	x := &extraction{p: p, as: as, tree: p.stage + "/tree", held: cmp.Or(opts.adoptHeld, adoptHeld)}
 	x.umask, x.umaskKnown = umask()
 	if err := p.r.Mkdir(x.tree, 0o700); err != nil {
 		return nil, fmt.Errorf("create staging folder in %s: %w", root, err)
@@ -121,6 +117,7 @@ type extraction struct {
 	written  int          // files (and symlinks)
 	folders  int
 	index    *ArchiveIndex
+	held     int // the most entries index holds (adoptHeld, or a test's)
 	hashed   *hashingReader
 	rest     []byte // for what hashed has left to read: nothing, once written
 
@@ -169,7 +166,7 @@ func (x *extraction) run(ctx context.Context) error {
 			return err
 		}
 		if x.index != nil {
-			if len(x.index.entries) >= adoptHeld {
+			if len(x.index.entries) >= x.held {
 				x.index.entries, x.index, x.hashed = nil, nil, nil // too many to hold: not adopted
 			} else {
 				x.index.entries[e.Path] = e

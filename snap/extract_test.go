@@ -16,8 +16,7 @@ import (
 // restorePlanned is Restore with the plan only (no extraction).
 func restorePlanned(t *testing.T, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	t.Helper()
-	defer func(v bool) { extractEmpty = v }(extractEmpty)
-	extractEmpty = false
+	opts.planEmpty = true
 	return Restore(context.Background(), root, archive, opts)
 }
 
@@ -91,6 +90,7 @@ func scopeOf(t *testing.T, dir string) map[string]string {
 // empty — hostile entries (out of walk order among them: those are read by
 // the plan), damage, an interruption.
 func TestExtractRefusesAsThePlan(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	reg := byte(tar.TypeReg)
 	src := t.TempDir()
@@ -152,6 +152,7 @@ func TestExtractRefusesAsThePlan(t *testing.T) {
 // in the order the file system lists names — is not extracted (nothing
 // written) but restored by the plan, whole.
 func TestExtractOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	unsorted := filepath.Join(t.TempDir(), "unsorted.tar.gz")
@@ -196,6 +197,7 @@ func TestExtractOutOfWalkOrder(t *testing.T) {
 // CreateFromArchive as the plan does, and drops the index past adoptHeld
 // entries (the caller then snapshots the tree as usual).
 func TestExtractIndexes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	src, snaps := t.TempDir(), t.TempDir()
@@ -209,10 +211,8 @@ func TestExtractIndexes(t *testing.T) {
 	}
 	checkIndex(t, x, want)
 
-	defer func(v int) { adoptHeld = v }(adoptHeld)
-	adoptHeld = len(want.Entries) - 1
 	dir := t.TempDir()
-	_, x, err = RestoreIndexed(ctx, dir, archive, RestoreOptions{})
+	_, x, err = RestoreIndexed(ctx, dir, archive, RestoreOptions{adoptHeld: len(want.Entries) - 1})
 	if err != nil || x != nil {
 		t.Fatalf("restore indexed past adoptHeld: %v, index %v; want no index", err, x != nil)
 	}

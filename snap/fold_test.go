@@ -23,6 +23,7 @@ const (
 )
 
 func TestFoldingKey(t *testing.T) {
+	t.Parallel()
 	both := Folding{Case: true, Norm: true}
 	tests := []struct {
 		fold Folding
@@ -59,6 +60,7 @@ func TestFoldingKey(t *testing.T) {
 // byte for byte, so a restore and a diff behave as before folding existed
 // (the rest of the suite runs there).
 func TestProbeFoldingByteForByte(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"README.md": "", nfc: ""})
 	if f := ProbeFolding(dir); f.Folds() {
@@ -82,6 +84,7 @@ func foldingRoot(t *testing.T) string {
 }
 
 func TestProbeFoldingFolds(t *testing.T) {
+	t.Parallel()
 	root := foldingRoot(t)
 	want := Folding{Case: true, Norm: true}
 	if f := ProbeFolding(root); f != want { // empty: found from its own name
@@ -142,6 +145,7 @@ func restoreTo(t *testing.T, root string, res *Result, withManifest bool) *Resto
 // same file on macOS). A restore renames it in place and writes its
 // content; it deletes nothing, and its backup restores the tree's spelling.
 func TestRestoreRenamesInPlace(t *testing.T) {
+	t.Parallel()
 	for _, withManifest := range []bool{false, true} {
 		t.Run(map[bool]string{false: "archive", true: "manifest"}[withManifest], func(t *testing.T) {
 			root := foldingRoot(t)
@@ -191,6 +195,7 @@ func TestRestoreRenamesInPlace(t *testing.T) {
 // Only the case changed: the diff says renamed (not deleted and added),
 // and the restore renames without writing.
 func TestDiffRenamedNotDeletedAndAdded(t *testing.T) {
+	t.Parallel()
 	root := foldingRoot(t)
 	writeTree(t, root, map[string]string{"README.md": "same\n"})
 	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
@@ -216,6 +221,7 @@ func TestDiffRenamedNotDeletedAndAdded(t *testing.T) {
 // restore leaves it as it is (a rename between forms that look the same
 // could never settle where the file system stores one form).
 func TestNormalisationFormsAreOneFile(t *testing.T) {
+	t.Parallel()
 	root := foldingRoot(t)
 	writeTree(t, root, map[string]string{nfc: "x\n"})
 	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
@@ -240,6 +246,7 @@ func TestNormalisationFormsAreOneFile(t *testing.T) {
 // A folder whose name differs only in case is renamed with what it holds:
 // its unchanged files stay, a changed one is written, nothing is deleted.
 func TestRestoreFolderDifferingInCase(t *testing.T) {
+	t.Parallel()
 	for _, withManifest := range []bool{false, true} {
 		t.Run(map[bool]string{false: "archive", true: "manifest"}[withManifest], func(t *testing.T) {
 			root := foldingRoot(t)
@@ -286,6 +293,7 @@ func inode(t *testing.T, name string) uint64 {
 // two names that are one on a folding file system: restored there, it is
 // refused with both names before anything is written.
 func TestRestoreRefusesNamesThatFoldToOne(t *testing.T) {
+	t.Parallel()
 	linux := t.TempDir()
 	writeTree(t, linux, map[string]string{"README.md": "upper\n", "Readme.md": "mixed\n", "a.txt": "a\n", "Docs/x": "1\n", "docs/y": "2\n"})
 	snap := create(t, linux, filepath.Join(t.TempDir(), "s.tar.gz"))
@@ -332,9 +340,8 @@ func TestRestoreRefusesNamesThatFoldToOne(t *testing.T) {
 // over the whole tree says, and the restore brings back the snapshot's
 // tree, spellings and all.
 func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v bool, w int) { sparseRestores, spillAt = v, w }(sparseRestores, spillAt)
-	spillAt = 3
 	for seed := int64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -363,8 +370,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 					plans := make([]*RestoreResult, 2)
 					errs := make([]string, 2)
 					for j, sparse := range []bool{false, true} {
-						sparseRestores = sparse
-						opts := RestoreOptions{Manifest: m, DryRun: true}
+						opts := RestoreOptions{Manifest: m, DryRun: true, planWhole: !sparse, spillAt: 3}
 						from := ""
 						switch {
 						case items == nil:
@@ -387,8 +393,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 						t.Fatalf("dry run of %d: %s", i, errs[0])
 					}
 				}
-				sparseRestores = k%3 != 2
-				opts := RestoreOptions{Manifest: m}
+				opts := RestoreOptions{Manifest: m, planWhole: k%3 == 2, spillAt: 3}
 				if archive != "" && k%2 == 1 {
 					opts.Manifest = nil
 				}
@@ -438,7 +443,7 @@ func respell(t *testing.T, rng *rand.Rand, dir string) {
 // the whole tree does, and the folder the symlink pointed to is left as
 // it was.
 func TestArchiveRespeltThroughASymlink(t *testing.T) {
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	t.Parallel()
 	root := foldingRoot(t)
 	writeTree(t, root, map[string]string{"a/x": "same\n", "real/x": "same\n"})
 	snap := create(t, root, filepath.Join(t.TempDir(), "s.tar.gz"))
@@ -451,9 +456,8 @@ func TestArchiveRespeltThroughASymlink(t *testing.T) {
 	}
 	plans := make([]*RestoreResult, 2)
 	for j, sparse := range []bool{false, true} {
-		sparseRestores = sparse
 		var err error
-		if plans[j], err = Restore(context.Background(), root, snap.Archive, RestoreOptions{DryRun: true}); err != nil {
+		if plans[j], err = Restore(context.Background(), root, snap.Archive, RestoreOptions{DryRun: true, planWhole: !sparse}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -477,8 +481,8 @@ func TestArchiveRespeltThroughASymlink(t *testing.T) {
 // each block of its plan written out), in path order, and so does the
 // diff between two snapshots of it.
 func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v int) { spillAt = v }(spillAt)
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -498,9 +502,7 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 					t.Fatal(err)
 				}
 				// (so does its plan written out a few entries a block)
-				spillAt = 1 + k
-				spilled, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{})
-				spillAt = 1 << 30
+				spilled, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{spillAt: 1 + k})
 				if err != nil {
 					t.Fatal(err)
 				}

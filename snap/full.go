@@ -3,6 +3,7 @@ package snap
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -54,7 +55,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	var th treeHasher
 	walked := limitCount{l: limits} // what the walk found
 	held := limitCount{l: limits}   // what the archive holds: files may have grown since
-	batch := make([]Entry, 0, fullBatch)
+	batch := make([]Entry, 0, cmp.Or(opts.fullBatch, fullBatch))
 	var b []byte
 	flush := func() error {
 		kept, err := a.add(ctx, root, batch, nil, true)
@@ -80,7 +81,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	}
 	// The archive is much slower than the walk: a small window costs it
 	// nothing, and holds 2 to 3 MB rather than 40.
-	walk.window = fullBatch
+	walk.window = cap(batch)
 	tree, err := WalkEach(ctx, root, walk, func(e *Entry) error {
 		if err := walked.add(e); err != nil {
 			return err
@@ -123,9 +124,9 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	return res, nil
 }
 
-// fullBatch is how many entries CreateFull archives at once (a variable
-// for tests).
-var fullBatch = 1 << 14
+// fullBatch is how many entries CreateFull archives at once. Tests make
+// batches of a few (CreateOptions.fullBatch).
+const fullBatch = 1 << 14
 
 // encodeLines writes m's header, then the entry lines written to the file
 // lines, each file's gzip member number made the member's offset in a.

@@ -18,12 +18,11 @@ import (
 // two archives must be the same bytes, the manifests the same lines and
 // figures, and CreateFull's manifest must restore the tree.
 func TestCreateFullIsCreate(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(n int) { fullBatch = n }(fullBatch)
 	for _, batch := range []int{7, 1 << 14} {
 		for seed := int64(1); seed <= 3; seed++ {
 			t.Run(fmt.Sprintf("batch=%d,seed=%d", batch, seed), func(t *testing.T) {
-				fullBatch = batch
 				rng := rand.New(rand.NewSource(seed))
 				dir, out := t.TempDir(), t.TempDir()
 				genTree(t, rng, dir, 120)
@@ -34,7 +33,7 @@ func TestCreateFullIsCreate(t *testing.T) {
 				if err := WriteManifestFile(filepath.Join(out, "a.m"), want.Manifest, nil); err != nil {
 					t.Fatal(err)
 				}
-				got, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "b.tar.gz")}, filepath.Join(out, "b.m"))
+				got, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "b.tar.gz"), fullBatch: batch}, filepath.Join(out, "b.m"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,13 +84,12 @@ func TestCreateFullIsCreate(t *testing.T) {
 // TestCreateFullPastALimit: a tree past a limit is refused, and nothing is
 // left of the archive or the manifest, nor of the lines kept on the way.
 func TestCreateFullPastALimit(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(n int) { fullBatch = n }(fullBatch)
-	fullBatch = 5
 	dir, out := t.TempDir(), t.TempDir()
 	genTree(t, rand.New(rand.NewSource(1)), dir, 60)
 	for _, l := range []Limits{{MaxEntries: 20}, {MaxBytes: 100}} {
-		_, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "s.tar.gz"), Limits: l}, filepath.Join(out, "m"))
+		_, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "s.tar.gz"), Limits: l, fullBatch: 5}, filepath.Join(out, "m"))
 		var le *LimitError
 		if !errors.As(err, &le) {
 			t.Fatalf("limits %+v: %v, want a LimitError", l, err)

@@ -25,9 +25,17 @@ var restoreWays = []struct {
 	{"manifest, spilled", true, true, 4},
 }
 
-// restoreWay restores snap over root from its manifest or its archive.
-func restoreWay(root string, snap *Result, manifest, dry bool) (*RestoreResult, error) {
-	opts := RestoreOptions{DryRun: dry}
+// wayOpts are the options of a restore over what differs (sparse) or
+// over the whole tree, with its plan written out spill entries a block (0:
+// as in production).
+func wayOpts(sparse bool, spill int) RestoreOptions {
+	return RestoreOptions{planWhole: !sparse, spillAt: spill}
+}
+
+// restoreWay restores snap over root from its manifest or its archive,
+// with opts (see wayOpts).
+func restoreWay(root string, snap *Result, manifest, dry bool, opts RestoreOptions) (*RestoreResult, error) {
+	opts.DryRun = dry
 	archive := snap.Archive
 	if manifest {
 		opts.Manifest, archive = snap.Manifest, ""
@@ -90,6 +98,7 @@ func gitProject(t *testing.T, dir string) string {
 // one, one naming a folder of the tree outside a .git folder, nor anything
 // of a .git folder.
 func TestWalkHoldsGitFiles(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	p := gitProject(t, dir)
@@ -126,15 +135,10 @@ func TestWalkHoldsGitFiles(t *testing.T) {
 // the rest: git run in each acts on its own repository, not on the one
 // around it, and finds nothing changed.
 func TestRestoreBringsBackGitFiles(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(s bool, n int) { sparseRestores, spillAt = s, n }(sparseRestores, spillAt)
 	for _, w := range restoreWays {
 		t.Run(w.name, func(t *testing.T) {
-			sparseRestores = w.sparse
-			spillAt = 1 << 15
-			if w.spill > 0 {
-				spillAt = w.spill
-			}
 			dir, out := t.TempDir(), t.TempDir()
 			p := gitProject(t, dir)
 			wt2 := filepath.Join(dir, "wt2")
@@ -145,7 +149,7 @@ func TestRestoreBringsBackGitFiles(t *testing.T) {
 				for _, g := range gone {
 					os.RemoveAll(filepath.Join(root, g))
 				}
-				if _, err := restoreWay(root, snap, w.manifest, false); err != nil {
+				if _, err := restoreWay(root, snap, w.manifest, false, wayOpts(w.sparse, w.spill)); err != nil {
 					t.Fatalf("restore of %s: %v", root, err)
 				}
 				if d := diffStates(state(t, root), want); d != "" {
@@ -169,6 +173,7 @@ func TestRestoreBringsBackGitFiles(t *testing.T) {
 // and the tree a .git folder (the submodule cloned again by hand), the
 // restore is refused, naming it, and nothing changes.
 func TestRestoreNeverReplacesGitFolder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir, out := t.TempDir(), t.TempDir()
 	p := gitProject(t, dir)
@@ -177,7 +182,7 @@ func TestRestoreNeverReplacesGitFolder(t *testing.T) {
 	git(t, p, "clone", "-q", filepath.Join(dir, "lib"), "sub")
 	before := state(t, p)
 	for _, manifest := range []bool{false, true} {
-		_, err := restoreWay(p, snap, manifest, false)
+		_, err := restoreWay(p, snap, manifest, false, RestoreOptions{})
 		if err == nil || !strings.Contains(err.Error(), "cannot restore sub/.git: sub/.git is a repository's .git folder") {
 			t.Fatalf("err = %v, want a refusal naming sub/.git", err)
 		}
@@ -192,6 +197,7 @@ func TestRestoreNeverReplacesGitFolder(t *testing.T) {
 // rules, leaves the tree's .git files alone rather than delete them; one
 // that holds them deletes one it does not have, as any file.
 func TestRestoreSparesGitFilesOlderSnapshotsLack(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	root, out := t.TempDir(), t.TempDir()
 	writeTree(t, root, map[string]string{"a": "a", "sub/b": "b"})
@@ -208,7 +214,7 @@ func TestRestoreSparesGitFilesOlderSnapshotsLack(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			writeTree(t, root, map[string]string{"sub/.git": "gitdir: ../../elsewhere/.git/modules/sub\n"})
 			snap.Manifest.Header.Rules.GitFiles = tt.marked
-			res, err := restoreWay(root, snap, tt.manifest, false)
+			res, err := restoreWay(root, snap, tt.manifest, false, RestoreOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,6 +232,7 @@ func TestRestoreSparesGitFilesOlderSnapshotsLack(t *testing.T) {
 // a .git folder are refused before anything is written, read whole, over
 // a tree or into an empty folder.
 func TestHostileGitEntries(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	reg := byte(tar.TypeReg)
 	for _, tt := range []struct {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestWildmatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pat, text string
 		want      bool
@@ -79,6 +80,7 @@ func TestWildmatch(t *testing.T) {
 }
 
 func TestParsePattern(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line string
 		ok   bool
@@ -104,17 +106,43 @@ func TestParsePattern(t *testing.T) {
 	}
 }
 
-// gitEnv isolates git and the walk from the developer's own configuration:
-// HOME and XDG_CONFIG_HOME point into the test's folder.
-func gitEnv(t *testing.T) string {
+// TestMain isolates git and the walk from the developer's own
+// configuration for the whole run: HOME and XDG_CONFIG_HOME point into an
+// empty folder nothing writes in, so tests that only read them can run in
+// parallel. A test that writes a configuration there takes its own
+// (gitHome).
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "snap-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// gitEnv skips the test where git, the oracle for ignore rules, is not
+// installed. HOME is the run's empty one (see TestMain).
+func gitEnv(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed: it is the oracle for ignore rules")
 	}
+}
+
+// gitHome is gitEnv with a HOME of the test's own, returned, for a test
+// that writes a configuration there. It sets the environment: such a test
+// cannot run in parallel.
+func gitHome(t *testing.T) string {
+	t.Helper()
+	gitEnv(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	return home
 }
 
@@ -177,7 +205,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestWalkMatchesGit(t *testing.T) {
-	home := gitEnv(t)
+	home := gitHome(t)
 	tests := []struct {
 		name    string
 		files   map[string]string
@@ -247,6 +275,7 @@ func TestWalkMatchesGit(t *testing.T) {
 // TestWalkRewindIgnore checks what git does not know: .rewindignore (with
 // precedence over .gitignore in the same folder) and the built-in excludes.
 func TestWalkRewindIgnore(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
@@ -264,6 +293,7 @@ func TestWalkRewindIgnore(t *testing.T) {
 // TestWalkOutsideGitAndInSubfolder: the same rules outside a repository, and
 // a root below the repository top sees its parents' .gitignore files.
 func TestWalkOutsideGitAndInSubfolder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	plain := t.TempDir()
 	writeTree(t, plain, map[string]string{".gitignore": "*.o\n", "a.o": "", "a.c": "", "d/.gitignore": "!a.o\n", "d/a.o": ""})
@@ -284,6 +314,7 @@ func TestWalkOutsideGitAndInSubfolder(t *testing.T) {
 // TestWalkMatchesGitRandom compares with git on random trees and random
 // ignore files built from a vocabulary of the tricky pattern forms.
 func TestWalkMatchesGitRandom(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	names := []string{"a", "b", "ab", "a.o", "b.log", "x.txt", "build", "cache", "Doc", "d1", "[x]", "#h", "!n"}
 	pats := []string{"*.o", "!*.o", "a", "/a", "a/", "b*", "!b", "build/", "**/cache", "cache/**", "d1/*", "!d1/a",

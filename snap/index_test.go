@@ -18,6 +18,7 @@ import (
 // names, a split index (core.splitIndex), a sparse one — read directly or by
 // asking git; never silently dropped.
 func TestTrackedFilesInEveryIndexFormat(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	for _, tc := range []struct {
 		name  string
@@ -87,6 +88,7 @@ func TestUnknownIndexWithoutGitFails(t *testing.T) {
 // TestPathListKeepsWhatGitTracksUnderThePrefix: the paths under the prefix,
 // relative to it, sorted, once each, whatever order they came in.
 func TestPathListKeepsWhatGitTracksUnderThePrefix(t *testing.T) {
+	t.Parallel()
 	for _, in := range [][]string{
 		{"a", "sub/b", "sub/b", "sub/c/d", "sub2/e", "z"},
 		{"z", "sub/c/d", "a", "sub/b", "sub2/e", "sub/b"},
@@ -121,6 +123,7 @@ func allPaths(l *pathList) []string {
 // path once, in order, and finds for any string the first path not before
 // it, as a search of the sorted paths does.
 func TestPathListFindsWhatASortedSliceFinds(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(3))
 	var paths []string
 	for range 2000 {
@@ -169,6 +172,7 @@ func TestPathListFindsWhatASortedSliceFinds(t *testing.T) {
 // reader's buffer: every path git lists, in its order; and every index cut
 // short is told damaged, never read as a shorter list.
 func TestIndexReadAsItGoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	for _, version := range []string{"2", "3", "4"} {
 		t.Run("version "+version, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 // kept inside the tree they were taken of are neither deleted nor written
 // by a restore from them.
 func TestRestoreKeepsItsOwnInputs(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
@@ -66,6 +67,7 @@ func TestRestoreKeepsItsOwnInputs(t *testing.T) {
 // known by its mark, not by its names, and refused that way; a layer that
 // adds .wh.x while x goes away holds both, and its chain restores exactly.
 func TestWhiteoutNamesAreFilesInAFullSnapshot(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	files := map[string]string{".wh.foo": "", "d/.wh..wh..opq": "", "d/.wh.bar": "mine", "x": "x"}

@@ -15,6 +15,7 @@ import (
 // snapshot or a restore returns at once with the context's error (or its
 // result, when it had finished), and leaves no temporary file.
 func TestInterruptedCreateAndRestoreReturn(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	genTree(t, rand.New(rand.NewSource(5)), dir, 400)

@@ -52,6 +52,14 @@ func layerSave(t *testing.T, dir, snaps string, n int, maxDepth int) (*Result, *
 // small that every line straddles two): each must come back exactly, and
 // every chain must verify.
 func TestLayerChainRoundTrip(t *testing.T) {
+	t.Parallel()
+	testLayerChainRoundTrip(t, 0)
+}
+
+// testLayerChainRoundTrip is TestLayerChainRoundTrip, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testLayerChainRoundTrip(t *testing.T, spill int) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(11))
 	dir := t.TempDir()
@@ -73,12 +81,10 @@ func TestLayerChainRoundTrip(t *testing.T) {
 		states[i], _ = splitIgnored(state(t, dir))
 	}
 	v := NewVerifier()
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	for k, i := range rng.Perm(n) {
 		read := ReadManifest
 		if k%2 == 1 {
-			read = OpenManifest
+			read = openChunked(61)
 		}
 		m, err := read(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
 		if err != nil {
@@ -88,7 +94,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 			t.Fatalf("verify %d: %v", i, err)
 		}
 		_, ignoredBefore := splitIgnored(state(t, dir))
-		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m}); err != nil {
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m}); err != nil {
 			t.Fatalf("restore %d: %v", i, err)
 		}
 		got, ignoredAfter := splitIgnored(state(t, dir))
@@ -105,6 +111,7 @@ func TestLayerChainRoundTrip(t *testing.T) {
 // the changed files, whiteouts for what is gone and an opaque marker where a
 // file became a folder; its manifest lists only the differences.
 func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -146,6 +153,7 @@ func TestLayerHoldsOnlyWhatChanged(t *testing.T) {
 }
 
 func TestChainDepthLimitWritesFull(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -165,6 +173,15 @@ func TestChainDepthLimitWritesFull(t *testing.T) {
 // TestRestoreAfterOneChangeFetchesOneFile: the manifest-driven restore reads
 // only the file that differs.
 func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
+	t.Parallel()
+	testRestoreAfterOneChangeFetchesOneFile(t, 0)
+}
+
+// testRestoreAfterOneChangeFetchesOneFile is
+// TestRestoreAfterOneChangeFetchesOneFile, with the restore's plan written
+// out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testRestoreAfterOneChangeFetchesOneFile(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -181,7 +198,7 @@ func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, victim), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("changed")
 	f.Close()
-	res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+	res, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +211,14 @@ func TestRestoreAfterOneChangeFetchesOneFile(t *testing.T) {
 // content that does not hash right, stops the restore before it changes
 // anything; so does a crafted manifest path.
 func TestDamagedManifestOrArchive(t *testing.T) {
+	t.Parallel()
+	testDamagedManifestOrArchive(t, 0)
+}
+
+// testDamagedManifestOrArchive is TestDamagedManifestOrArchive, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testDamagedManifestOrArchive(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -211,7 +236,7 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 		c := *m
 		c.Entries = append([]Entry(nil), m.Entries...)
 		damage(&c)
-		if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: &c}); err == nil {
+		if _, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: &c}); err == nil {
 			t.Errorf("%s: restore succeeded", name)
 		}
 		if d := diffStates(before, state(t, dir)); d != "" {
@@ -224,6 +249,7 @@ func TestDamagedManifestOrArchive(t *testing.T) {
 // whose metadata all matches the parent's writes no archive and hands back
 // the parent; a file touched with the same content, or a change, does not.
 func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	snaps := t.TempDir()
@@ -266,6 +292,7 @@ func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
 // the writer writes at the edges (times before 1970, 64-bit inodes) and
 // names the line of a bad number.
 func TestManifestNumbersRoundTrip(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 32)
 	m := newManifest([]Entry{
 		{Path: "a", Kind: KindFile, Mode: 0o755, Size: 1<<63 - 1, MTime: -1_000_000_007, CTime: 0, Ino: 1<<64 - 1, Hash: hash, Src: "/x/y.tar.gz", COff: 1 << 40, Skip: 511},
@@ -303,6 +330,7 @@ func TestManifestNumbersRoundTrip(t *testing.T) {
 // manifest, entries, files and recorded sizes alike; given a parent that is
 // not its own, ReadManifestOver reads the chain.
 func TestReadManifestOverIsReadManifest(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(23))
 	dir := t.TempDir()
@@ -342,6 +370,7 @@ func TestReadManifestOverIsReadManifest(t *testing.T) {
 // ahead finds what one reading them as it goes finds — every layer right,
 // and a damaged archive blamed — whoever gets to an archive first.
 func TestReadAheadChecksAsCheckDoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir := t.TempDir()

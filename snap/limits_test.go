@@ -13,6 +13,7 @@ import (
 // naming the entry and the limit; a snapshot taken within raised limits
 // records them, and its manifest restores it with no option given.
 func TestSaveRefusesWhatRestoreWould(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	deep := strings.Repeat("d/", DefaultLimits.MaxDepth) + "f" // one element too deep
 	for _, tc := range []struct {

@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -96,12 +97,16 @@ type Verifier struct {
 	order []string              // the archives index holds, oldest first
 	held  int                   // the files index holds
 	ahead map[string]*readAhead // archives ReadAhead reads (until Check takes them)
+
+	// Set by tests; zero is the production value.
+	limit, most  int                  // instead of indexLimit, verifierHeld
+	indexedWhole func(archive string) // told each archive too big to index that checkBig indexes whole after all
 }
 
 // indexLimit is the most files of one archive a Verifier keeps the index
-// of; verifierHeld the most over all archives (variables for the tests).
-// An indexed file costs about 120 bytes.
-var (
+// of; verifierHeld the most over all archives. An indexed file costs
+// about 120 bytes. Tests set smaller ones (Verifier.limit, Verifier.most).
+const (
 	indexLimit   = 1 << 15
 	verifierHeld = 1 << 17
 )
@@ -161,14 +166,14 @@ func (v *Verifier) read(ctx context.Context, archive string, limits Limits) (arc
 	if a := v.ahead[archive]; a != nil {
 		delete(v.ahead, archive)
 		if a.claim() { // not started yet: read it here
-			a.idx, a.err = indexArchive(ctx, archive, limits, indexLimit)
+			a.idx, a.err = indexArchive(ctx, archive, limits, cmp.Or(v.limit, indexLimit))
 		} else {
 			<-a.done
 		}
 		v.keep(archive, a.idx, a.err)
 		return a.idx, a.err
 	}
-	idx, err := indexArchive(ctx, archive, limits, indexLimit)
+	idx, err := indexArchive(ctx, archive, limits, cmp.Or(v.limit, indexLimit))
 	v.keep(archive, idx, err)
 	return idx, err
 }
@@ -178,7 +183,7 @@ func (v *Verifier) keep(archive string, idx archiveIndex, err error) {
 	v.index[archive], v.errs[archive] = idx, err
 	v.order = append(v.order, archive)
 	v.held += len(idx)
-	for v.held > verifierHeld && len(v.order) > 1 {
+	for v.held > cmp.Or(v.most, verifierHeld) && len(v.order) > 1 {
 		old := v.order[0]
 		v.order = v.order[1:]
 		v.held -= len(v.index[old])
@@ -296,7 +301,7 @@ func (v *Verifier) check(ctx context.Context, m *Manifest, each func(fn func(e *
 		return err
 	}
 	for _, a := range slices.Sorted(maps.Keys(big)) {
-		if err := checkBig(ctx, a, big[a].ordered, limits, each); err != nil {
+		if err := checkBig(ctx, a, big[a].ordered, limits, each, v.indexedWhole); err != nil {
 			return err
 		}
 	}
@@ -306,15 +311,16 @@ func (v *Verifier) check(ctx context.Context, m *Manifest, each func(fn func(e *
 // checkBig checks the file entries each goes through that are in archive,
 // one too big to index: read beside a pass when they name their places in
 // the archive's order, else (a manifest from before places were recorded,
-// an archive not in walk order) indexed whole, however large.
-func checkBig(ctx context.Context, archive string, ordered bool, limits Limits, each func(fn func(e *Entry) error) error) error {
+// an archive not in walk order) indexed whole, however large. whole, when
+// set (tests), is told of each archive indexed so.
+func checkBig(ctx context.Context, archive string, ordered bool, limits Limits, each func(fn func(e *Entry) error) error, whole func(archive string)) error {
 	if ordered {
 		if err := checkInOrder(ctx, archive, limits, each); err != errDisordered {
 			return err
 		}
 	}
-	if indexedWhole != nil {
-		indexedWhole(archive)
+	if whole != nil {
+		whole(archive)
 	}
 	idx, err := indexArchive(ctx, archive, limits, -1)
 	if err != nil {
@@ -432,10 +438,6 @@ func checkInOrder(ctx context.Context, archive string, limits Limits, each func(
 	}
 	return err
 }
-
-// indexedWhole, when set (by tests), is told each archive too big to index
-// that checkBig indexes whole after all.
-var indexedWhole func(archive string)
 
 // errDisordered is an archive not in walk order (not written by Rewind),
 // met where it is read in that order: checkInOrder's archive is indexed

@@ -1165,6 +1165,12 @@ func parseInt(s string) (int64, bool) {
 // reading its parents. Over every manifest of a chain, that is every
 // archive the chain's snapshots read from.
 func ManifestArchives(name string) ([]string, error) {
+	return manifestArchives(name, 0)
+}
+
+// manifestArchives is ManifestArchives, a full manifest read chunk bytes
+// at a time (0: streamChunk).
+func manifestArchives(name string, chunk int) ([]string, error) {
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, err
@@ -1190,6 +1196,7 @@ func ManifestArchives(name string) ([]string, error) {
 	}
 	add(&Entry{Kind: KindFile, Src: m.Header.Archive})
 	if stm != nil {
+		stm.chunk = chunk
 		if err := stm.each(add); err != nil {
 			return nil, err
 		}

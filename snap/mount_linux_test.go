@@ -46,14 +46,9 @@ func bindReadOnly(t *testing.T, src, dir string) {
 // folder a killed restore left at the mount's top is neither saved nor
 // left behind.
 func TestRestoreAcrossMounts(t *testing.T) {
-	defer func(s bool, n int) { sparseRestores, spillAt = s, n }(sparseRestores, spillAt)
+	t.Parallel()
 	for _, w := range restoreWays {
 		t.Run(w.name, func(t *testing.T) {
-			sparseRestores = w.sparse
-			spillAt = 1 << 15
-			if w.spill > 0 {
-				spillAt = w.spill
-			}
 			root, out := t.TempDir(), t.TempDir()
 			mnt := filepath.Join(root, "sub", "mnt")
 			mountTmpfs(t, mnt)
@@ -89,13 +84,13 @@ func TestRestoreAcrossMounts(t *testing.T) {
 				}
 			}
 
-			if _, err := restoreWay(root, snapA, w.manifest, false); err != nil {
+			if _, err := restoreWay(root, snapA, w.manifest, false, wayOpts(w.sparse, w.spill)); err != nil {
 				t.Fatalf("restore: %v", err)
 			}
 			if d := diffStates(state(t, root), want); d != "" {
 				t.Fatalf("after the restore, the tree differs from the snapshot:\n%s", d)
 			}
-			if _, err := restoreWay(root, snapB, w.manifest, false); err != nil {
+			if _, err := restoreWay(root, snapB, w.manifest, false, wayOpts(w.sparse, w.spill)); err != nil {
 				t.Fatalf("restore of the backup: %v", err)
 			}
 			if d := diffStates(state(t, root), changed); d != "" {
@@ -110,14 +105,9 @@ func TestRestoreAcrossMounts(t *testing.T) {
 // changes (a dry run says the same), with an error naming the mount; one
 // that leaves the mount alone goes through.
 func TestRestoreRefusesWhatMountsForbid(t *testing.T) {
-	defer func(s bool, n int) { sparseRestores, spillAt = s, n }(sparseRestores, spillAt)
+	t.Parallel()
 	for _, w := range restoreWays {
 		t.Run(w.name, func(t *testing.T) {
-			sparseRestores = w.sparse
-			spillAt = 1 << 15
-			if w.spill > 0 {
-				spillAt = w.spill
-			}
 			root, out, src := t.TempDir(), t.TempDir(), t.TempDir()
 			writeTree(t, root, map[string]string{"a": "1", "ro/r": "1", "sub/b": "1"})
 			snap := create(t, root, filepath.Join(out, "s.tar.gz"))
@@ -128,7 +118,7 @@ func TestRestoreRefusesWhatMountsForbid(t *testing.T) {
 			bindReadOnly(t, src, filepath.Join(root, "ro"))
 			before := state(t, root)
 			for _, dry := range []bool{true, false} {
-				_, err := restoreWay(root, snap, w.manifest, dry)
+				_, err := restoreWay(root, snap, w.manifest, dry, wayOpts(w.sparse, w.spill))
 				var me *MountError
 				if !errors.As(err, &me) || me.Mount != "ro" || !me.ReadOnly || !strings.Contains(err.Error(), "mounted at ro is read-only") {
 					t.Fatalf("restore (dry run %v) over a read-only mount: %v, want a MountError naming ro", dry, err)

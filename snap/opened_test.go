@@ -17,15 +17,17 @@ import (
 // blamed; a manifest from before places were recorded checked by an index
 // after all.
 func TestCheckPastTheIndex(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 23, 150, n)
-	defer func(l, h int) { indexLimit, verifierHeld = l, h }(indexLimit, verifierHeld)
-	indexLimit, verifierHeld = 4, 8
 	base := filepath.Join(filepath.Dir(name(0)), "snapshot.tar.gz")
-	var whole []string // archives indexed whole after all
-	indexedWhole = func(a string) { whole = append(whole, a) }
-	defer func() { indexedWhole = nil }()
-	v := NewVerifier()
+	var whole []string          // archives indexed whole after all
+	small := func() *Verifier { // (indexing 4 files of an archive at most, 8 in all)
+		v := NewVerifier()
+		v.limit, v.most, v.indexedWhole = 4, 8, func(a string) { whole = append(whole, a) }
+		return v
+	}
+	v := small()
 	for i := 0; i < n; i++ {
 		for _, read := range []func(string) (*Manifest, error){ReadManifest, OpenManifest} {
 			m, err := read(name(i))
@@ -36,15 +38,15 @@ func TestCheckPastTheIndex(t *testing.T) {
 				t.Fatalf("snapshot %d (opened %v): %v", i, m.Opened(), err)
 			}
 			if i == 0 && (len(v.index[base]) > 0 || v.errs[base] != errTooMany) {
-				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", indexLimit)
+				t.Fatalf("the full snapshot's archive of 150 files was indexed (limit %d)", v.limit)
 			}
 		}
 	}
 	if len(whole) > 0 {
 		t.Fatalf("archives in walk order (whiteouts aside) were indexed whole: %q", whole)
 	}
-	if v.held > verifierHeld {
-		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, verifierHeld)
+	if v.held > v.most {
+		t.Fatalf("the verifier holds %d files, past its budget of %d", v.held, v.most)
 	}
 
 	// damaged returns the newest manifest with change made to its files
@@ -87,7 +89,7 @@ func TestCheckPastTheIndex(t *testing.T) {
 			f[3].Hash = f[2].Hash
 		}},
 	} {
-		err := NewVerifier().Check(context.Background(), damaged(c.change))
+		err := small().Check(context.Background(), damaged(c.change))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
@@ -102,10 +104,9 @@ func TestCheckPastTheIndex(t *testing.T) {
 // parent it deletes), read whole and opened with OpenManifest (read in
 // passes, lines straddling chunks): the bytes are the same.
 func TestEncodeOpenedIsEncode(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 29, 120, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	encode := func(read func(string) (*Manifest, error), i, over int) string {
 		m, err := read(name(i))
 		if err != nil {
@@ -127,7 +128,7 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 	}
 	for i := 1; i < n; i++ {
 		for over := -1; over < i; over++ {
-			want, got := encode(ReadManifest, i, over), encode(OpenManifest, i, over)
+			want, got := encode(ReadManifest, i, over), encode(openChunked(61), i, over)
 			if got != want {
 				t.Fatalf("manifest %d over %d, opened:\n%s\nread whole:\n%s", i, over, got, want)
 			}
@@ -143,6 +144,7 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 // DiffManifests' list counted (folders not counted; a change of kind
 // counted by the new one's).
 func TestCountChangesIsDiffManifests(t *testing.T) {
+	t.Parallel()
 	const n = 5
 	name := savedChain(t, 31, 100, n)
 	read := func(f func(string) (*Manifest, error), i int) *Manifest {
@@ -187,15 +189,14 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 // a chain with the newer opened with OpenManifest: the list is the one of
 // both read whole.
 func TestDiffManifestsOpened(t *testing.T) {
+	t.Parallel()
 	const n = 4
 	name := savedChain(t, 37, 100, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			old, _ := ReadManifest(name(i))
 			whole, _ := ReadManifest(name(j))
-			opened, err := OpenManifest(name(j))
+			opened, err := openChunked(61)(name(j))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,10 +214,9 @@ func TestDiffManifestsOpened(t *testing.T) {
 // either overlay meets the same entries, and Pick finds in it what a pass
 // does.
 func TestOverlayOpenedIsOverlay(t *testing.T) {
+	t.Parallel()
 	const n = 3
 	name := savedChain(t, 41, 80, n)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	lines := func(m *Manifest) []string {
 		var out []string
 		m.each(func(e *Entry) error { out = append(out, string(appendEntryLine(nil, e, "", "/"))); return nil })
@@ -235,7 +235,7 @@ func TestOverlayOpenedIsOverlay(t *testing.T) {
 		set := []Entry{changed, {Path: "zz-new/file", Kind: KindFile, Mode: 0o644, Hash: strings.Repeat("b", 64), Src: file.Src}}
 		remove := []string{whole.Entries[len(whole.Entries)/2].Path}
 		want := lines(whole.Overlay(set, remove))
-		opened, err := OpenManifest(name(i))
+		opened, err := openChunked(61)(name(i))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -29,7 +30,7 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 		return CreateFromTree(ctx, root, tree, opts)
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s, tree, err := sparseWalk(ctx, root, walk, parent, limits)
+	s, tree, err := sparseWalk(ctx, root, walk, parent, limits, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 // differ, with the folders above them, and the parent's side of what
 // differs or is gone: 250 bytes or so each) before it gives up with
 // ErrLayerTooBig.
-var layerMost = 1 << 15
+const layerMost = 1 << 15
 
 // ErrLayerTooBig is a layer save (CreateOver) over a tree that differs from
 // its parent in more than layerMost entries: the layer would be held whole
@@ -109,7 +110,7 @@ func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts Cre
 		return nil, errors.New("snap: CreateOverFull takes a parent opened with OpenManifest, and no layer")
 	}
 	limits := opts.Limits.Or(DefaultLimits)
-	s, tree, err := sparseWalk(ctx, root, walk, parent, limits)
+	s, tree, err := sparseWalk(ctx, root, walk, parent, limits, opts)
 	if errors.Is(err, ErrLayerTooBig) {
 		opts.Parent = nil // changed: written whole
 		return CreateFull(ctx, root, walk, opts, manifest)
@@ -184,6 +185,7 @@ type sparseSave struct {
 	th           treeHasher
 	stale        bool  // a file's hash is not known: the tree hash is taken again after the archive
 	resizedBytes int64 // of new and resized files hashed as the walk went
+	most         int   // the entries kept at most (layerMost)
 	n            int
 }
 
@@ -202,11 +204,12 @@ func (s *sparseSave) walk(opts WalkOptions) (*Tree, error) {
 }
 
 // sparseWalk walks the tree at root merged with parent (a sparseSave),
-// refusing it past limits.
-func sparseWalk(ctx context.Context, root string, walk WalkOptions, parent *Manifest, limits Limits) (*sparseSave, *Tree, error) {
+// refusing it past limits; opts gives the sizes tests set.
+func sparseWalk(ctx context.Context, root string, walk WalkOptions, parent *Manifest, limits Limits, opts CreateOptions) (*sparseSave, *Tree, error) {
 	s := &sparseSave{settler: settler{ctx: ctx, root: root, parent: parent, keep: func(h string) string { return h }, hashAll: true, same: true},
 		limits: limitCount{l: limits}, entries: make([]Entry, 0, 64), r: &recall{whole: true}}
-	s.settler.resized = &s.resizedBytes
+	s.settler.resized, s.settler.budget = &s.resizedBytes, max(cmp.Or(opts.hashBudget, changedHashBudget), 0)
+	s.most = cmp.Or(opts.layerMost, layerMost)
 	tree, err := s.walk(walk)
 	if err != nil {
 		return nil, nil, err
@@ -400,7 +403,7 @@ func (s *sparseSave) one(p, e *Entry) error {
 			s.entries = append(s.entries, k)
 		}
 		s.r.note(p, e)
-		if len(s.entries)+len(s.r.old) > layerMost {
+		if len(s.entries)+len(s.r.old) > s.most {
 			return ErrLayerTooBig
 		}
 	}

@@ -21,18 +21,17 @@ import (
 // the whole hashing budget, and with none (the tree hash then taken again
 // after the archive), and with chunks that split every manifest line.
 func TestCreateOverIsCreate(t *testing.T) {
-	defer func(b int64, c int) { changedHashBudget, streamChunk = b, c }(changedHashBudget, streamChunk)
-	for _, budget := range []int64{64 << 20, 0} {
+	t.Parallel()
+	for _, budget := range []int64{64 << 20, -1} {
 		for _, chunk := range []int{1 << 20, 61} {
 			t.Run(fmt.Sprintf("budget=%d,chunk=%d", budget, chunk), func(t *testing.T) {
-				changedHashBudget, streamChunk = budget, chunk
-				createOverIsCreate(t)
+				createOverIsCreate(t, budget, chunk)
 			})
 		}
 	}
 }
 
-func createOverIsCreate(t *testing.T) {
+func createOverIsCreate(t *testing.T, budget int64, chunk int) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir := t.TempDir()
@@ -41,9 +40,9 @@ func createOverIsCreate(t *testing.T) {
 	save := func(snaps string, i int, sparse bool) (*Result, []Change) {
 		out := filepath.Join(snaps, fmt.Sprint(i))
 		os.MkdirAll(out, 0o755)
-		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Reuse: true}
+		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Reuse: true, hashBudget: budget}
 		if i > 0 {
-			p, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i-1), "manifest"))
+			p, err := openChunked(chunk)(filepath.Join(snaps, fmt.Sprint(i-1), "manifest"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +120,7 @@ func createOverIsCreate(t *testing.T) {
 			t.Fatalf("layer %d: CreateOver's archive holds\n%s\nCreate's\n%s", i, mb, ma)
 		}
 		want, _ := splitIgnored(state(t, dir))
-		m, err := OpenManifest(filepath.Join(over, fmt.Sprint(i), "manifest"))
+		m, err := openChunked(chunk)(filepath.Join(over, fmt.Sprint(i), "manifest"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,6 +141,7 @@ func createOverIsCreate(t *testing.T) {
 // TestSparseManifestOverAnotherParent refuses to write or compare a sparse
 // manifest over any list but the one it was kept against.
 func TestSparseManifestOverAnotherParent(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(2))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -177,6 +177,7 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 // full parent and over a layer chain, in every figure and manifest line;
 // and each restores its tree.
 func TestCreateOverFullIsCreate(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(21))
@@ -191,7 +192,7 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 			mutate(t, rng, dir)
 		}
 		parent := filepath.Join(snaps, fmt.Sprint(round/3), "manifest")
-		rw, ro, byCreate, byOver := createBothWays(t, dir, parent)
+		rw, ro, byCreate, byOver := createBothWays(t, dir, parent, 0)
 		if want := round%3 != 2; rw.Unchanged != want || ro.Unchanged != want || (ro.Archive == "") != want {
 			t.Fatalf("round %d: unchanged %v by Create, %v (archive %q) by CreateOverFull; want %v", round, rw.Unchanged, ro.Unchanged, ro.Archive, want)
 		}
@@ -233,8 +234,8 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 // one judged against the parent is then written whole, as Create writes
 // it.
 func TestLayerTooBig(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v int) { layerMost = v }(layerMost)
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(4))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -243,13 +244,12 @@ func TestLayerTooBig(t *testing.T) {
 	rewriteEveryFile(t, dir)
 	parent := filepath.Join(snaps, "0", "manifest")
 	for _, most := range []int{1 << 16, 10} {
-		layerMost = most
 		opened, err := OpenManifest(parent)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "layer.tar.gz")
-		res, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: out, Parent: opened, Layer: true})
+		res, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: out, Parent: opened, Layer: true, layerMost: most})
 		if _, serr := os.Stat(out); most == 10 && (!errors.Is(err, ErrLayerTooBig) || serr == nil) {
 			t.Fatalf("a layer of every file, at most %d entries: %v, archive written %v", most, err, serr == nil)
 		}
@@ -257,7 +257,7 @@ func TestLayerTooBig(t *testing.T) {
 			t.Fatalf("a layer of every file: %v", err)
 		}
 	}
-	rw, ro, byCreate, byOver := createBothWays(t, dir, parent)
+	rw, ro, byCreate, byOver := createBothWays(t, dir, parent, 10)
 	la, lb := manifestLines(t, byCreate), manifestLines(t, byOver)
 	if ro.Archive == "" || ro.TreeHash != rw.TreeHash || la != lb {
 		t.Fatalf("CreateOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
@@ -268,7 +268,7 @@ func TestLayerTooBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true}); !errors.Is(err, ErrLayerTooBig) {
+	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true, layerMost: 10}); !errors.Is(err, ErrLayerTooBig) {
 		t.Fatalf("a layer over a tree emptied: %v, want ErrLayerTooBig", err)
 	}
 }
@@ -276,7 +276,8 @@ func TestLayerTooBig(t *testing.T) {
 // createBothWays writes a full snapshot of dir judged against the parent
 // manifest, by Create over it read whole and by CreateOverFull over it
 // opened, and the manifest of each (CreateOverFull's, unless it wrote it).
-func createBothWays(t *testing.T, dir, parent string) (byCreate, byOver *Result, createManifest, overManifest string) {
+// CreateOverFull keeps layerMost entries at most (0: as in production).
+func createBothWays(t *testing.T, dir, parent string, layerMost int) (byCreate, byOver *Result, createManifest, overManifest string) {
 	t.Helper()
 	ctx := context.Background()
 	createManifest, overManifest = filepath.Join(t.TempDir(), "m"), filepath.Join(t.TempDir(), "m")
@@ -294,7 +295,7 @@ func createBothWays(t *testing.T, dir, parent string) (byCreate, byOver *Result,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if byOver, err = CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(overManifest), "s.tar.gz"), Parent: opened}, overManifest); err != nil {
+	if byOver, err = CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(overManifest), "s.tar.gz"), Parent: opened, layerMost: layerMost}, overManifest); err != nil {
 		t.Fatal(err)
 	}
 	if byOver.Archive == "" {

@@ -3,6 +3,7 @@ package snap
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -27,11 +28,13 @@ type PathList struct {
 	held  []string
 	spill *listSpill // past listHeld: every path, each ended by a NUL (no path holds one)
 	err   error      // the first write to the spill that failed: the list is short
+	most  int        // instead of listHeld (tests)
+	dir   string     // the temporary file's folder: "" for TMPDIR's
 }
 
-// listHeld is how many paths a PathList holds before it writes them out
-// (a variable, for tests).
-var listHeld = 8192
+// listHeld is how many paths a PathList holds before it writes them out.
+// Tests set fewer (RestoreOptions.listHeld).
+const listHeld = 8192
 
 type listSpill struct {
 	id int
@@ -47,6 +50,16 @@ var spills struct {
 	byID map[int]*listSpill
 }
 
+// addTuned is Add, the list given, when it is empty, the most paths it
+// holds (0: listHeld) and the folder of its temporary file ("": TMPDIR's)
+// that a restore's options set (tests): an empty list stays the zero one.
+func (l *PathList) addTuned(path string, most int, dir string) {
+	if l.n == 0 {
+		l.most, l.dir = most, dir
+	}
+	l.Add(path)
+}
+
 // Add appends path to the list.
 func (l *PathList) Add(path string) {
 	l.n++
@@ -54,11 +67,11 @@ func (l *PathList) Add(path string) {
 		return
 	}
 	if l.spill == nil {
-		if len(l.held) < listHeld {
+		if len(l.held) < cmp.Or(l.most, listHeld) {
 			l.held = append(l.held, path)
 			return
 		}
-		l.spill = newListSpill()
+		l.spill = newListSpill(l.dir)
 		if l.spill == nil {
 			l.held = append(l.held, path)
 			return
@@ -81,12 +94,12 @@ func (l *PathList) write(path string) {
 	}
 }
 
-// newListSpill makes a temporary file for a list, or returns nil where it
-// cannot (the list is then held). The file is removed at once where the
-// system lets an open file be (it goes when it is closed, or the process
-// ends); elsewhere when the list is closed.
-func newListSpill() *listSpill {
-	f, err := os.CreateTemp("", "rewind-paths-*")
+// newListSpill makes a temporary file for a list in dir ("": TMPDIR's),
+// or returns nil where it cannot (the list is then held). The file is
+// removed at once where the system lets an open file be (it goes when it
+// is closed, or the process ends); elsewhere when the list is closed.
+func newListSpill(dir string) *listSpill {
+	f, err := os.CreateTemp(dir, "rewind-paths-*")
 	if err != nil {
 		return nil
 	}

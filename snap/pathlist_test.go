@@ -19,8 +19,7 @@ import (
 // around it that looks like its placeholder as it is); where no temporary
 // file can be made the list is held.
 func TestPathListWrittenOut(t *testing.T) {
-	defer func(v int) { listHeld = v }(listHeld)
-	listHeld = 3
+	t.Parallel()
 	names := []string{"a", `quote"d`, "new\nline", "<&>", "é/ü", "back\\slash", strings.Repeat("long/", 30000), "tab\there", "last"}
 
 	for _, tmpdir := range []string{"writable", "none"} {
@@ -28,8 +27,7 @@ func TestPathListWrittenOut(t *testing.T) {
 		if tmpdir == "none" {
 			tmp = filepath.Join(tmp, "none")
 		}
-		t.Setenv("TMPDIR", tmp)
-		var l PathList
+		l := PathList{most: 3, dir: tmp}
 		for _, n := range names {
 			l.Add(n)
 		}
@@ -92,7 +90,7 @@ func TestPathListWrittenOut(t *testing.T) {
 // held ones do, in a dry run and a restore, with its plan held or written
 // out too; nothing is left in TMPDIR once the result is closed.
 func TestRestoreListsWrittenOut(t *testing.T) {
-	defer func(v, w int) { listHeld, spillAt = v, w }(listHeld, spillAt)
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 30 {
 		files[fmt.Sprintf("d%d/f%d", i%3, i)] = fmt.Sprint(i)
@@ -120,15 +118,13 @@ func TestRestoreListsWrittenOut(t *testing.T) {
 		return dir
 	}
 	restore := func(dry bool, held, at int) string {
-		listHeld, spillAt = held, at
 		tmp := t.TempDir()
-		t.Setenv("TMPDIR", tmp)
 		dir := edit()
 		m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: dry})
+		res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: dry, spillAt: at, listHeld: held, tempDir: tmp})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -98,6 +98,7 @@ var pathspecCases = []struct {
 // The pathspecs select what git ls-files selects with them, from the same
 // folder.
 func TestPathspecLikeGit(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is the oracle here")
 	}
@@ -145,6 +146,7 @@ func TestPathspecLikeGit(t *testing.T) {
 }
 
 func TestPathspecFolders(t *testing.T) {
+	t.Parallel()
 	ps, err := ParsePathspec([]string{"src/", "docs/guide.md"}, PathspecOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +177,7 @@ func TestPathspecFolders(t *testing.T) {
 }
 
 func TestPathspecRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, c := range []struct {
 		spec, cwd, root, want string

@@ -14,6 +14,7 @@ import (
 // dirents_linux.go or dirents_unix.go; walk_other.go, rawfile_*.go, open_*.go) list, stat, read
 // and refuse the same things on every system.
 func TestPlatformCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var want []string
 	pad := strings.Repeat("x", 60)

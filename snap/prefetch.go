@@ -19,13 +19,14 @@ type prefetch struct {
 	paths chan string
 	wg    sync.WaitGroup
 	n     int // files the walk told of
+	after int // prefetchAfter, or a test's
 }
 
 // prefetchAfter is how many files the walk hands on before the prefetch
 // starts. On the 11k-file bench tree, cached, asking for every file made
 // the restore after one change a fifth slower; on a million files with
 // the cache dropped, it made it three times faster.
-var prefetchAfter = 1 << 15
+const prefetchAfter = 1 << 15
 
 // prefetchAhead is how many files the prefetch holds at most: more than
 // the walk hands on ahead of the comparison (a few chunks of walkChunk).
@@ -34,13 +35,13 @@ const prefetchAhead = 8 * walkChunk
 // prefetchWorkers open files side by side: the disk serves them at once.
 const prefetchWorkers = 8
 
-// newPrefetch starts a prefetch of files under r; nil where the system
-// cannot be asked for a file's pages.
-func newPrefetch(r *os.Root) *prefetch {
+// newPrefetch starts a prefetch of files under r, past the first after
+// files; nil where the system cannot be asked for a file's pages.
+func newPrefetch(r *os.Root, after int) *prefetch {
 	if !canWillNeed {
 		return nil
 	}
-	pf := &prefetch{r: r, paths: make(chan string, prefetchAhead)}
+	pf := &prefetch{r: r, after: after, paths: make(chan string, prefetchAhead)}
 	for range prefetchWorkers {
 		pf.wg.Add(1)
 		go func() {
@@ -62,7 +63,7 @@ func (pf *prefetch) add(e *Entry) {
 	if e.Kind != KindFile || e.Size == 0 {
 		return
 	}
-	if pf.n++; pf.n <= prefetchAfter {
+	if pf.n++; pf.n <= pf.after {
 		return
 	}
 	select {

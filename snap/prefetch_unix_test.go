@@ -15,6 +15,7 @@ import (
 // behind it) never hangs; a queue past its room drops files rather than
 // stall the walk.
 func TestPrefetchNeverWaitsOnAFIFO(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "f"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
@@ -25,9 +26,7 @@ func TestPrefetchNeverWaitsOnAFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	defer func(n int) { prefetchAfter = n }(prefetchAfter)
-	prefetchAfter = 0
-	pf := newPrefetch(r)
+	pf := newPrefetch(r, 0)
 	if pf == nil {
 		t.Skip("no prefetch on this system")
 	}

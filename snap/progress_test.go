@@ -10,6 +10,7 @@ import (
 // TestProgress: a snapshot counts the files and bytes it reads into its
 // archive, a restore those it writes, in the Progress its context carries.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.txt": "12345", "b/c.txt": "123", "d.txt": ""})
@@ -40,6 +41,7 @@ func TestProgress(t *testing.T) {
 // planned — it says so first, and its counts reach those totals when it is
 // done.
 func TestProgressTotals(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{}

@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"cmp"
 	"context"
 	"runtime"
 	"sync"
@@ -54,7 +55,7 @@ func (v *Verifier) ReadAhead(ctx context.Context, archives []string, limits Limi
 					return
 				}
 				if j := jobs[i]; j.claim() {
-					j.idx, j.err = indexArchive(ctx, names[i], limits, indexLimit)
+					j.idx, j.err = indexArchive(ctx, names[i], limits, cmp.Or(v.limit, indexLimit))
 					close(j.done)
 				}
 			}

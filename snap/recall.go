@@ -24,11 +24,12 @@ type recall struct {
 	old     []Entry  // the parent's entries that differ or are gone, in walk order, copied
 	full    bool     // too much differs to be worth holding: passes read the parent again
 	whole   bool     // never full: the list is a save's sparse one (see sparseSave), the only record of what differs
+	most    int      // the entries it holds at most, unless whole (recallMax)
 }
 
 // recallMax bounds the entries a recall holds (about 250 bytes each): past
 // it, the changes are many and reading the parent again is the lesser cost.
-var recallMax = 1 << 14
+const recallMax = 1 << 14
 
 // note records the pair inherit's pass met: the parent's entry p and the
 // fresh e (either nil when absent), once e is settled.
@@ -44,7 +45,7 @@ func (r *recall) note(p, e *Entry) {
 		o.Path, o.Hash, o.Link = strings.Clone(p.Path), strings.Clone(p.Hash), strings.Clone(p.Link)
 		r.old = append(r.old, o)
 	}
-	if len(r.differs)+len(r.old) > recallMax && !r.whole {
+	if len(r.differs)+len(r.old) > r.most && !r.whole {
 		r.full, r.differs, r.old = true, nil, nil
 	}
 }

@@ -19,10 +19,9 @@ import (
 // holds ignored files (the first three named, in walk order) or, in a
 // restore limited to paths, a path outside them; the tree untouched then.
 func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	t.Setenv("TMPDIR", t.TempDir())
-	defer func(v int) { spillAt = v }(spillAt)
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	tmp := t.TempDir()
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{".gitignore": "*.log\n", "big": "now a file", "keep.txt": "k", "zz/after.txt": "z"})
 	snap := create(t, src, filepath.Join(t.TempDir(), "snap.tar.gz"))
@@ -41,8 +40,7 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 		writeTree(t, dir, files)
 		return dir
 	}
-	restore := func(dir string, manifest bool, paths []string) (string, int) {
-		opts := RestoreOptions{}
+	restore := func(dir string, manifest bool, paths []string, opts RestoreOptions) (string, int) {
 		archive := snap.Archive
 		if manifest {
 			opts.Manifest, archive = snap.Manifest, ""
@@ -94,10 +92,9 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 				if !how.sparse && manifest {
 					continue // (a manifest Rewind writes is planned over what differs)
 				}
-				sparseRestores, spillAt = how.sparse, how.at
 				dir := tree(tc.ignored...)
 				before := state(t, dir)
-				got, most := restore(dir, manifest, tc.paths)
+				got, most := restore(dir, manifest, tc.paths, RestoreOptions{planWhole: !how.sparse, spillAt: how.at, tempDir: tmp})
 				if want == "" {
 					want = got
 				}

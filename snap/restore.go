@@ -2,6 +2,7 @@ package snap
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -43,6 +44,18 @@ type RestoreOptions struct {
 	Brief bool
 
 	index *ArchiveIndex // see RestoreIndexed
+
+	// Set by tests to force a path the production sizes reach only over
+	// large trees; zero is the production value.
+	spillAt       int    // instead of spillAt
+	planWhole     bool   // plan over the whole tree, never over what differs (see sparsePlan)
+	planEmpty     bool   // plan a restore into an empty folder too, rather than extract
+	adoptHeld     int    // instead of adoptHeld
+	sortRun       int    // instead of sortRun
+	prefetchAfter int    // instead of prefetchAfter
+	wholePlanned  func() // told of each plan made over a whole archive and tree rather than what differs (sparseArchive)
+	listHeld      int    // instead of listHeld
+	tempDir       string // instead of TMPDIR's (os.TempDir), for the plan, the copy in walk order and the lists
 	// original is the archive as the caller named it, where the restore
 	// reads its copy in walk order (see withArchiveInOrder): an input all
 	// the same.
@@ -153,7 +166,7 @@ func withArchiveInOrder(ctx context.Context, root, archive string, opts *Restore
 	if err != errDisordered {
 		return err
 	}
-	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits))
+	sorted, remove, err := inWalkOrder(ctx, archive, root, opts.Limits.Or(DefaultLimits), cmp.Or(opts.sortRun, sortRun), opts.tempDir)
 	if err != nil {
 		return err
 	}
@@ -167,7 +180,7 @@ func withArchiveInOrder(ctx context.Context, root, archive string, opts *Restore
 }
 
 func restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
-	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && extractEmpty {
+	if archive != "" && opts.Manifest == nil && opts.Paths == nil && !opts.DryRun && !opts.planEmpty {
 		res, err := extract(ctx, root, archive, opts)
 		if err != errNotExtracted {
 			return res, err
@@ -225,10 +238,6 @@ func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOpti
 		return p.eachChange(fn)
 	})
 }
-
-// wholeArchivePlanned, when set (by tests), is told of each plan made
-// over a whole archive and tree rather than what differs (sparseArchive).
-var wholeArchivePlanned func()
 
 type opKind int
 
@@ -298,6 +307,10 @@ type restorePlan struct {
 	// index, when set (RestoreIndexed), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
+	// The sizes RestoreOptions sets (tests), else the production ones.
+	spillAt, prefetchAfter int
+	listHeld               int    // RestoreOptions.listHeld (0: listHeld)
+	tempDir                string // RestoreOptions.tempDir ("": TMPDIR's)
 	// spill, when set, holds what the plan wrote to the staging folder, for
 	// it differs from the tree in too many entries to hold (see spill.go).
 	spill *planSpill
@@ -320,7 +333,9 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		return nil, fmt.Errorf("root %s: %w", root, err)
 	}
 	p := &restorePlan{ctx: ctx, root: root, r: r, snapshot: map[string]Kind{}, state: stateExcludes(root), archive: archive,
-		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{}}
+		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{},
+		spillAt: cmp.Or(opts.spillAt, spillAt), prefetchAfter: cmp.Or(opts.prefetchAfter, prefetchAfter),
+		listHeld: opts.listHeld, tempDir: opts.tempDir}
 	p.paths.forget()
 	var inputs []string
 	if archive != "" {
@@ -351,7 +366,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		p.findMounts()
 	}
 	walk := opts.Walk
-	if m != nil && p.index == nil && sparseRestores {
+	if m != nil && p.index == nil && !opts.planWhole {
 		if stage {
 			// (before the walk, which leaves it out: a plan too big to
 			// hold is written into it as the walk goes)
@@ -376,7 +391,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 			return p, nil
 		}
 	}
-	if m == nil && p.index == nil && sparseRestores {
+	if m == nil && p.index == nil && !opts.planWhole {
 		if stage {
 			if err := p.openStage(); err != nil {
 				return nil, err
@@ -401,8 +416,8 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}
 	if m != nil {
 		p.snapshot = make(map[string]Kind, m.size()) // (every path of it, here)
-	} else if wholeArchivePlanned != nil {
-		wholeArchivePlanned()
+	} else if opts.wholePlanned != nil {
+		opts.wholePlanned()
 	}
 	type walked struct {
 		t   *Tree
@@ -1729,11 +1744,11 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		}
 		switch kind {
 		case opWrite:
-			res.WrittenList.Add(path)
+			res.WrittenList.addTuned(path, p.listHeld, p.tempDir)
 		case opMkdir:
-			res.WrittenList.Add(path + "/")
+			res.WrittenList.addTuned(path+"/", p.listHeld, p.tempDir)
 		case opChmod:
-			res.ModeList.Add(path)
+			res.ModeList.addTuned(path, p.listHeld, p.tempDir)
 		}
 	}
 	for _, op := range p.ops {
@@ -1770,7 +1785,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 			}
 		}
 	} else {
-		d := deletions{each: p.paths != nil}
+		d := deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}
 		for i := range p.deletes {
 			d.add(&p.deletes[i])
 		}
@@ -1797,6 +1812,8 @@ type deletions struct {
 	folders int
 	names   PathList
 	top     string // the last folder listed, with its "/"
+	most    int    // the PathList's tuning (see addTuned)
+	dir     string
 }
 
 func (d *deletions) add(e *Entry) {
@@ -1815,7 +1832,7 @@ func (d *deletions) add(e *Entry) {
 			d.top = name
 		}
 	}
-	d.names.Add(name)
+	d.names.addTuned(name, d.most, d.dir)
 }
 
 // eachChange hands fn the plan's changes in path order, as a diff lists

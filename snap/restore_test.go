@@ -170,6 +170,7 @@ func mutate(t *testing.T, rng *rand.Rand, dir string) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	for seed := int64(1); seed <= 8; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -232,6 +233,7 @@ func hashAll(t *testing.T, dir string, es []Entry) []Entry {
 // TestRestoreKeepsUnchangedFiles: a file whose content and mode match is not
 // rewritten (its mtime and inode stay), a written one gets a fresh mtime.
 func TestRestoreKeepsUnchangedFiles(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"same.txt": "same", "edit.txt": "v1"})
@@ -260,6 +262,7 @@ func TestRestoreKeepsUnchangedFiles(t *testing.T) {
 
 // TestRealTarReadsArchive: the archive is a plain tar.gz for GNU tar.
 func TestRealTarReadsArchive(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	if _, err := exec.LookPath("tar"); err != nil {
 		t.Skip("tar not installed")
@@ -284,6 +287,14 @@ func TestRealTarReadsArchive(t *testing.T) {
 }
 
 func TestUnchangedNeverWrong(t *testing.T) {
+	t.Parallel()
+	testUnchangedNeverWrong(t, 0)
+}
+
+// testUnchangedNeverWrong is TestUnchangedNeverWrong, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testUnchangedNeverWrong(t *testing.T, _ int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.txt": "aaaa", "b.txt": "bbbb"})
@@ -356,6 +367,7 @@ func containsDeclared(es []tarEntry) bool {
 }
 
 func TestCheckNameRefusesNUL(t *testing.T) {
+	t.Parallel()
 	s := &archiveScanner{name: "x", limits: DefaultLimits}
 	if err := s.checkName("a\x00b", "a\x00b"); err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Errorf("err = %v, want a NUL refusal", err)
@@ -363,6 +375,7 @@ func TestCheckNameRefusesNUL(t *testing.T) {
 }
 
 func TestHostileArchives(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	reg := byte(tar.TypeReg)
 	tests := []struct {
@@ -414,6 +427,7 @@ func TestHostileArchives(t *testing.T) {
 }
 
 func TestTruncatedAndCorruptArchives(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	src := t.TempDir()
 	genTree(t, rand.New(rand.NewSource(3)), src, 80)
@@ -461,6 +475,7 @@ func flip(b []byte, i int) []byte {
 // symlink, absolute, leaving the root, dangling or looping, and nothing is
 // ever written through one (the tree's or the archive's).
 func TestSymlinksRestoredWhateverTheyPointAt(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "root")
@@ -499,6 +514,14 @@ func TestSymlinksRestoredWhateverTheyPointAt(t *testing.T) {
 }
 
 func TestSymlinkInTreeNeverRedirects(t *testing.T) {
+	t.Parallel()
+	testSymlinkInTreeNeverRedirects(t, 0)
+}
+
+// testSymlinkInTreeNeverRedirects is TestSymlinkInTreeNeverRedirects, with
+// the restore's plan written out spill entries a block (0: as in production;
+// see TestRestoresWithThePlanSpilled).
+func testSymlinkInTreeNeverRedirects(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	outside := t.TempDir()
@@ -506,7 +529,7 @@ func TestSymlinkInTreeNeverRedirects(t *testing.T) {
 	os.WriteFile(archive, craft(t, []tarEntry{{name: "out/", typ: tar.TypeDir, mode: 0o755}, {name: "out/file", typ: tar.TypeReg, body: "x"}}), 0o644)
 	writeTree(t, dir, map[string]string{".gitignore": "out\n"})
 	os.Symlink(outside, filepath.Join(dir, "out"))
-	_, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	_, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err == nil {
 		t.Fatal("restore wrote through a symlink")
 	}
@@ -516,6 +539,7 @@ func TestSymlinkInTreeNeverRedirects(t *testing.T) {
 }
 
 func TestSetuidDropped(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
@@ -532,13 +556,21 @@ func TestSetuidDropped(t *testing.T) {
 // TestIgnoredFolderInTheWay: a restore never deletes ignored files, even to
 // put a snapshot's file where their folder stands.
 func TestIgnoredFolderInTheWay(t *testing.T) {
+	t.Parallel()
+	testIgnoredFolderInTheWay(t, 0)
+}
+
+// testIgnoredFolderInTheWay is TestIgnoredFolderInTheWay, with the restore's
+// plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testIgnoredFolderInTheWay(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": "*.log\n", "x/a.txt": "a", "x/debug.log": "precious"})
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
 	os.WriteFile(archive, craft(t, []tarEntry{{name: ".gitignore", typ: tar.TypeReg, body: "*.log\n"}, {name: "x", typ: tar.TypeReg, body: "now a file"}}), 0o644)
 	before := state(t, dir)
-	_, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	_, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err == nil || !strings.Contains(err.Error(), "ignored files") {
 		t.Fatalf("err = %v, want a refusal naming the ignored files", err)
 	}
@@ -548,7 +580,7 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 	// A folder not in the snapshot that holds ignored files is kept.
 	archive2 := filepath.Join(t.TempDir(), "s2.tar.gz")
 	os.WriteFile(archive2, craft(t, []tarEntry{{name: ".gitignore", typ: tar.TypeReg, body: "*.log\n"}}), 0o644)
-	res, err := Restore(context.Background(), dir, archive2, RestoreOptions{})
+	res, err := Restore(context.Background(), dir, archive2, RestoreOptions{spillAt: spill})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,6 +594,7 @@ func TestIgnoredFolderInTheWay(t *testing.T) {
 // one (the prefix, a lock file, a token without the marker) are captured,
 // restored and never removed.
 func TestStaleStagingCleaned(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	mine := map[string]string{
@@ -672,13 +705,22 @@ func FuzzRestore(f *testing.F) {
 // .gitignore so that .env comes into scope, a restore brings the old
 // .gitignore back and leaves .env alone.
 func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
+	t.Parallel()
+	testRestoreSparesFilesIgnoredBySnapshotRules(t, 0)
+}
+
+// testRestoreSparesFilesIgnoredBySnapshotRules is
+// TestRestoreSparesFilesIgnoredBySnapshotRules, with the restore's plan
+// written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": ".env\n", ".env": "SECRET=1", "a.go": "package a"})
 	archive := filepath.Join(t.TempDir(), "s.tar.gz")
 	create(t, dir, archive)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# nothing ignored\n"), 0o644)
-	res, err := Restore(context.Background(), dir, archive, RestoreOptions{})
+	res, err := Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,6 +739,7 @@ func TestRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T) {
 // and leaves every other path as the tree has it, from a whole archive and
 // from a manifest alike.
 func TestRestorePaths(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}}
 	for seed := int64(1); seed <= 8; seed++ {
@@ -770,6 +813,7 @@ func keys(ms ...map[string]string) []string {
 // A path that selects nothing is refused before anything changes; the rules of
 // an ignore file left out of the selection still spare what it ignored.
 func TestRestorePathsRefusedAndRules(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{".gitignore": ".env\n", ".env": "SECRET=1", "a.go": "package a", "b.go": "package b"})
@@ -821,6 +865,14 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 // a path twice, paths out of order, an entry inside a file — is refused
 // before the tree is touched, read whole or opened.
 func TestCraftedManifestRefused(t *testing.T) {
+	t.Parallel()
+	testCraftedManifestRefused(t, 0)
+}
+
+// testCraftedManifestRefused is TestCraftedManifestRefused, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testCraftedManifestRefused(t *testing.T, spill int) {
 	gitEnv(t)
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.go": "package a", "b/c.go": "package c", "d.txt": "d"})
@@ -872,7 +924,7 @@ func TestCraftedManifestRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range []*Manifest{&m, opened} {
-			_, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+			_, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m})
 			var ae *ArchiveError
 			if !errors.As(err, &ae) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%s (opened %v): %v, want a refusal saying %q", c.name, m.stream != nil, err, c.want)
@@ -889,7 +941,7 @@ func TestCraftedManifestRefused(t *testing.T) {
 // counted apart. Over a manifest and an archive, planned over what differs
 // or the whole tree, alike.
 func TestRestoreCountsFiles(t *testing.T) {
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
+	t.Parallel()
 	for _, sparse := range []bool{false, true} {
 		for _, manifest := range []bool{false, true} {
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -904,12 +956,11 @@ func TestRestoreCountsFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts := RestoreOptions{Manifest: m}
+			opts := RestoreOptions{Manifest: m, planWhole: !sparse}
 			archive := ""
 			if !manifest {
 				opts.Manifest, archive = nil, filepath.Join(snaps, "0", "snapshot.tar.gz")
 			}
-			sparseRestores = sparse
 			for _, dry := range []bool{true, false} {
 				opts.DryRun = dry
 				res, err := Restore(context.Background(), dir, archive, opts)

@@ -38,17 +38,18 @@ import (
 // mode of the folder the tree holds there, which it keeps, or 0755.
 
 // sortRun is how many entries the copy into walk order sorts in memory at
-// a time (a variable for tests, which make runs of a few).
-var sortRun = 1 << 15
+// a time. Tests make runs of a few (RestoreOptions.sortRun).
+const sortRun = 1 << 15
 
 // inWalkOrder copies archive into walk order, in a temporary folder, and
 // returns the copy's path and how to remove it; root is the tree it is
 // restored over, whose folders give those the archive implies their modes.
 // Only what each entry is checked for alone is checked here (names, kinds,
 // sizes, the limits): the copy is read in walk order, which finds
-// duplicates and conflicts.
-func inWalkOrder(ctx context.Context, archive, root string, limits Limits) (sorted string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "rewind-sorted-")
+// duplicates and conflicts. The entries are sorted perRun at a time
+// (sortRun); the copy is made in tmp ("": TMPDIR's).
+func inWalkOrder(ctx context.Context, archive, root string, limits Limits, perRun int, tmp string) (sorted string, remove func(), err error) {
+	dir, err := os.MkdirTemp(tmp, "rewind-sorted-")
 	if err != nil {
 		return "", nil, fmt.Errorf("archive %s is not in walk order (not one Rewind wrote): copy it into walk order in a temporary folder (set TMPDIR to a folder with room for twice its content): %w", archive, err)
 	}
@@ -72,7 +73,7 @@ func inWalkOrder(ctx context.Context, archive, root string, limits Limits) (sort
 		return "", nil, wrap(err)
 	}
 	defer runs.Close()
-	bounds, err := writeRuns(ctx, archive, limits, spool, runs)
+	bounds, err := writeRuns(ctx, archive, limits, perRun, spool, runs)
 	if we := (*copyError)(nil); errors.As(err, &we) {
 		return "", nil, wrap(we.err)
 	}
@@ -115,9 +116,9 @@ func (c *copyWriter) Write(b []byte) (int, error) {
 type run struct{ start, end, n int64 }
 
 // writeRuns reads archive, writing each file's content to spool (its
-// place there in the entry's COff) and the entries, sortRun at a time
+// place there in the entry's COff) and the entries, perRun at a time
 // sorted, to runs.
-func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *os.File) ([]run, error) {
+func writeRuns(ctx context.Context, archive string, limits Limits, perRun int, spool, runs *os.File) ([]run, error) {
 	as, err := openArchive(archive, limits, Folding{})
 	if err != nil {
 		return nil, err
@@ -175,7 +176,7 @@ func writeRuns(ctx context.Context, archive string, limits Limits, spool, runs *
 			at += n
 		}
 		held = append(held, *e)
-		if len(held) == sortRun {
+		if len(held) == perRun {
 			if err := flush(); err != nil {
 				return nil, err
 			}

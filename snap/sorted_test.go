@@ -23,13 +23,12 @@ import (
 // (Read against maps of every path, as it was before the copy, such an
 // archive fails the restore: "folder d2/s0: no such file or directory".)
 func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(n int) { sortRun = n }(sortRun)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
-		sortRun = int(seed*seed) + 1
+		perRun := int(seed*seed) + 1
 		rng := rand.New(rand.NewSource(seed))
 		src := archiveSource(t, rng)
 		entries := tarEntriesOf(t, src)
@@ -45,7 +44,7 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 		for _, dry := range []bool{true, false} {
 			var results [2]*RestoreResult
 			for i := range trees {
-				res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{DryRun: dry})
+				res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{tempDir: tmp, DryRun: dry, sortRun: perRun})
 				if err != nil {
 					t.Fatalf("seed %d, dry run %v, %s: %v", seed, dry, filepath.Base(archives[i]), err)
 				}
@@ -59,13 +58,13 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 			t.Fatalf("seed %d: the trees restored differ:\n%s", seed, d)
 		}
 		empty := t.TempDir()
-		if _, err := Restore(ctx, empty, archives[0], RestoreOptions{}); err != nil {
+		if _, err := Restore(ctx, empty, archives[0], RestoreOptions{tempDir: tmp, sortRun: perRun}); err != nil {
 			t.Fatal(err)
 		}
 		if d := diffStates(state(t, src), state(t, empty)); d != "" {
 			t.Fatalf("seed %d: restored into an empty folder:\n%s", seed, d)
 		}
-		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{})
+		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{tempDir: tmp, sortRun: perRun})
 		if err != nil || len(changes) > 0 {
 			t.Fatalf("seed %d: diff of the tree the archive was made of: %v, %v", seed, changes, err)
 		}
@@ -81,11 +80,9 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 // it, but for the cut), before anything changes; nothing is left in TMPDIR; and a TMPDIR the
 // copy cannot be written to is named in the error.
 func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(n int) { sortRun = n }(sortRun)
-	sortRun = 2
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -108,7 +105,7 @@ func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, map[string]string{"keep": "mine"})
 		before := state(t, dir)
-		_, err := Restore(ctx, dir, archive, RestoreOptions{})
+		_, err := Restore(ctx, dir, archive, RestoreOptions{tempDir: tmp, sortRun: 2})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "TMPDIR") {
 			t.Fatalf("%s: %v, want an error saying %q (the archive's, not the copy's)", tc.name, err, tc.want)
 		}
@@ -126,8 +123,7 @@ func TestArchiveOutOfWalkOrderRefused(t *testing.T) {
 
 	archive := filepath.Join(t.TempDir(), "shuffled.tar.gz")
 	os.WriteFile(archive, craft(t, []tarEntry{{name: "b", typ: tar.TypeReg, body: "b"}, {name: "a", typ: tar.TypeReg, body: "a"}}), 0o644)
-	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
-	_, err := Restore(ctx, t.TempDir(), archive, RestoreOptions{})
+	_, err := Restore(ctx, t.TempDir(), archive, RestoreOptions{sortRun: 2, tempDir: filepath.Join(tmp, "missing")})
 	if err == nil || !strings.Contains(err.Error(), "TMPDIR") || !strings.Contains(err.Error(), archive) {
 		t.Fatalf("with TMPDIR missing: %v, want an error naming the archive and TMPDIR", err)
 	}
@@ -174,15 +170,19 @@ func tarEntriesOf(t *testing.T, dir string) []tarEntry {
 // empty folder and over trees that differ (folders of other modes, files
 // where folders were).
 func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(n int) { sortRun = n }(sortRun)
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
-	whole := countWholePlans(t)
+	var tune RestoreOptions
+	whole := countWholePlans(&tune)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
 	ctx := context.Background()
 	for seed := int64(1); seed <= 4; seed++ {
-		sortRun = int(seed*seed) + 1
+		tune.sortRun = int(seed*seed) + 1
+		// (the options of tree i's restores: the first planned whole)
+		optsOf := func(i int, o RestoreOptions) RestoreOptions {
+			o.sortRun, o.wholePlanned, o.planWhole, o.tempDir = tune.sortRun, tune.wholePlanned, i == 0, tmp
+			return o
+		}
 		rng := rand.New(rand.NewSource(seed))
 		src := archiveSource(t, rng)
 		var entries []tarEntry
@@ -208,7 +208,7 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		archives := []string{ordered, ordered, shuffled}
 		run := func(i int, fn func() error) {
 			t.Helper()
-			sparseRestores, *whole = i > 0, 0
+			*whole = 0
 			if err := fn(); err != nil {
 				t.Fatalf("seed %d, tree %d: %v", seed, i, err)
 			}
@@ -219,7 +219,7 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		var diffs [3][]Change
 		for i := range trees {
 			run(i, func() (err error) {
-				diffs[i], err = DiffArchive(ctx, trees[i], archives[i], RestoreOptions{})
+				diffs[i], err = DiffArchive(ctx, trees[i], archives[i], optsOf(i, RestoreOptions{}))
 				return err
 			})
 		}
@@ -233,7 +233,7 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 			var results [3]RestoreResult
 			for i := range trees {
 				run(i, func() error {
-					res, err := Restore(ctx, trees[i], archives[i], RestoreOptions{DryRun: dry})
+					res, err := Restore(ctx, trees[i], archives[i], optsOf(i, RestoreOptions{DryRun: dry}))
 					if err == nil {
 						results[i] = *res
 					}
@@ -254,7 +254,7 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		var empty [2]string
 		for i, a := range []string{ordered, shuffled} {
 			empty[i] = t.TempDir()
-			run(1, func() error { _, err := Restore(ctx, empty[i], a, RestoreOptions{}); return err })
+			run(1, func() error { _, err := Restore(ctx, empty[i], a, optsOf(1, RestoreOptions{})); return err })
 		}
 		if d := diffStates(state(t, empty[0]), state(t, empty[1])); d != "" {
 			t.Fatalf("seed %d: restored into an empty folder, shuffled against in walk order:\n%s", seed, d)

@@ -33,7 +33,7 @@ func gitFilesDeep(t *testing.T, dir string) []string {
 // do not reach into it, its tracked files; and a symlinked .gitignore, which
 // git does not follow.
 func TestWalkUsesEverySourceGitUses(t *testing.T) {
-	home := gitEnv(t)
+	home := gitHome(t)
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -102,7 +102,7 @@ func TestWalkUsesEverySourceGitUses(t *testing.T) {
 // info/exclude — are spared by a restore after those rules changed and
 // brought them into scope: the snapshot keeps the rules it was taken with.
 func TestRestoreSparesByTheRulesOfItsTime(t *testing.T) {
-	home := gitEnv(t)
+	home := gitHome(t)
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
 	writeTree(t, dir, map[string]string{"a.go": "a", "x.log": "log", "y.bak": "bak", "nested/b.go": "b", "nested/z.tmp": "tmp"})

@@ -9,10 +9,6 @@ import (
 	"strings"
 )
 
-// sparseRestores makes a restore from a manifest compare the tree with it
-// as the tree is walked (a variable for tests, which compare the plans).
-var sparseRestores = true
-
 // A sparsePlan is what a restore from a manifest plans over, when the
 // tree is compared with the manifest as it is walked (walkMerged) rather
 // than listed whole: the pairs of entries the same in both (each counted
@@ -112,7 +108,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 			}
 		}
 	}
-	if pf := newPrefetch(p.r); pf != nil {
+	if pf := newPrefetch(p.r, p.prefetchAfter); pf != nil {
 		walk.ahead = pf.add
 		defer pf.stop() // (after sparseOver: the walk is over)
 	}
@@ -259,7 +255,7 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		if rc != nil && c != nil {
 			p.replaceWalked(rc, c)
 		}
-		if (p.stage != "" || p.spillOut) && len(sp.snap)+len(tree) >= spillAt && cut(at) {
+		if (p.stage != "" || p.spillOut) && len(sp.snap)+len(tree) >= p.spillAt && cut(at) {
 			// Too many to hold: written as a block (see spill.go).
 			if err := p.spillBlock(sp, tree); err != nil {
 				return err

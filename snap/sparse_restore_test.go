@@ -19,14 +19,13 @@ import (
 // whole tree: a dry run must say the same of every path, limited to paths
 // or not (refusals included), and a restore must bring back the same tree.
 func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v bool, c int) { sparseRestores, streamChunk = v, c }(sparseRestores, streamChunk)
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			chunk := 1 << 20
 			if seed%2 == 0 {
-				streamChunk = 61
-			} else {
-				streamChunk = 1 << 20
+				chunk = 61
 			}
 			rng := rand.New(rand.NewSource(seed))
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -41,7 +40,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 				if k%2 == 0 {
 					touchSome(t, rng, dir)
 				}
-				m, err := OpenManifest(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
+				m, err := openChunked(chunk)(filepath.Join(snaps, fmt.Sprint(i), "manifest"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -52,8 +51,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 					plans := make([]*RestoreResult, 2)
 					errs := make([]string, 2)
 					for j, sparse := range []bool{false, true} {
-						sparseRestores = sparse
-						opts := RestoreOptions{Manifest: m, DryRun: true}
+						opts := RestoreOptions{Manifest: m, DryRun: true, planWhole: !sparse}
 						if items != nil {
 							if opts.Paths, err = ParsePathspec(items, PathspecOptions{}); err != nil {
 								t.Fatal(err)
@@ -73,12 +71,10 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 					}
 				}
 				plans := make([]*RestoreResult, 1)
-				sparseRestores = false
-				if plans[0], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true}); err != nil {
+				if plans[0], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, planWhole: true}); err != nil {
 					t.Fatal(err)
 				}
-				sparseRestores = k%3 != 2
-				res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+				res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, planWhole: k%3 == 2})
 				if err != nil {
 					t.Fatalf("restore of %d: %v", i, err)
 				}
@@ -140,9 +136,9 @@ func chmodSomeFolders(t *testing.T, rng *rand.Rand, dir string) {
 // entries a block. Dry runs, results, refusals and trees must be the same,
 // and the trees the archive's.
 func TestArchivePlanOverWhatDiffers(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v bool, at, after int) { sparseRestores, spillAt, prefetchAfter = v, at, after }(sparseRestores, spillAt, prefetchAfter)
-	prefetchAfter = 10 // (the prefetch starts part way: the restores do not depend on it)
+	const after = 10 // (the prefetch starts part way: the restores do not depend on it)
 	for seed := int64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -168,13 +164,15 @@ func TestArchivePlanOverWhatDiffers(t *testing.T) {
 				var results []string
 				var trees []map[string]string
 				for _, w := range ways {
-					sparseRestores, spillAt = w.sparse, w.at
+					opts := RestoreOptions{planWhole: !w.sparse, spillAt: w.at, prefetchAfter: after}
 					copyDir := filepath.Join(t.TempDir(), "tree")
 					if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 						t.Fatalf("cp: %v\n%s", err, out)
 					}
-					dry, derr := Restore(context.Background(), copyDir, archive, RestoreOptions{DryRun: true})
-					res, err := Restore(context.Background(), copyDir, archive, RestoreOptions{})
+					dryOpts := opts
+					dryOpts.DryRun = true
+					dry, derr := Restore(context.Background(), copyDir, archive, dryOpts)
+					res, err := Restore(context.Background(), copyDir, archive, opts)
 					results = append(results, strings.ReplaceAll(fmt.Sprintf("%+v %v\n%+v %v", dry, derr, res, err), copyDir, "TREE"))
 					trees = append(trees, state(t, copyDir))
 					makeWritable(copyDir) // (for TempDir's removal)

@@ -25,6 +25,7 @@ func allocated(t *testing.T, p string) int64 {
 // archive read whole (over a tree and into an empty folder) and through a
 // manifest, and byte for byte.
 func TestSparseFilesKeepTheirHoles(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sparse.img")

@@ -35,9 +35,9 @@ import (
 // no entry above the next block).
 
 // spillAt is how many entries, of both sides, the plan over what differs
-// holds before it writes them to the staging folder as a block (a
-// variable for tests, which make blocks of a few entries).
-var spillAt = 1 << 15
+// holds before it writes them to the staging folder as a block. Tests make
+// blocks of a few entries (RestoreOptions.spillAt).
+const spillAt = 1 << 15
 
 // planSpill is the plan's part written to the staging folder.
 type planSpill struct {
@@ -258,11 +258,11 @@ func (r *spillReader) str() (string, error) {
 func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 	s := p.spill
 	if s == nil {
-		s = &planSpill{deleted: deletions{each: p.paths != nil}}
+		s = &planSpill{deleted: deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}}
 		p.spill = s
 		var err error
 		if p.stage == "" { // a dry run's
-			if s.tmp, err = os.MkdirTemp("", "rewind-plan-"); err != nil {
+			if s.tmp, err = os.MkdirTemp(p.tempDir, "rewind-plan-"); err != nil {
 				return fmt.Errorf("restore into %s: write its plan in a temporary folder (a dry run too big to hold; set TMPDIR to a folder it may write): %w", p.root, err)
 			}
 		}

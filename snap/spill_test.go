@@ -27,10 +27,9 @@ import (
 // folders added and removed, some closed to their owner), then also
 // emptied but for their ignored files, and every file rewritten.
 func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // (where a dry run writes its plan)
-	defer func(v int) { spillAt = v }(spillAt)
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -58,8 +57,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				dry := make([]*RestoreResult, 3)
 				dryErr := make([]string, 3)
 				for j, at := range []int{1 << 30, 1 + k%4, 1 + k%4} {
-					spillAt = at
-					dry[j], err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, Brief: j == 2})
+					dry[j], err = Restore(context.Background(), dir, "", RestoreOptions{tempDir: tmp, Manifest: m, DryRun: true, Brief: j == 2, spillAt: at})
 					dryErr[j] = fmt.Sprint(err)
 				}
 				if !reflect.DeepEqual(dry[0], dry[1]) || dryErr[0] != dryErr[1] {
@@ -81,12 +79,11 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				results := make([]string, 2)
 				trees := make([]map[string]string, 2)
 				for j, at := range []int{1 << 30, 1 + rng.Intn(5)} {
-					spillAt = at
 					copyDir := filepath.Join(t.TempDir(), "tree")
 					if out, err := exec.Command("cp", "-a", dir, copyDir).CombinedOutput(); err != nil {
 						t.Fatalf("cp: %v\n%s", err, out)
 					}
-					res, err := Restore(context.Background(), copyDir, "", RestoreOptions{Manifest: m})
+					res, err := Restore(context.Background(), copyDir, "", RestoreOptions{tempDir: tmp, Manifest: m, spillAt: at})
 					results[j] = strings.ReplaceAll(fmt.Sprintf("%+v %v", res, err), copyDir, "TREE")
 					trees[j] = state(t, copyDir)
 					makeWritable(copyDir) // (for TempDir's removal)
@@ -102,7 +99,7 @@ func TestSpilledPlanIsTheHeldPlan(t *testing.T) {
 				if !reflect.DeepEqual(trees[0], trees[1]) {
 					t.Fatalf("edit %d, restore of %d: the trees differ:\n%s", k, i, diffStates(trees[0], trees[1]))
 				}
-				if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m}); err != nil {
+				if _, err := Restore(context.Background(), dir, "", RestoreOptions{tempDir: tmp, Manifest: m}); err != nil {
 					t.Fatalf("edit %d: restore of %d: %v", k, i, err)
 				}
 				makeWritable(dir)
@@ -167,10 +164,12 @@ func closeSomeFolders(t *testing.T, rng *rand.Rand, dir string) {
 // refusals, unreadable entries and ignored files with the plan written out
 // an entry a block: what they prove of the held plan holds of it too.
 func TestRestoresWithThePlanSpilled(t *testing.T) {
-	defer func(v int) { spillAt = v }(spillAt)
-	spillAt = 1
+	t.Parallel()
 	for _, test := range spilledTests {
-		t.Run(test.name, test.fn)
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			test.fn(t, 1)
+		})
 	}
 }
 
@@ -178,17 +177,17 @@ func TestRestoresWithThePlanSpilled(t *testing.T) {
 // (those of one platform added in its files).
 var spilledTests = []struct {
 	name string
-	fn   func(*testing.T)
+	fn   func(t *testing.T, spill int)
 }{
-	{"LayerChainRoundTrip", TestLayerChainRoundTrip},
-	{"RestoreAfterOneChangeFetchesOneFile", TestRestoreAfterOneChangeFetchesOneFile},
-	{"DamagedManifestOrArchive", TestDamagedManifestOrArchive},
-	{"CraftedManifestRefused", TestCraftedManifestRefused},
-	{"FolderReplacedBySymlinkToSibling", TestFolderReplacedBySymlinkToSibling},
-	{"RestoreSparesFilesIgnoredBySnapshotRules", TestRestoreSparesFilesIgnoredBySnapshotRules},
-	{"IgnoredFolderInTheWay", TestIgnoredFolderInTheWay},
-	{"SymlinkInTreeNeverRedirects", TestSymlinkInTreeNeverRedirects},
-	{"UnchangedNeverWrong", TestUnchangedNeverWrong},
+	{"LayerChainRoundTrip", testLayerChainRoundTrip},
+	{"RestoreAfterOneChangeFetchesOneFile", testRestoreAfterOneChangeFetchesOneFile},
+	{"DamagedManifestOrArchive", testDamagedManifestOrArchive},
+	{"CraftedManifestRefused", testCraftedManifestRefused},
+	{"FolderReplacedBySymlinkToSibling", testFolderReplacedBySymlinkToSibling},
+	{"RestoreSparesFilesIgnoredBySnapshotRules", testRestoreSparesFilesIgnoredBySnapshotRules},
+	{"IgnoredFolderInTheWay", testIgnoredFolderInTheWay},
+	{"SymlinkInTreeNeverRedirects", testSymlinkInTreeNeverRedirects},
+	{"UnchangedNeverWrong", testUnchangedNeverWrong},
 }
 
 // TestFetchFromAnArchiveOutOfWalkOrder: the files a restore fetches from
@@ -196,6 +195,7 @@ var spilledTests = []struct {
 // holding two of them the other way round is read again, the files looked
 // up by path, and one missing a file is refused with the tree untouched.
 func TestFetchFromAnArchiveOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
 	src, snaps := t.TempDir(), t.TempDir()
@@ -300,8 +300,8 @@ func rewriteArchive(t *testing.T, name string, orig []byte, drop bool) {
 // needs a folder, a folder replaced that holds paths outside them, a path
 // that selects nothing), the same result, the same tree.
 func TestRestorePathsSpilled(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v int) { spillAt = v }(spillAt)
 	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}, {"d5/s1/*"}, {"d*/s0/f1*"}}
 	refused, done := 0, 0
 	for seed := int64(1); seed <= 14; seed++ {
@@ -323,7 +323,6 @@ func TestRestorePathsSpilled(t *testing.T) {
 			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v\n%s", err, out)
 			}
-			spillAt = at
 			m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 			if err != nil {
 				t.Fatal(err)
@@ -332,7 +331,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps})
+			res, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps, spillAt: at})
 			outs = append(outs, outcome{res, fmt.Sprint(err), state(t, dir)})
 		}
 		held, spilled := outs[0], outs[1]
@@ -379,7 +378,6 @@ func TestRestorePathsSpilled(t *testing.T) {
 			c.edit(dir)
 			before := state(t, dir)
 			for _, at := range []int{1 << 30, 1, 2} {
-				spillAt = at
 				m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 				if err != nil {
 					t.Fatal(err)
@@ -388,7 +386,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps})
+				_, err = Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, Paths: ps, spillAt: at})
 				var sel *SelectionError
 				if !errors.As(err, &sel) {
 					t.Fatalf("blocks of %d: %v, want it refused", at, err)
@@ -405,7 +403,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 // once for all it held, and counts its files (its folders apart); one limited to paths lists
 // each path. Planned whole or in blocks, and in a dry run, alike.
 func TestDeletionsListedByTheirFolder(t *testing.T) {
-	defer func(v int) { spillAt = v }(spillAt)
+	t.Parallel()
 	for _, at := range []int{1 << 30, 1} {
 		for _, limited := range []bool{false, true} {
 			dir, snaps := t.TempDir(), t.TempDir()
@@ -422,7 +420,7 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 				}
 				opts.Paths = ps
 			}
-			spillAt = at
+			opts.spillAt = at
 			for _, dry := range []bool{true, false} {
 				m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 				if err != nil {
@@ -449,7 +447,7 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 // says what a held one says, and leaves nothing behind; where no such
 // folder can be made it says so.
 func TestDryRunWritesItsPlanOutside(t *testing.T) {
-	defer func(v int) { spillAt = v }(spillAt)
+	t.Parallel()
 	dir, snaps := t.TempDir(), t.TempDir()
 	files := map[string]string{}
 	for i := range 20 {
@@ -460,25 +458,22 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 	rewriteEveryFile(t, dir)
 	writeTree(t, dir, map[string]string{"new/x": "x"})
 	before := state(t, dir)
-	dryRun := func(at int) (*RestoreResult, error) {
-		spillAt = at
+	tmp := t.TempDir()
+	dryRun := func(at int, tmp string) (*RestoreResult, error) {
 		m, err := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true})
+		return Restore(context.Background(), dir, "", RestoreOptions{Manifest: m, DryRun: true, spillAt: at, tempDir: tmp})
 	}
-	held, err := dryRun(1 << 30)
+	held, err := dryRun(1<<30, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "none"))
-	if _, err := dryRun(1); err == nil || !strings.Contains(err.Error(), "temporary folder") || !strings.Contains(err.Error(), dir) {
+	if _, err := dryRun(1, filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "temporary folder") || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("no temporary folder to write the plan to: %v", err)
 	}
-	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
-	spilled, err := dryRun(1)
+	spilled, err := dryRun(1, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,10 +494,9 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 // lists must be the same, in path order, and nothing left in TMPDIR. An
 // error from the caller's function ends the listing and is returned.
 func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp) // (where a plan too big to hold is written)
-	defer func(v int) { spillAt = v }(spillAt)
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
@@ -518,8 +512,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 			}
 			for k, edit := range edits {
 				edit()
-				spillAt = 1 << 30
-				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{})
+				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: 1 << 30})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -530,8 +523,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				if len(held) <= at {
 					t.Fatalf("edit %d: %d changes, too few to write the plan out %d entries a block", k, len(held), at)
 				}
-				spillAt = at
-				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{})
+				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -540,7 +532,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				}
 				stop := errors.New("stop")
 				n := 0
-				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{}, func(Change) error {
+				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at}, func(Change) error {
 					if n++; n == 3 {
 						return stop
 					}
@@ -564,10 +556,10 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 // results, refusals and trees must be the same (a refusal for a path
 // outside the paths in the way may name another path, in blocks).
 func TestArchivePathsOverWhatDiffers(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(v int) { spillAt = v }(spillAt)
-	defer func(v bool) { sparseRestores = v }(sparseRestores)
-	whole := countWholePlans(t)
+	var tune RestoreOptions
+	whole := countWholePlans(&tune)
 	specs := [][]string{{"d1"}, {"d2/s0", "d3/s1/"}, {"*.empty"}, {":(glob)d*/s2/*", ":!d4"}, {"d0", ":^d0/s1"}, {"d5/s1/*"}, {"d*/s0/f1*"}}
 	refused, done := 0, 0
 	for seed := int64(1); seed <= 14; seed++ {
@@ -595,12 +587,12 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 			if out, err := exec.Command("cp", "-a", base+"/.", dir).CombinedOutput(); err != nil {
 				t.Fatalf("cp: %v\n%s", err, out)
 			}
-			sparseRestores, spillAt, *whole = how.sparse, how.at, 0
+			*whole = 0
 			ps, err := ParsePathspec(spec, PathspecOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Restore(context.Background(), dir, snap.Archive, RestoreOptions{Paths: ps})
+			res, err := Restore(context.Background(), dir, snap.Archive, RestoreOptions{Paths: ps, planWhole: !how.sparse, spillAt: how.at, wholePlanned: tune.wholePlanned})
 			if how.sparse && *whole > 0 {
 				t.Fatalf("seed %d, paths %q: planned over the whole archive and tree", seed, spec)
 			}
@@ -631,10 +623,9 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 }
 
 // countWholePlans counts the plans made over a whole archive and tree
-// (wholeArchivePlanned) until the test ends.
-func countWholePlans(t *testing.T) *int {
+// by the restores given opts.
+func countWholePlans(opts *RestoreOptions) *int {
 	n := new(int)
-	wholeArchivePlanned = func() { *n++ }
-	t.Cleanup(func() { wholeArchivePlanned = nil })
+	opts.wholePlanned = func() { *n++ }
 	return n
 }

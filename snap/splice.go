@@ -33,6 +33,9 @@ func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool, re
 		if bm, err = OpenManifest(m.chain[len(m.chain)-1]); err != nil {
 			return 0, false, nil // the whole write names the damage
 		}
+		if bm.stream != nil && m.stream != nil {
+			bm.stream.chunk = m.stream.chunk // (a test's)
+		}
 	}
 	archive := bm.Header.Archive
 	if bm.Header.Depth != 0 || bm.Header.Parent != "" || archive == "" {

@@ -21,6 +21,7 @@ import (
 // are copied, and the archive written extracts with the real tar, and
 // restores, to exactly the snapshot's tree.
 func TestWriteFullOfLayerChain(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	if _, err := exec.LookPath("tar"); err != nil {
 		t.Skip("no tar")
@@ -82,11 +83,8 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunk := streamChunk
-			streamChunk = 61
 			var again bytes.Buffer
-			_, ok, err = writeSpliced(context.Background(), &again, opened, kept, nil)
-			streamChunk = chunk
+			_, ok, err = writeSpliced(context.Background(), &again, chunked(opened, 61), kept, nil)
 			if err != nil || !ok || !bytes.Equal(again.Bytes(), buf.Bytes()) {
 				t.Fatalf("%s: writeSpliced of the opened manifest: ok %v, %v, %d bytes (read whole: %d)", name, ok, err, again.Len(), buf.Len())
 			}
@@ -133,6 +131,7 @@ func TestWriteFullOfLayerChain(t *testing.T) {
 // the changed files are written, not copied, and the archive restores to
 // the tree with them changed, every other file as it was.
 func TestWriteFullRewrites(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -204,6 +203,7 @@ func TestWriteFullRewrites(t *testing.T) {
 // no further, its files fetched from their own members, each checked
 // against its hash.
 func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	files := []struct{ path, data string }{{"b", "bee\n"}, {"a", "ay\n"}, {"c", "sea\n"}}
 	name := archiveOf(t, "b", "bee\n", "a", "ay\n", "c", "sea\n")
 	var entries []Entry // with their places, as a manifest records them
@@ -250,6 +250,7 @@ func TestExportReadsAnArchiveOutOfWalkOrder(t *testing.T) {
 // not (read again with a map of every path, past what was listed): each
 // entry once, in archive order; a duplicate is refused either way.
 func TestListOutOfWalkOrder(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		files []string
 		want  string

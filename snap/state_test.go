@@ -12,7 +12,7 @@ import (
 // state folders (a project in HOME) never captures them, and a restore
 // neither deletes nor writes them, even from a snapshot that holds them.
 func TestStateFoldersLeftAlone(t *testing.T) {
-	home := gitEnv(t)
+	home := gitHome(t)
 	elsewhere := filepath.Join(home, "work", "rw")
 	t.Setenv("REWIND_HOME", elsewhere)
 	t.Setenv("CODEX_HOME", filepath.Join(home, "codex-state"))

@@ -2,6 +2,7 @@ package snap
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -20,11 +21,12 @@ type entryStream struct {
 	archive string          // its own archive (absolute): the source of entries that name none
 	over    []Entry         // the deltas' newest entry of each path they list, in walk order
 	removed map[string]bool // paths a delta removed
+	chunk   int             // instead of streamChunk (tests)
 }
 
-// streamChunk is how much of a full manifest a pass holds at once (a
-// variable for tests, which make lines straddle chunks).
-var streamChunk = 1 << 20
+// streamChunk is how much of a full manifest a pass holds at once. Tests
+// make lines straddle chunks (entryStream.chunk).
+const streamChunk = 1 << 20
 
 // each calls fn with every entry of m in walk order. Entries of a manifest
 // from OpenManifest are read as the pass goes: fn must not keep the entry
@@ -74,7 +76,7 @@ func (s *entryStream) each(fn func(e *Entry) error) error {
 		return fn(e)
 	}
 	var e Entry // (one for the pass: fn does not keep it)
-	buf := make([]byte, streamChunk)
+	buf := make([]byte, cmp.Or(s.chunk, streamChunk))
 	n, lineNo, first := 0, 1, true
 	for {
 		k, rerr := io.ReadFull(f, buf[n:])

@@ -31,10 +31,29 @@ func openedEntries(t *testing.T, m *Manifest) []Entry {
 	return out
 }
 
+// chunked makes the passes over m read its full manifest chunk bytes at a
+// time (0: streamChunk): lines straddle chunks.
+func chunked(m *Manifest, chunk int) *Manifest {
+	if m != nil && m.stream != nil {
+		m.stream.chunk = chunk
+	}
+	return m
+}
+
+// openChunked is OpenManifest, the passes over what it opens reading chunk
+// bytes at a time.
+func openChunked(chunk int) func(name string) (*Manifest, error) {
+	return func(name string) (*Manifest, error) {
+		m, err := OpenManifest(name)
+		return chunked(m, chunk), err
+	}
+}
+
 // TestOpenManifestReadsWhatReadManifestReads reads every manifest of a chain
 // of layers over random edits both ways, with chunks large and so small
 // that every line straddles two: the same entries, files and archives.
 func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -46,16 +65,14 @@ func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
 		}
 		layerSave(t, dir, snaps, i, 4) // a full snapshot every few layers: chains of several lengths
 	}
-	defer func(c int) { streamChunk = c }(streamChunk)
 	for _, chunk := range []int{1 << 20, 61} {
-		streamChunk = chunk
 		for i := 0; i < n; i++ {
 			name := filepath.Join(snaps, fmt.Sprint(i), "manifest")
 			read, err := ReadManifest(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			opened, err := OpenManifest(name)
+			opened, err := openChunked(chunk)(name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,18 +106,18 @@ func TestOpenManifestReadsWhatReadManifestReads(t *testing.T) {
 // chunks so small that every line straddles two, a string kept past its
 // call would read another line's bytes.
 func TestLayerOverAnOpenedParentIsTheSame(t *testing.T) {
-	defer func(m, c int) { recallMax, streamChunk = m, c }(recallMax, streamChunk)
+	t.Parallel()
 	for _, max := range []int{recallMax, 3} {
 		for _, chunk := range []int{1 << 20, 61} {
 			t.Run(fmt.Sprintf("recallMax=%d,chunk=%d", max, chunk), func(t *testing.T) {
-				recallMax, streamChunk = max, chunk
-				layersOverOpenedParents(t, max > 3)
+				layersOverOpenedParents(t, max, chunk)
 			})
 		}
 	}
 }
 
-func layersOverOpenedParents(t *testing.T, recalled bool) {
+func layersOverOpenedParents(t *testing.T, recallMax, chunk int) {
+	recalled := recallMax > 3
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(9))
 	dir := t.TempDir()
@@ -109,11 +126,11 @@ func layersOverOpenedParents(t *testing.T, recalled bool) {
 	save := func(snaps string, i int, open bool) (*Manifest, []Change) {
 		out := filepath.Join(snaps, fmt.Sprint(i))
 		os.MkdirAll(out, 0o755)
-		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true}
+		opts := CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, recallMax: recallMax}
 		if i > 0 {
 			pick := ReadManifest
 			if open {
-				pick = OpenManifest
+				pick = openChunked(chunk)
 			}
 			p, err := pick(filepath.Join(snaps, fmt.Sprint(i-1), "manifest"))
 			if err != nil {
@@ -184,6 +201,7 @@ func touchSome(t *testing.T, rng *rand.Rand, dir string) {
 // TestOpenedManifestReplacedUnderAPass says so rather than read another
 // tree's entries.
 func TestOpenedManifestReplacedUnderAPass(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(3))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -206,6 +224,7 @@ func TestOpenedManifestReplacedUnderAPass(t *testing.T) {
 // manifest read whole and opened, with chunks so small that every line
 // straddles two: the same paths, the same contents.
 func TestReadFilesFromAnOpenedManifest(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(13))
 	dir, snaps := t.TempDir(), t.TempDir()
@@ -236,9 +255,7 @@ func TestReadFilesFromAnOpenedManifest(t *testing.T) {
 		return out
 	}
 	whole := files(read)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
-	opened, err := OpenManifest(name)
+	opened, err := openChunked(61)(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +268,8 @@ func TestReadFilesFromAnOpenedManifest(t *testing.T) {
 // layers over it, read as they go with lines straddling chunks: what each
 // file itself names, as the manifest read whole says.
 func TestManifestArchivesAsItReads(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
-	defer func(c int) { streamChunk = c }(streamChunk)
-	streamChunk = 61
 	rng := rand.New(rand.NewSource(8))
 	dir, snaps := t.TempDir(), t.TempDir()
 	genTree(t, rng, dir, 60)
@@ -263,7 +279,7 @@ func TestManifestArchivesAsItReads(t *testing.T) {
 		}
 		layerSave(t, dir, snaps, i, 0)
 		name := filepath.Join(snaps, fmt.Sprint(i), "manifest")
-		got, err := ManifestArchives(name)
+		got, err := manifestArchives(name, 61)
 		if err != nil {
 			t.Fatal(err)
 		}

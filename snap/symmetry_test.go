@@ -142,6 +142,7 @@ func mutateRandomTree(t *testing.T, rng *rand.Rand, dir string) {
 // snapshot (full, and a layer over it) restores exactly over the changed
 // tree, and back again.
 func TestEveryTreeSaveAcceptsRestoresExactly(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	seeds := 6
 	if testing.Short() {

@@ -50,20 +50,26 @@ func asUnprivileged(t *testing.T) bool {
 func init() {
 	spilledTests = append(spilledTests, struct {
 		name string
-		fn   func(*testing.T)
-	}{"UnreadableEntriesLeftAlone", TestUnreadableEntriesLeftAlone})
+		fn   func(t *testing.T, spill int)
+	}{"UnreadableEntriesLeftAlone", testUnreadableEntriesLeftAlone})
 }
 
 // TestUnreadableEntriesLeftAlone: a file and a folder the save may not read
 // do not fail it: they are recorded as unreadable, not captured, and a
 // restore neither deletes nor replaces what is at them.
 func TestUnreadableEntriesLeftAlone(t *testing.T) {
+	t.Parallel()
+	testUnreadableEntriesLeftAlone(t, 0)
+}
+
+// testUnreadableEntriesLeftAlone is TestUnreadableEntriesLeftAlone, with the
+// restore's plan written out spill entries a block (0: as in production; see
+// TestRestoresWithThePlanSpilled).
+func testUnreadableEntriesLeftAlone(t *testing.T, spill int) {
 	if !asUnprivileged(t) {
 		return
 	}
 	dir := t.TempDir()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	writeTree(t, dir, map[string]string{"a.txt": "a", "secret.key": "secret", "private/notes.txt": "notes", "sub/b.txt": "b"})
 	os.Chmod(filepath.Join(dir, "secret.key"), 0)
 	os.Chmod(filepath.Join(dir, "private"), 0)
@@ -77,7 +83,7 @@ func TestUnreadableEntriesLeftAlone(t *testing.T) {
 	// leaves them as they are.
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)
 	os.Remove(filepath.Join(dir, "sub/b.txt"))
-	r, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m})
+	r, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func TestUnreadableEntriesLeftAlone(t *testing.T) {
 	_, m2 := layerSave(t, dir, snaps, 1, 0)
 	os.WriteFile(filepath.Join(dir, "secret.key"), []byte("new secret"), 0o644)
 	os.Chmod(filepath.Join(dir, "secret.key"), 0)
-	if _, err := Restore(context.Background(), dir, "", RestoreOptions{Manifest: m2}); err != nil {
+	if _, err := Restore(context.Background(), dir, "", RestoreOptions{spillAt: spill, Manifest: m2}); err != nil {
 		t.Fatal(err)
 	}
 	os.Chmod(filepath.Join(dir, "secret.key"), 0o644)
@@ -115,7 +121,7 @@ func TestUnreadableEntriesLeftAlone(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "secret.key"), []byte("newer secret"), 0o644)
 	os.Chmod(filepath.Join(dir, "secret.key"), 0)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed again"), 0o644)
-	if r, err = Restore(context.Background(), dir, archive, RestoreOptions{}); err != nil {
+	if r, err = Restore(context.Background(), dir, archive, RestoreOptions{spillAt: spill}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(r.Unreadable, []string{"secret.key"}) || r.Written != 1 {
@@ -135,12 +141,11 @@ func TestUnreadableEntriesLeftAlone(t *testing.T) {
 // as deleted), whether the changes are handed on as the walk goes or held
 // to be paired; the changes on either side of it in walk order are listed.
 func TestDiffLeavesOutWhatItCannotReadNow(t *testing.T) {
+	t.Parallel()
 	if !asUnprivileged(t) {
 		return
 	}
 	dir, snaps := t.TempDir(), t.TempDir()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	writeTree(t, dir, map[string]string{"a.txt": "a", "private/notes.txt": "n", "private/deep/x.txt": "x", "q.txt": "q", "z.txt": "z"})
 	_, m := layerSave(t, dir, snaps, 0, 0)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)

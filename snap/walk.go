@@ -37,6 +37,12 @@ type WalkOptions struct {
 	// it in walk order is handed on: so fn may know, as the walk goes,
 	// whether a path it has not met was left out unread.
 	unreadable func(path string)
+	// readAhead, when set (tests), is told the entries read ahead each
+	// time WalkEach reads a folder.
+	readAhead func(pending int)
+	// openFolder, when set (tests, which change a folder as it is
+	// opened), opens each folder instead of openDir.
+	openFolder func(abs string) (dirFD, []string, error)
 }
 
 // Tree is the result of a walk: the entries in scope, in walk order, and
@@ -90,6 +96,10 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	w.rules.Ignore, w.rules.GitFiles = opts.Ignore, true
 	w.gitRoots = sync.OnceValue(func() []string { return resolvedForms(abs) })
 	w.unreadable = opts.unreadable
+	w.readAhead, w.open = opts.readAhead, opts.openFolder
+	if w.open == nil {
+		w.open = openDir
+	}
 	w.rules.Repos = append(w.rules.Repos, gc.rules)
 	w.sem = make(chan struct{}, walkWorkers)
 	if each != nil { // (WalkEach's)
@@ -168,6 +178,8 @@ type walker struct {
 	extra      []pattern
 	state      map[string]bool   // Rewind's and the agents' state folders inside the root
 	unreadable func(path string) // see WalkOptions.unreadable
+	readAhead  func(pending int) // see WalkOptions.readAhead
+	open       func(abs string) (dirFD, []string, error)
 	sem        chan struct{}
 	wg         sync.WaitGroup
 	mu         sync.Mutex
@@ -189,7 +201,7 @@ type walker struct {
 // About 40 MB of entries at most; smaller windows stall the readers (a
 // save of 1M files: 2^16 1.9 -> 2.4 s, 2^17 2.3 s, 2^18 1.9 s), as the
 // folders they wait on block the folders queued behind them.
-var walkWindow = 1 << 18 // (a variable for tests)
+const walkWindow = 1 << 18
 
 // admit waits until the folder res may be read (see window).
 func (w *walker) admit(res *dirResult) {
@@ -210,15 +222,11 @@ func (w *walker) read(n int) {
 	}
 	w.aheadMu.Lock()
 	w.pending += n
-	if walkReadAhead != nil {
-		walkReadAhead(w.pending)
+	if w.readAhead != nil {
+		w.readAhead(w.pending)
 	}
 	w.aheadMu.Unlock()
 }
-
-// walkReadAhead, when set (by tests), is told the entries read ahead each
-// time a folder is read.
-var walkReadAhead func(pending int)
 
 // await says flatten waits for d; put that n entries were put.
 func (w *walker) await(d *dirResult) {
@@ -364,7 +372,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 	var names []string
 	var dfd dirFD
 	for attempt := 0; ; attempt++ {
-		fd, ns, err := openFolder(abs)
+		fd, ns, err := w.open(abs)
 		if err == nil {
 			dfd, names = fd, ns
 			break
@@ -513,10 +521,6 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		}
 	}
 }
-
-// openFolder is openDir (a variable for tests, which change a folder as it
-// is opened).
-var openFolder = openDir
 
 // maxRetries bounds how often the walk looks again at an entry that keeps
 // changing type while it is read.

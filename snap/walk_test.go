@@ -21,6 +21,7 @@ import (
 // puts the folders in walk order while it reads them; told too little, too
 // much or nothing, it finds the same tree as one that orders them after.
 func TestWalkInOrderAsItGoes(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(11))
 	dir := t.TempDir()
@@ -52,6 +53,7 @@ func TestWalkInOrderAsItGoes(t *testing.T) {
 // walk never reads more than the window and a folder ahead of it; an error
 // from fn ends the walk, with folders waiting to be read, and is returned.
 func TestWalkEachHoldsAWindow(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	largest := 0
@@ -69,17 +71,16 @@ func TestWalkEachHoldsAWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(w int) { walkWindow, walkReadAhead = w, nil }(walkWindow)
-	walkWindow = 5
+	const window = 5
 	var mu sync.Mutex
 	most := 0
-	walkReadAhead = func(n int) {
+	opts := WalkOptions{window: window, readAhead: func(n int) {
 		mu.Lock()
 		most = max(most, n)
 		mu.Unlock()
-	}
+	}}
 	var got []Entry
-	tree, err := WalkEach(context.Background(), dir, WalkOptions{}, func(e *Entry) error {
+	tree, err := WalkEach(context.Background(), dir, opts, func(e *Entry) error {
 		if len(got)%17 == 0 {
 			time.Sleep(time.Millisecond) // (the readers run ahead, up to the window)
 		}
@@ -93,13 +94,13 @@ func TestWalkEachHoldsAWindow(t *testing.T) {
 		t.Fatalf("WalkEach handed %d entries, Walk lists %d, or in another order", len(got), len(want.Entries))
 	}
 	// (the folders let in at once when the window frees, each of a reader)
-	if limit := walkWindow + 40 + (walkWorkers+1)*largest; most > limit || most == 0 || most > len(want.Entries)/4 {
+	if limit := window + 40 + (walkWorkers+1)*largest; most > limit || most == 0 || most > len(want.Entries)/4 {
 		t.Fatalf("read %d entries ahead at most, the window lets %d", most, limit)
 	}
-	t.Logf("read %d entries ahead at most (window %d, tree %d)", most, walkWindow, len(want.Entries))
+	t.Logf("read %d entries ahead at most (window %d, tree %d)", most, window, len(want.Entries))
 	stop := errors.New("enough")
 	n := 0
-	_, err = WalkEach(context.Background(), dir, WalkOptions{}, func(e *Entry) error {
+	_, err = WalkEach(context.Background(), dir, opts, func(e *Entry) error {
 		if n++; n == 30 {
 			return stop
 		}
@@ -114,6 +115,7 @@ func TestWalkEachHoldsAWindow(t *testing.T) {
 // and names it does not hold, in walk order and shuffled: the restore
 // plan's index of the tree finds what a map of it finds.
 func TestTreeIndexFindsWhatAMapFinds(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(12))
 	dir := t.TempDir()
@@ -156,6 +158,7 @@ func TestTreeIndexFindsWhatAMapFinds(t *testing.T) {
 // fail the walk: it is taken as gone, as it was when last opened, and the
 // rest of the tree as it is.
 func TestWalkFolderThatKeepsChanging(t *testing.T) {
+	t.Parallel()
 	gitEnv(t)
 	dir := t.TempDir()
 	deeper := filepath.Join(dir, "swap", "inner", "deeper")
@@ -168,7 +171,7 @@ func TestWalkFolderThatKeepsChanging(t *testing.T) {
 		}
 	}
 	opened := 0
-	openFolder = func(abs string) (dirFD, []string, error) {
+	open := func(abs string) (dirFD, []string, error) {
 		if abs != deeper {
 			return openDir(abs)
 		}
@@ -178,8 +181,7 @@ func TestWalkFolderThatKeepsChanging(t *testing.T) {
 		os.MkdirAll(deeper, 0o755)
 		return fd, names, err
 	}
-	defer func() { openFolder = openDir }()
-	tree, err := Walk(context.Background(), dir, WalkOptions{})
+	tree, err := Walk(context.Background(), dir, WalkOptions{openFolder: open})
 	if err != nil {
 		t.Fatalf("the walk failed on a folder that keeps changing: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 // TestHint: each of the snap package's errors gets a hint naming rewind-snap's own flags.
 func TestHint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string

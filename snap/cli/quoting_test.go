@@ -16,6 +16,7 @@ import (
 // for a person, name them escaped (cmdline.Report); under no flag do raw control bytes reach
 // stderr.
 func TestControlCharactersInNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "proj")
 	if err := os.Mkdir(root, 0o755); err != nil {

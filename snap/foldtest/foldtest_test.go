@@ -11,6 +11,7 @@ import (
 // The mounted file system folds as APFS does: one file under every
 // spelling, listed as created, renamed to another case in place.
 func TestFolds(t *testing.T) {
+	t.Parallel()
 	dir := foldtest.Dir(t)
 	if err := os.WriteFile(filepath.Join(dir, "Readme.md"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
