@@ -219,8 +219,8 @@ func TestRestoreSparesGitFilesOlderSnapshotsLack(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = os.Lstat(filepath.Join(root, "sub", ".git"))
-			if kept := err == nil; kept != tt.kept || kept != slices.Contains(res.Spared, "sub/.git") {
-				t.Fatalf("sub/.git kept: %v (spared %q), want %v", kept, res.Spared, tt.kept)
+			if kept := err == nil; kept != tt.kept || kept != slices.Contains(res.LeftIgnored, "sub/.git") {
+				t.Fatalf("sub/.git kept: %v (spared %q), want %v", kept, res.LeftIgnored, tt.kept)
 			}
 		})
 	}

@@ -81,7 +81,7 @@ type RestoreResult struct {
 	RenamedList []Rename `json:"renamed_paths,omitempty"`    // on a file system that folds names (see Folding)
 	ModeList    PathList `json:"mode_paths,omitzero"`        // in a dry run
 	Kept        []string `json:"kept_folders,omitempty"`     // folders not in the snapshot kept because they hold ignored files
-	Spared      []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
+	LeftIgnored []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
 	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
 }
@@ -257,43 +257,43 @@ type restoreOp struct {
 }
 
 type restorePlan struct {
-	ctx       context.Context // interrupts phase one (phase two, once begun, finishes)
-	root      string
-	r         *os.Root
-	stage     string        // staging folder name at the root, "" when not staging
-	marker    []byte        // its marker's content, which a mount's staging folder of the same name holds too
-	mounts    []*mountStage // file systems mounted inside the root, outermost first (see mount)
-	archive   string        // the archive read whole, for errors about its entries ("" from a manifest)
-	gitRoots  []string      // the root's paths, as given and resolved, once a .git file needs them (see gitFileOK)
-	spillOut  bool          // a dry run's plan too big to hold is written outside the tree (see planSpill)
-	stageLock *os.File
-	snapshot  map[string]Kind
-	state     map[string]bool // state folders inside the root: never compared or written
-	inputs    map[string]bool // the snapshot's own files inside the root: never deleted or written
-	copied    bool            // the archive is a copy in walk order (see withArchiveInOrder)
-	alone     map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
-	keptIn    []string
-	current   []Entry
-	cur       treeIndex // the tree's entries by path, and by the snapshot's spelling of it (see lookup)
+	ctx            context.Context // interrupts phase one (phase two, once begun, finishes)
+	root           string
+	r              *os.Root
+	stage          string        // staging folder name at the root, "" when not staging
+	marker         []byte        // its marker's content, which a mount's staging folder of the same name holds too
+	mounts         []*mountStage // file systems mounted inside the root, outermost first (see mount)
+	archive        string        // the archive read whole, for errors about its entries ("" from a manifest)
+	gitRoots       []string      // the root's paths, as given and resolved, once a .git file needs them (see gitFileOK)
+	spillOut       bool          // a dry run's plan too big to hold is written outside the tree (see planSpill)
+	stageLock      *os.File
+	snapshot       map[string]Kind
+	state          map[string]bool // state folders inside the root: never compared or written
+	inputs         map[string]bool // the snapshot's own files inside the root: never deleted or written
+	copied         bool            // the archive is a copy in walk order (see withArchiveInOrder)
+	leftUnreadable map[string]bool // unreadable now or at snapshot time: neither written nor deleted, nor anything below
+	leftInputs     []string        // the snapshot's own files in the tree that were not in it: left alone
+	current        []Entry
+	cur            treeIndex // the tree's entries by path, and by the snapshot's spelling of it (see lookup)
 
 	// On a file system that folds names (Folding), the snapshot may spell
 	// a tree's path otherwise: spell finds the tree's entry, alias maps its
-	// path to the snapshot's, and the keyed sets hold the fold keys of alone
+	// path to the snapshot's, and the keyed sets hold the fold keys of leftUnreadable
 	// and inputs. All nil elsewhere.
-	fold      Folding
-	spell     *spellings
-	alias     map[string]string
-	aloneKeys map[string]bool
-	inputKeys map[string]bool
-	special   map[string]bool
-	ops       []restoreOp
-	deletes   []Entry  // in the tree, not in the snapshot (or of another kind)
-	spared    []string // not in the snapshot, but ignored under its rules: left alone
-	unchanged int
-	nstaged   int
-	stagedDir string    // the staging folder's folder a file was last staged in (see stageAs)
-	stagedOn  string    // and that staging folder
-	progress  *Progress // counts staged files (WithProgress)
+	fold               Folding
+	spell              *spellings
+	alias              map[string]string
+	leftUnreadableKeys map[string]bool
+	inputKeys          map[string]bool
+	special            map[string]bool
+	ops                []restoreOp
+	deletes            []Entry  // in the tree, not in the snapshot (or of another kind)
+	leftIgnored        []string // not in the snapshot, but ignored under its rules: left alone
+	unchanged          int
+	nstaged            int
+	stagedDir          string    // the staging folder's folder a file was last staged in (see stageAs)
+	stagedOn           string    // and that staging folder
+	progress           *Progress // counts staged files (WithProgress)
 	// paths limits the plan (RestoreOptions.Paths); outDirs holds the modes of
 	// the snapshot's folders it leaves out, for those a path inside needs
 	// created, and rulesOnly the ignore files it leaves out that are still
@@ -465,7 +465,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	p.cur = treeIndex{entries: p.current}
 	if p.spell != nil {
 		p.alias = map[string]string{}
-		p.aloneKeys, p.inputKeys = map[string]bool{}, map[string]bool{}
+		p.leftUnreadableKeys, p.inputKeys = map[string]bool{}, map[string]bool{}
 		for i := range p.current {
 			p.spell.tree = append(p.spell.tree, &p.current[i])
 		}
@@ -477,13 +477,13 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	for _, s := range t.Special {
 		p.special[s] = true
 	}
-	p.alone = map[string]bool{}
+	p.leftUnreadable = map[string]bool{}
 	for _, u := range t.Unreadable {
-		p.leave(u)
+		p.leaveUnreadable(u)
 	}
 	if m != nil {
 		for _, u := range m.Header.Unreadable {
-			p.leave(u)
+			p.leaveUnreadable(u)
 		}
 	}
 	if stage && p.stage == "" {
@@ -514,7 +514,7 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	for i := range p.current {
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
-		if p.judge(c, ok, k == c.Kind, rules) {
+		if p.isDeleted(c, ok, k == c.Kind, rules) {
 			p.deletes = append(p.deletes, *c)
 		}
 	}
@@ -530,27 +530,27 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	return p.checkMounts(stage) // (a diff lists no mounts: see plan)
 }
 
-// judge tells whether the tree's entry c is deleted: inSnap says the
+// isDeleted reports whether the tree's entry c is deleted: inSnap says the
 // snapshot has its path, sameKind that it has it as c's kind.
-func (p *restorePlan) judge(c *Entry, inSnap, sameKind bool, rules *snapshotRules) bool {
+func (p *restorePlan) isDeleted(c *Entry, inSnap, sameKind bool, rules *snapshotRules) bool {
 	switch {
 	case !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir):
 		// Outside the paths restored: left as it is.
-	case p.isAlone(c.Path):
+	case p.isLeftUnreadable(c.Path):
 		// Unreadable now or when the snapshot was taken: its content is
 		// known to no backup, so it is never deleted.
 	case p.isInput(c.Path):
 		if !inSnap { // else reported when the snapshot's entry was skipped
-			p.keptIn = append(p.keptIn, c.Path)
+			p.leftInputs = append(p.leftInputs, c.Path)
 		}
 	case inSnap && sameKind:
 	case !inSnap && rules.ignored(c.Path, c.Kind == KindDir):
 		// In scope now only because the ignore rules changed since the
 		// snapshot: under the snapshot's rules it is an ignored file, and
 		// a restore never deletes those.
-		p.spared = append(p.spared, c.Path)
+		p.leftIgnored = append(p.leftIgnored, c.Path)
 	case c.Kind == KindFile && p.unreadable(c.Path):
-		p.leave(c.Path) // no backup can hold it: never deleted
+		p.leaveUnreadable(c.Path) // no backup can hold it: never deleted
 	default:
 		return true
 	}
@@ -720,18 +720,18 @@ func (p *restorePlan) snapName(name string) string {
 	return name
 }
 
-// leave marks name (a tree's or a snapshot's path) to be left alone.
-func (p *restorePlan) leave(name string) {
-	p.alone[name] = true
-	if p.aloneKeys != nil {
-		p.aloneKeys[p.fold.Key(name)] = true
+// leaveUnreadable marks name (a tree's or a snapshot's path) left alone as unreadable.
+func (p *restorePlan) leaveUnreadable(name string) {
+	p.leftUnreadable[name] = true
+	if p.leftUnreadableKeys != nil {
+		p.leftUnreadableKeys[p.fold.Key(name)] = true
 	}
 }
 
-// isAlone reports whether name, or a folder above it, is left alone, under
+// isLeftUnreadable reports whether name, or a folder above it, is left alone as unreadable, under
 // whichever spelling it was marked.
-func (p *restorePlan) isAlone(name string) bool {
-	return underAny(name, p.alone) || p.aloneKeys != nil && underAny(p.fold.Key(name), p.aloneKeys)
+func (p *restorePlan) isLeftUnreadable(name string) bool {
+	return underAny(name, p.leftUnreadable) || p.leftUnreadableKeys != nil && underAny(p.fold.Key(name), p.leftUnreadableKeys)
 }
 
 // isInput reports whether name is one of the snapshot's own files, under
@@ -914,7 +914,7 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 			p.keepInput(e.Path)
 			continue
 		}
-		if p.isAlone(e.Path) {
+		if p.isLeftUnreadable(e.Path) {
 			continue // unreadable: left as it is
 		}
 		c, err := p.enter(e)
@@ -937,7 +937,7 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 		if err != nil {
 			return err
 		}
-		if p.alone[e.Path] {
+		if p.leftUnreadable[e.Path] {
 			continue
 		}
 		p.addFile(e, c, same, staged)
@@ -1018,7 +1018,7 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 			p.keepInput(e.Path)
 			return nil
 		}
-		if p.isAlone(e.Path) {
+		if p.isLeftUnreadable(e.Path) {
 			return nil // unreadable: left as it is
 		}
 		c, err := p.enter(e)
@@ -1047,7 +1047,7 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 			} else {
 				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(c.Path)))
 				if err != nil && unreadableErr(err) {
-					p.leave(e.Path) // it cannot be backed up, so it is not replaced
+					p.leaveUnreadable(e.Path) // it cannot be backed up, so it is not replaced
 					return nil
 				}
 				if err != nil && !changed(err) {
@@ -1066,7 +1066,7 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 			return nil
 		}
 		if c != nil && c.Kind == KindFile && p.unreadable(c.Path) {
-			p.leave(e.Path)
+			p.leaveUnreadable(e.Path)
 			return nil
 		}
 		p.addFile(e, c, false, "")
@@ -1352,7 +1352,7 @@ func (p *restorePlan) keepInput(name string) {
 	for _, d := range missingParents(name, p.snapshot) {
 		p.snapshot[d] = KindDir
 	}
-	p.keptIn = append(p.keptIn, name)
+	p.leftInputs = append(p.leftInputs, name)
 }
 
 // within returns the files of paths that lie inside root, relative to it
@@ -1477,7 +1477,7 @@ func (p *restorePlan) compareFile(e *Entry, c *Entry, content io.Reader, stage b
 		// (O_NONBLOCK: a FIFO put there since the walk does not hold the open up)
 		cf, err = p.r.OpenFile(filepath.FromSlash(c.Path), os.O_RDONLY|oNonblock, 0)
 		if err != nil && unreadableErr(err) {
-			p.leave(e.Path) // it cannot be backed up, so it is not replaced
+			p.leaveUnreadable(e.Path) // it cannot be backed up, so it is not replaced
 			_, err := io.Copy(io.Discard, content)
 			return false, "", archiveReadErr(e, err)
 		}
@@ -1733,8 +1733,8 @@ func (p *restorePlan) close() {
 }
 
 func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
-	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, Spared: p.spared, Inputs: p.keptIn}
-	for u := range p.alone {
+	res := &RestoreResult{Type: "restore", DryRun: dry, Unchanged: p.unchanged, LeftIgnored: p.leftIgnored, Inputs: p.leftInputs}
+	for u := range p.leftUnreadable {
 		res.Unreadable = append(res.Unreadable, u)
 	}
 	sort.Strings(res.Unreadable)
@@ -1803,7 +1803,7 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 // needs named. They are added in walk order, and a folder deleted is listed
 // once for all it held (its path ending in "/", as rm -r is told: a tree
 // emptied lists its top folders, not a million files); what it holds that
-// is left alone is listed as such (unreadable, spared, the snapshot's own
+// is left alone is listed as such (unreadable, ignored, the snapshot's own
 // files). A restore limited to paths lists each path: a folder there may
 // hold paths left out of them.
 type deletions struct {

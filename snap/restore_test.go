@@ -730,7 +730,7 @@ func testRestoreSparesFilesIgnoredBySnapshotRules(t *testing.T, spill int) {
 	if b, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); string(b) != ".env\n" {
 		t.Fatalf(".gitignore not restored: %q", b)
 	}
-	if len(res.Spared) != 1 || res.Spared[0] != ".env" || res.Deleted != 0 {
+	if len(res.LeftIgnored) != 1 || res.LeftIgnored[0] != ".env" || res.Deleted != 0 {
 		t.Errorf("result %+v, want .env spared and nothing deleted", res)
 	}
 }
@@ -853,7 +853,7 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 				t.Errorf("%s: %q, want %q", f, b, want)
 			}
 		}
-		if len(r.Spared) != 1 || r.Spared[0] != ".env" || r.Deleted != 0 {
+		if len(r.LeftIgnored) != 1 || r.LeftIgnored[0] != ".env" || r.Deleted != 0 {
 			t.Errorf("result %+v, want .env spared and nothing deleted", r)
 		}
 		os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)

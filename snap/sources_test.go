@@ -131,7 +131,7 @@ func TestRestoreSparesByTheRulesOfItsTime(t *testing.T) {
 			t.Errorf("%s: %v: deleted by a restore, though the snapshot's rules ignored it", p, err)
 		}
 	}
-	if len(res.Spared) != 3 {
-		t.Errorf("spared %v, want the three", res.Spared)
+	if len(res.LeftIgnored) != 3 {
+		t.Errorf("spared %v, want the three", res.LeftIgnored)
 	}
 }

@@ -46,9 +46,9 @@ type sparseFolder struct {
 // holds the last block.
 func (p *restorePlan) sparse(ctx context.Context, walk WalkOptions, m *Manifest, limits Limits) (*sparsePlan, error) {
 	chk := &archiveScanner{name: m.File, limits: limits, fold: p.fold, ordered: true, scoped: true, csize: 1 << 62}
-	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)
+	p.leftUnreadable = map[string]bool{} // (compare makes it again, with what the walk could not read)
 	for _, u := range m.Header.Unreadable {
-		p.leave(u)
+		p.leaveUnreadable(u)
 	}
 	return p.sparseOver(ctx, walk, m.each, func(o, c *Entry) (*Entry, bool, error) {
 		e := *o // (read as the pass goes: what is kept is copied)
@@ -86,7 +86,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 	if err := as.refuseLayer(); err != nil {
 		return nil, err
 	}
-	p.alone = map[string]bool{} // (compare makes it again, with what the walk could not read)
+	p.leftUnreadable = map[string]bool{} // (compare makes it again, with what the walk could not read)
 	var content io.Reader       // the file the archive is at
 	var unreadable []string     // the tree's files compareFile could not read
 	buf, buf2 := make([]byte, 256*1024), make([]byte, 256*1024)
@@ -121,7 +121,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		if newTop == "" && c == nil && e.Kind == KindDir {
 			newTop = e.Path
 		}
-		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isAlone(e.Path) {
+		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isLeftUnreadable(e.Path) {
 			return e, false, nil // (the plan leaves the last three as they are)
 		}
 		rulesOf := false
@@ -156,7 +156,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 			return nil, false, err
 		}
 		switch {
-		case p.alone[e.Path]:
+		case p.leftUnreadable[e.Path]:
 			unreadable = append(unreadable, e.Path)
 		case same:
 			e.Src = inTree
@@ -353,7 +353,7 @@ func (p *restorePlan) sameInBoth(o, c *Entry, sameFile bool) bool {
 	if base := path.Base(o.Path); base == ".gitignore" || base == ".rewindignore" {
 		return false
 	}
-	if p.isInput(o.Path) || p.isAlone(o.Path) || underAny(o.Path, p.state) {
+	if p.isInput(o.Path) || p.isLeftUnreadable(o.Path) || underAny(o.Path, p.state) {
 		return false
 	}
 	switch o.Kind {

@@ -327,7 +327,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			tag := byte(0)
 			if ok {
 				tag = tagInSnap
-				if p.paths != nil && c.Kind == KindDir && p.judge(c, true, false, rules) {
+				if p.paths != nil && c.Kind == KindDir && p.isDeleted(c, true, false, rules) {
 					replaced = append(replaced, *c)
 				}
 			}
@@ -400,7 +400,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		}
 	}
 	return s.cands.each(func(tag byte, c *Entry, _ string) error {
-		if !p.judge(c, tag&tagInSnap != 0, false, rules) {
+		if !p.isDeleted(c, tag&tagInSnap != 0, false, rules) {
 			return nil
 		}
 		s.deleted.add(c)

@@ -316,7 +316,7 @@ func writeCode(w io.Writer, tc *store.TreeChange, what string) {
 			fmt.Fprintf(w, "  (the list stops here: %s)\n", cmdline.QuoteText(err.Error()))
 		}
 	}
-	for _, p := range code.Spared {
+	for _, p := range code.LeftIgnored {
 		fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", cmdline.QuotePath(p))
 	}
 	for _, p := range code.Unreadable {
