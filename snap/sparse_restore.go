@@ -87,8 +87,8 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		return nil, err
 	}
 	p.leftUnreadable = map[string]bool{} // (compare makes it again, with what the walk could not read)
-	var content io.Reader       // the file the archive is at
-	var unreadable []string     // the tree's files compareFile could not read
+	var content io.Reader                // the file the archive is at
+	var unreadable []string              // the tree's files compareFile could not read
 	buf, buf2 := make([]byte, 256*1024), make([]byte, 256*1024)
 	each := func(fn func(e *Entry) error) error {
 		for {

@@ -369,61 +369,89 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		return
 	}
 	abs := w.abs(rel)
-	var names []string
-	var dfd dirFD
+	dfd, names, ok := w.list(res, self, abs, rel, st, repo, inIgnored)
+	if !ok {
+		return
+	}
+	defer closeDir(dfd)
+	sort.Strings(names)
+	if st, repo, inIgnored, ok = w.folderRules(dfd, names, abs, rel, st, repo, inIgnored); !ok {
+		return
+	}
+	sub, ok := w.entries(res, dfd, names, abs, rel, st, repo, inIgnored)
+	if !ok {
+		return
+	}
+	res.subs = make([]*dirResult, len(res.entries))
+	for _, i := range sub {
+		res.subs[i] = newDirResult()
+	}
+	w.read(len(res.entries))
+	ready = true
+	close(res.ready)
+	w.descend(res, sub, st, repo, inIgnored)
+}
+
+// list opens the folder rel and lists its names. A folder that cannot be opened is
+// recorded in res (denied, gone, replaced by what is there now, in self) and ok is false;
+// a failure of the walk is recorded in w.
+func (w *walker) list(res *dirResult, self *Entry, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (dfd dirFD, names []string, ok bool) {
 	for attempt := 0; ; attempt++ {
 		fd, ns, err := w.open(abs)
 		if err == nil {
-			dfd, names = fd, ns
-			break
+			return fd, ns, true
 		}
 		switch {
 		case rel == "":
 			w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
-			return
+			return dfd, nil, false
 		case denied(err):
 			res.denied = true
-			return
+			return dfd, nil, false
 		case !changed(err):
 			w.fail(fmt.Errorf("cannot read folder %s: %w", displayPath(rel), err))
-			return
+			return dfd, nil, false
 		case attempt == maxRetries:
 			// Still changing after the last look: it was gone when last
 			// opened, and the checkpoint holds it so, as for a symlink.
 			res.gone = true
-			return
+			return dfd, nil, false
 		}
 		// Removed or replaced since its parent was read: what is there now?
 		e, ok, err := w.entry(atCWD, abs, rel, st, repo, inIgnored)
 		switch {
 		case err != nil && denied(err):
 			res.denied = true
-			return
+			return dfd, nil, false
 		case err != nil:
 			w.fail(err)
-			return
+			return dfd, nil, false
 		case !ok:
 			res.gone = true
-			return
+			return dfd, nil, false
 		case e.Kind == 0:
 			res.gone = true
 			res.special = append(res.special, rel)
-			return
+			return dfd, nil, false
 		case e.Kind != KindDir:
 			*self = e
 			res.replaced = true
-			return
+			return dfd, nil, false
 		}
 	}
-	defer closeDir(dfd)
-	sort.Strings(names)
+}
+
+// folderRules are the rules in force inside the folder rel, whose names are listed: a
+// repository nested there brings its own, and its .gitignore and .rewindignore files add
+// theirs. ok is false when the walk failed.
+func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (*ignoreStack, *gitContext, bool, bool) {
 	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
 		// A repository nested in the tree: inside it only its own rules
 		// apply, and its own tracked files, as for git run there.
 		nested, ok, err := nestedGitContext(abs, rel, true)
 		if err != nil {
 			w.fail(err)
-			return
+			return st, repo, inIgnored, false
 		}
 		if ok {
 			repo, st, inIgnored = &nested, st.nested(nested.global), false
@@ -444,7 +472,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 			st = st.push(patternList{patterns: w.extra, rewind: true})
 		}
 	}
-	var sub []int
+	return st, repo, inIgnored, true
+}
+
+// entries reads the entries of the folder rel in scope into res, and returns the indexes of
+// its folders among them. ok is false when the walk failed.
+func (w *walker) entries(res *dirResult, dfd dirFD, names []string, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (sub []int, ok bool) {
 	res.entries = make([]Entry, 0, len(names))
 	for _, name := range names {
 		crel := name
@@ -466,7 +499,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 				// Rewind's own store, committed to the repository: its files
 				// arrive with every clone and pull, and are not the user's.
 				w.fail(&TrackedStoreError{Path: crel})
-				return
+				return nil, false
 			}
 			continue
 		}
@@ -479,7 +512,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 				continue
 			}
 			w.fail(err)
-			return
+			return nil, false
 		}
 		if !ok {
 			continue
@@ -498,13 +531,12 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 		}
 		res.entries = append(res.entries, e)
 	}
-	res.subs = make([]*dirResult, len(res.entries))
-	for _, i := range sub {
-		res.subs[i] = newDirResult()
-	}
-	w.read(len(res.entries))
-	ready = true
-	close(res.ready)
+	return sub, true
+}
+
+// descend walks the folders among res's entries (sub), each in a goroutine of its own while
+// the walk has room for one, else in this one.
+func (w *walker) descend(res *dirResult, sub []int, st *ignoreStack, repo *gitContext, inIgnored bool) {
 	for _, i := range sub {
 		child := res.subs[i]
 		w.wg.Add(1)
