@@ -483,95 +483,118 @@ func gitLsFiles(top string) ([]string, error) {
 // sparse index's "sdir"), or damage.
 func readIndex(r io.Reader, size int64, hashLen int, sized func(n int), add func(path []byte)) (why string) {
 	const notIndex = "not an index git wrote"
-	br := bufio.NewReaderSize(r, 256<<10)
+	x := &indexReader{br: bufio.NewReaderSize(r, 256<<10)}
 	var head [12]byte
 	if size < int64(12+hashLen) {
 		return notIndex
 	}
-	if _, err := io.ReadFull(br, head[:]); err != nil || string(head[:4]) != "DIRC" {
+	if _, err := io.ReadFull(x.br, head[:]); err != nil || string(head[:4]) != "DIRC" {
 		return notIndex
 	}
-	version := binary.BigEndian.Uint32(head[4:8])
+	x.version = binary.BigEndian.Uint32(head[4:8])
 	n := binary.BigEndian.Uint32(head[8:12])
-	if version < 2 || version > 4 {
-		return fmt.Sprintf("of version %d", version)
+	if x.version < 2 || x.version > 4 {
+		return fmt.Sprintf("of version %d", x.version)
 	}
 	sized(int(n))
-	end := size - int64(hashLen) // the trailing checksum
-	off := int64(12)
-	var prev, long []byte // a version 4 name is written against the one before
+	x.end = size - int64(hashLen) // the trailing checksum
+	x.off = 12
 	// ctime, mtime (8+8), dev, ino, mode, uid, gid, size (6*4), the object
 	// name, then 16 bits of flags.
-	fixed := 40 + hashLen
-	buf := make([]byte, fixed+2)
-	// nameAt reads a NUL-ended name that must end before end.
-	nameAt := func() ([]byte, bool) {
-		b, err := br.ReadSlice(0)
-		if err == bufio.ErrBufferFull {
-			long = append(long[:0], b...)
-			for err == bufio.ErrBufferFull && off+int64(len(long)) <= end {
-				b, err = br.ReadSlice(0)
-				long = append(long, b...)
-			}
-			b = long
-		}
-		if err != nil || off+int64(len(b)) > end {
-			return nil, false
-		}
-		off += int64(len(b))
-		return b[:len(b)-1], true
-	}
+	x.fixed = 40 + hashLen
+	x.buf = make([]byte, x.fixed+2)
 	for i := uint32(0); i < n; i++ {
-		if off+int64(fixed+2) > end {
-			return "damaged (it ends inside an entry)"
+		if why := x.entry(add); why != "" {
+			return why
 		}
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return "damaged (it ends inside an entry)"
-		}
-		flags := binary.BigEndian.Uint16(buf[fixed:])
-		hdr := fixed + 2
-		if flags&0x4000 != 0 && version >= 3 { // extended flags
-			hdr += 2
-			if _, err := br.Discard(2); err != nil || off+int64(hdr) > end {
-				return "damaged (it ends inside an entry)"
-			}
-		}
-		off += int64(hdr)
-		var name []byte
-		if version == 4 {
-			// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
-			drop, m := readIndexVarint(br)
-			if m <= 0 || int(drop) > len(prev) || off+int64(m) > end {
-				return "damaged (a bad path prefix)"
-			}
-			off += int64(m)
-			suffix, ok := nameAt()
-			if !ok {
-				return "damaged (a path without its end)"
-			}
-			name = append(prev[:len(prev)-int(drop)], suffix...)
-			prev = name
-		} else {
-			var ok bool
-			if name, ok = nameAt(); !ok {
-				return "damaged (a path without its end)"
-			}
-			add(name) // (before the reader moves on: name is its buffer)
-			// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-			pad := (hdr+len(name)+8)&^7 - (hdr + len(name) + 1)
-			if _, err := br.Discard(pad); err != nil {
-				return "damaged (it ends inside an entry)"
-			}
-			off += int64(pad)
-			continue
-		}
-		add(name)
 	}
-	// Extensions: a four-byte signature, a 32-bit size, the data. One whose
-	// signature starts with a lowercase letter must be understood to read
-	// the index right; the others are caches.
-	for off+8 <= end {
-		if _, err := io.ReadFull(br, head[:8]); err != nil {
+	return x.extensions()
+}
+
+// indexReader reads a git index's entries and extensions, off bytes in, up to end (where the
+// trailing checksum starts).
+type indexReader struct {
+	br       *bufio.Reader
+	off, end int64
+	version  uint32
+	fixed    int    // an entry's fixed part, up to its flags
+	buf      []byte // an entry's fixed part and flags
+	prev     []byte // the name before (a version 4 name is written against it)
+	long     []byte // a name longer than the reader's buffer
+}
+
+// name reads a NUL-ended name that must end before end.
+func (x *indexReader) name() ([]byte, bool) {
+	b, err := x.br.ReadSlice(0)
+	if err == bufio.ErrBufferFull {
+		x.long = append(x.long[:0], b...)
+		for err == bufio.ErrBufferFull && x.off+int64(len(x.long)) <= x.end {
+			b, err = x.br.ReadSlice(0)
+			x.long = append(x.long, b...)
+		}
+		b = x.long
+	}
+	if err != nil || x.off+int64(len(b)) > x.end {
+		return nil, false
+	}
+	x.off += int64(len(b))
+	return b[:len(b)-1], true
+}
+
+// entry reads one entry and gives add its path (valid until the reader moves on); why says
+// what is wrong with the index, "" when nothing is.
+func (x *indexReader) entry(add func(path []byte)) (why string) {
+	if x.off+int64(x.fixed+2) > x.end {
+		return "damaged (it ends inside an entry)"
+	}
+	if _, err := io.ReadFull(x.br, x.buf); err != nil {
+		return "damaged (it ends inside an entry)"
+	}
+	flags := binary.BigEndian.Uint16(x.buf[x.fixed:])
+	hdr := x.fixed + 2
+	if flags&0x4000 != 0 && x.version >= 3 { // extended flags
+		hdr += 2
+		if _, err := x.br.Discard(2); err != nil || x.off+int64(hdr) > x.end {
+			return "damaged (it ends inside an entry)"
+		}
+	}
+	x.off += int64(hdr)
+	if x.version == 4 {
+		// A varint of bytes to drop from the previous name, then a NUL-ended suffix.
+		drop, m := readIndexVarint(x.br)
+		if m <= 0 || int(drop) > len(x.prev) || x.off+int64(m) > x.end {
+			return "damaged (a bad path prefix)"
+		}
+		x.off += int64(m)
+		suffix, ok := x.name()
+		if !ok {
+			return "damaged (a path without its end)"
+		}
+		x.prev = append(x.prev[:len(x.prev)-int(drop)], suffix...)
+		add(x.prev)
+		return ""
+	}
+	name, ok := x.name()
+	if !ok {
+		return "damaged (a path without its end)"
+	}
+	add(name) // (before the reader moves on: name is its buffer)
+	// Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+	pad := (hdr+len(name)+8)&^7 - (hdr + len(name) + 1)
+	if _, err := x.br.Discard(pad); err != nil {
+		return "damaged (it ends inside an entry)"
+	}
+	x.off += int64(pad)
+	return ""
+}
+
+// extensions reads the extensions after the entries: a four-byte signature, a 32-bit size,
+// the data. One whose signature starts with a lowercase letter must be understood to read the
+// index right; the others are caches.
+func (x *indexReader) extensions() (why string) {
+	var head [8]byte
+	for x.off+8 <= x.end {
+		if _, err := io.ReadFull(x.br, head[:]); err != nil {
 			return "damaged (an extension past its end)"
 		}
 		sig := string(head[:4])
@@ -585,13 +608,13 @@ func readIndex(r io.Reader, size int64, hashLen int, sized func(n int), add func
 			}
 			return fmt.Sprintf("an index with the %q extension", sig)
 		}
-		if off+8+size > end {
+		if x.off+8+size > x.end {
 			return "damaged (an extension past its end)"
 		}
-		if _, err := br.Discard(int(size)); err != nil {
+		if _, err := x.br.Discard(int(size)); err != nil {
 			return "damaged (an extension past its end)"
 		}
-		off += 8 + size
+		x.off += 8 + size
 	}
 	return ""
 }
