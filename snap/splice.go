@@ -129,89 +129,9 @@ type splicer struct {
 // read (either may be opened with OpenManifest), a stretch at a time: what
 // is held is the stretch at hand and what comes between, not the tree.
 func (sp *splicer) run(m, bm *Manifest, kept []bool, rewrite map[int]func([]byte)) (files int, err error) {
-	// The stream to copy next: [from, to); open when pending.
-	// toEnd: to the end of the last entry, the stretch last starting at
-	// lastAt, which is inflated (its end is not recorded).
-	var from, to, lastAt streamPos
-	var pending, toEnd bool
-	flush := func() error {
-		if !pending {
-			return nil
-		}
-		pending = false
-		if err := sp.tw.Flush(); err != nil {
-			return err
-		}
-		if !toEnd {
-			return sp.copyStream(from, to)
-		}
-		if from != lastAt {
-			if err := sp.copyStream(from, lastAt); err != nil {
-				return err
-			}
-		}
-		return sp.copyToEnd(lastAt)
-	}
 	ew := newEntryWriter(sp.tw, limitsOf(m))
 	defer ew.close()
-	// The stretch gathered (seg, from start), the ops of it and those
-	// between; whole while it may be copied.
-	var ops []spliceOp
-	seg, start := 0, streamPos{}
-	whole, began, prev := true, false, -1
-	// settle writes the ops gathered, the stretch ending at next (end: at
-	// the end of the stream).
-	settle := func(next streamPos, end bool) error {
-		copied := false
-		for _, op := range ops {
-			if op.copy && op.cur.Kind == KindFile {
-				files++
-			}
-			if op.seg >= 0 && whole {
-				if copied {
-					continue // the stretch is copied with its first entry
-				}
-				copied = true
-				if pending && !toEnd && to == start {
-					to, toEnd, lastAt = next, end, start
-					continue
-				}
-				if err := flush(); err != nil {
-					return err
-				}
-				from, to, toEnd, lastAt, pending = start, next, end, start, true
-				continue
-			}
-			if op.cur == nil {
-				continue // left out
-			}
-			if err := flush(); err != nil {
-				return err
-			}
-			e := op.cur
-			// A file of the base's is read from its member: the base is not
-			// read through.
-			wrote, err := ew.write(e, e.Src == sp.name, op.rewrite)
-			if err != nil {
-				return err
-			}
-			if wrote && e.Kind == KindFile && !op.copy {
-				files++
-			}
-		}
-		ops = ops[:0]
-		return nil
-	}
-	add := func(op spliceOp) {
-		if op.seg >= 0 {
-			if began && prev != op.seg || !op.copy {
-				whole = false
-			}
-			began = true
-		}
-		prev = op.seg
-		ops = append(ops, op)
-	}
+	r := &spliceRun{sp: sp, ew: ew, whole: true, prev: -1}
 	i, n := 0, 0 // the tree's entries met; ops since the last check of ctx
 	err = mergeManifests(bm, m, func(old, cur *Entry) error {
 		if n++; n&255 == 0 {
@@ -226,45 +146,152 @@ func (sp *splicer) run(m, bm *Manifest, kept []bool, rewrite map[int]func([]byte
 			rw = rewrite[i]
 			i++
 		}
-		if old != nil {
-			o := *old // (read as the pass goes: the stretch keeps its own)
-			o.Path, o.Hash, o.Link = strings.Clone(old.Path), strings.Clone(old.Hash), strings.Clone(old.Link)
-			old = &o
-			if old.Kind == KindFile {
-				next := streamPos{old.COff, old.Skip}
-				if err := settle(next, false); err != nil {
-					return err
-				}
-				seg, start = seg+1, next
-				whole, began = true, false
-			}
-		}
-		switch {
-		case old != nil && keep && rw == nil && sameInArchive(old, cur):
-			add(spliceOp{base: old, cur: cur, seg: seg, copy: true})
-		case old != nil:
-			add(spliceOp{base: old, seg: seg})
-			if keep {
-				add(spliceOp{cur: cur, seg: -1, rewrite: rw})
-			}
-		case keep:
-			add(spliceOp{cur: cur, seg: -1, rewrite: rw})
-		}
-		return nil
+		return r.meet(old, cur, keep, rw)
 	})
 	if err != nil {
 		return 0, err
 	}
-	if err := settle(streamPos{}, true); err != nil {
+	if err := r.settle(streamPos{}, true); err != nil {
 		return 0, err
 	}
-	if err := flush(); err != nil {
+	if err := r.flush(); err != nil {
 		return 0, err
 	}
 	if err := sp.tw.Close(); err != nil {
 		return 0, err
 	}
-	return files, sp.mw.Close()
+	return r.files, sp.mw.Close()
+}
+
+// spliceRun is the state of a splicer's run: the stream to copy next, and the stretch
+// gathered with the ops of it and of those between.
+type spliceRun struct {
+	sp *splicer
+	ew *entryWriter
+
+	// The stream to copy next: [from, to); open when pending. toEnd: to the
+	// end of the last entry, the stretch last starting at lastAt, which is
+	// inflated (its end is not recorded).
+	from, to, lastAt streamPos
+	pending, toEnd   bool
+
+	// The stretch gathered (seg, from start), the ops of it and those
+	// between; whole while it may be copied.
+	ops          []spliceOp
+	seg          int
+	start        streamPos
+	whole, began bool
+	prev         int
+
+	files int // the files written
+}
+
+// meet takes the base's entry old and the tree's cur as the merge meets them (either nil):
+// a base's file closes the stretch before it; the tree's entry is copied with the stretch,
+// or written, as keep and its rewrite rw say.
+func (r *spliceRun) meet(old, cur *Entry, keep bool, rw func([]byte)) error {
+	if old != nil {
+		o := *old // (read as the pass goes: the stretch keeps its own)
+		o.Path, o.Hash, o.Link = strings.Clone(old.Path), strings.Clone(old.Hash), strings.Clone(old.Link)
+		old = &o
+		if old.Kind == KindFile {
+			next := streamPos{old.COff, old.Skip}
+			if err := r.settle(next, false); err != nil {
+				return err
+			}
+			r.seg, r.start = r.seg+1, next
+			r.whole, r.began = true, false
+		}
+	}
+	switch {
+	case old != nil && keep && rw == nil && sameInArchive(old, cur):
+		r.add(spliceOp{base: old, cur: cur, seg: r.seg, copy: true})
+	case old != nil:
+		r.add(spliceOp{base: old, seg: r.seg})
+		if keep {
+			r.add(spliceOp{cur: cur, seg: -1, rewrite: rw})
+		}
+	case keep:
+		r.add(spliceOp{cur: cur, seg: -1, rewrite: rw})
+	}
+	return nil
+}
+
+// add gathers op into the stretch; one not copied, or out of turn, keeps it from being
+// copied whole.
+func (r *spliceRun) add(op spliceOp) {
+	if op.seg >= 0 {
+		if r.began && r.prev != op.seg || !op.copy {
+			r.whole = false
+		}
+		r.began = true
+	}
+	r.prev = op.seg
+	r.ops = append(r.ops, op)
+}
+
+// flush copies the stream pending, if any.
+func (r *spliceRun) flush() error {
+	if !r.pending {
+		return nil
+	}
+	r.pending = false
+	if err := r.sp.tw.Flush(); err != nil {
+		return err
+	}
+	if !r.toEnd {
+		return r.sp.copyStream(r.from, r.to)
+	}
+	if r.from != r.lastAt {
+		if err := r.sp.copyStream(r.from, r.lastAt); err != nil {
+			return err
+		}
+	}
+	return r.sp.copyToEnd(r.lastAt)
+}
+
+// settle writes the ops gathered, the stretch ending at next (end: at the end of the
+// stream): a whole stretch joins the stream to copy, the rest is written entry by entry.
+func (r *spliceRun) settle(next streamPos, end bool) error {
+	copied := false
+	for _, op := range r.ops {
+		if op.copy && op.cur.Kind == KindFile {
+			r.files++
+		}
+		if op.seg >= 0 && r.whole {
+			if copied {
+				continue // the stretch is copied with its first entry
+			}
+			copied = true
+			if r.pending && !r.toEnd && r.to == r.start {
+				r.to, r.toEnd, r.lastAt = next, end, r.start
+				continue
+			}
+			if err := r.flush(); err != nil {
+				return err
+			}
+			r.from, r.to, r.toEnd, r.lastAt, r.pending = r.start, next, end, r.start, true
+			continue
+		}
+		if op.cur == nil {
+			continue // left out
+		}
+		if err := r.flush(); err != nil {
+			return err
+		}
+		e := op.cur
+		// A file of the base's is read from its member: the base is not
+		// read through.
+		wrote, err := r.ew.write(e, e.Src == r.sp.name, op.rewrite)
+		if err != nil {
+			return err
+		}
+		if wrote && e.Kind == KindFile && !op.copy {
+			r.files++
+		}
+	}
+	r.ops = r.ops[:0]
+	return nil
 }
 
 // sameInArchive reports whether the base's entry old is, as the base's
