@@ -44,100 +44,116 @@ func (t *Transcript) ScanTurns(ctx context.Context, fn func(Turn) bool) error {
 		return nil
 	}
 	d := t.Dialect
-	r := NewReverseReader(t.ra, t.end)
-	var (
-		pending    *Turn
-		prompt     *object
-		lookback   int  // lines passed since the pending prompt
-		contiguous bool // no line outside the preamble passed yet
-		n          int
-		newer      = t.end // Offset of the newer turn: the End of the one being built
-		path       = newTreePath(d.Tree)
-		versions   = newRecordVersions(d)
-		rewound    = newRewinds(d)
-	)
-	emit := func() bool {
-		n++
-		pending.N = n
-		pending.End = newer
-		newer = pending.Offset
-		tu := *pending
-		pending, prompt = nil, nil
-		return fn(tu)
-	}
+	sc := &turnScan{t: t, d: d, fn: fn, r: NewReverseReader(t.ra, t.end), newer: t.end,
+		path: newTreePath(d.Tree), versions: newRecordVersions(d), rewound: newRewinds(d)}
 	for i := 0; ; i++ {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		l, err := r.Prev()
+		l, err := sc.r.Prev()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", displayPath(t.Path), err)
 		}
-		if !path.on(l.Data) {
-			continue // a branch the conversation left
+		if stop, err := sc.line(l); stop || err != nil {
+			return err
 		}
-		earlier := versions.earlier(l.Data) // an older version of a record already passed
-		dropped := rewound.dropped(l.Data)  // a record a rewind after it took out
-		// start makes a prompt line the pending turn, at its record's first line; false when it
-		// is an older version of a record already passed, or of a prompt already counted.
-		start := func(ev Event, o *object) (bool, error) {
-			if earlier || dropped || !versions.count(ev.ID) {
-				return false, nil
-			}
-			pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
-			prompt, lookback, contiguous = ownObject(o, l.Data), 0, true
-			first, err := versions.first(t, l.Offset, ev.ID)
-			if err != nil || first == l.Offset {
-				return true, err
-			}
-			pending.Offset, pending.PromptOffset = first, first
-			r = NewReverseReader(t.ra, first)
-			return true, nil
+	}
+	if sc.pending != nil {
+		sc.emit()
+	}
+	return nil
+}
+
+// turnScan is a scan of a transcript's turns from its end: the turn being built and what
+// the lines passed say of the ones before.
+type turnScan struct {
+	t  *Transcript
+	d  *Dialect
+	fn func(Turn) bool
+	r  *ReverseReader
+
+	pending    *Turn
+	prompt     *object
+	lookback   int  // lines passed since the pending prompt
+	contiguous bool // no line outside the preamble passed yet
+	n          int
+	newer      int64 // Offset of the newer turn: the End of the one being built
+	path       *treePath
+	versions   *recordVersions
+	rewound    *rewinds
+}
+
+// emit hands the pending turn to fn; false when fn wants no more.
+func (sc *turnScan) emit() bool {
+	sc.n++
+	sc.pending.N = sc.n
+	sc.pending.End = sc.newer
+	sc.newer = sc.pending.Offset
+	tu := *sc.pending
+	sc.pending, sc.prompt = nil, nil
+	return sc.fn(tu)
+}
+
+// line takes the line before those passed; stop says the scan is done.
+func (sc *turnScan) line(l Line) (stop bool, err error) {
+	d := sc.d
+	if !sc.path.on(l.Data) {
+		return false, nil // a branch the conversation left
+	}
+	earlier := sc.versions.earlier(l.Data) // an older version of a record already passed
+	dropped := sc.rewound.dropped(l.Data)  // a record a rewind after it took out
+	if sc.pending != nil && sc.lookback < d.Preamble.MaxLines {
+		sc.lookback++
+		switch d.preambleRole(l.Data, sc.prompt, sc.contiguous) {
+		case roleOwned:
+			sc.pending.Offset = l.Offset
+			sc.contiguous = true
+			return false, nil
+		case roleTransparent:
+			return false, nil
 		}
-		if pending != nil && lookback < d.Preamble.MaxLines {
-			lookback++
-			switch d.preambleRole(l.Data, prompt, contiguous) {
-			case roleOwned:
-				pending.Offset = l.Offset
-				contiguous = true
-				continue
-			case roleTransparent:
-				continue
-			}
-			contiguous = false
-			if d.Preamble.linked() && lookback < d.Preamble.MaxLines {
-				// A line linked to the prompt (its file-history-snapshot) may sit a few lines
-				// further back: keep looking, but never past another prompt.
-				if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !dropped && !versions.counted(ev.ID) {
-					if !emit() {
-						return nil
-					}
-					if _, err := start(ev, o); err != nil {
-						return err
-					}
+		sc.contiguous = false
+		if d.Preamble.linked() && sc.lookback < d.Preamble.MaxLines {
+			// A line linked to the prompt (its file-history-snapshot) may sit a few lines
+			// further back: keep looking, but never past another prompt.
+			if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt && !earlier && !dropped && !sc.versions.counted(ev.ID) {
+				if !sc.emit() {
+					return true, nil
 				}
-				continue
+				return false, sc.start(l, ev, o, earlier, dropped)
 			}
-		}
-		if pending != nil {
-			if !emit() {
-				return nil
-			}
-		}
-		if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
-			if _, err := start(ev, o); err != nil {
-				return err
-			}
+			return false, nil
 		}
 	}
-	if pending != nil {
-		emit()
+	if sc.pending != nil && !sc.emit() {
+		return true, nil
 	}
+	if ev, o := d.classify(l.Data, true); ev.Kind == KindPrompt {
+		return false, sc.start(l, ev, o, earlier, dropped)
+	}
+	return false, nil
+}
+
+// start makes the prompt line l the pending turn, at its record's first line; it does not
+// when l is an older version of a record already passed (earlier), one a rewind took out
+// (dropped), or a prompt already counted.
+func (sc *turnScan) start(l Line, ev Event, o *object, earlier, dropped bool) error {
+	if earlier || dropped || !sc.versions.count(ev.ID) {
+		return nil
+	}
+	sc.pending = &Turn{Offset: l.Offset, PromptOffset: l.Offset, ID: ev.ID, ParentID: sc.path.parent, Timestamp: ev.Timestamp, Text: ev.Text}
+	sc.prompt, sc.lookback, sc.contiguous = ownObject(o, l.Data), 0, true
+	first, err := sc.versions.first(sc.t, l.Offset, ev.ID)
+	if err != nil || first == l.Offset {
+		return err
+	}
+	sc.pending.Offset, sc.pending.PromptOffset = first, first
+	sc.r = NewReverseReader(sc.t.ra, first)
 	return nil
 }
 
