@@ -96,22 +96,9 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		}
 		kept = moved.Bytes()
 	}
-	var msgs []openCodeMessage
-	sc := bufio.NewScanner(bytes.NewReader(kept))
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
-	for sc.Scan() {
-		line := jsonl.Clean(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var m openCodeMessage
-		if err := json.Unmarshal(line, &m); err != nil || m.Info == nil {
-			return Fork{}, fmt.Errorf("mirror %s: a line is not an OpenCode message", o.From)
-		}
-		msgs = append(msgs, m)
-	}
-	if len(msgs) == 0 {
-		return Fork{}, &EmptyError{Path: o.From, What: "message"}
+	msgs, err := mirrorMessages(kept, o.From)
+	if err != nil {
+		return Fork{}, err
 	}
 	info, err := openCodeSession(o.From)
 	if err != nil {
@@ -121,27 +108,10 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 	newID := newOpenCodeID("ses", time.Now(), true)
 	title := ""
 	if !o.NoTitle {
-		base := rawStr(info["title"])
-		if base == "" {
-			base = lastPrompt(ctx, kept, d)
-		}
-		if base != "" {
-			title = markTitle(d, base)
-			if o.Import != nil {
-				title = o.Import.Prefix + base
-			}
-		}
+		title = openCodeTitle(ctx, info, kept, d, o.Import)
 	}
 	if o.Import != nil {
-		// OpenCode's record of the session is not in an export from elsewhere: import refuses
-		// one without a slug and a version (it files it under its own cwd, whatever it says).
-		info["directory"], _ = json.Marshal(o.Import.To)
-		if len(info["slug"]) == 0 {
-			info["slug"], _ = json.Marshal("imported")
-		}
-		if len(info["version"]) == 0 {
-			info["version"], _ = json.Marshal(o.Import.Version)
-		}
+		importedSession(info, o.Import)
 	}
 	export, err := rewriteExport(info, msgs, newID, title)
 	if err != nil {
@@ -156,15 +126,7 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 			return Fork{}, err
 		}
 	}
-	p, err := durable.Create(out, 0o600, durable.NoReplace)
-	if err != nil {
-		return Fork{}, err
-	}
-	defer p.Abort()
-	if _, err := p.Write(export); err != nil {
-		return Fork{}, fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := p.Commit(); err != nil {
+	if err := durable.WriteFile(out, export, 0o600, durable.NoReplace); err != nil {
 		return Fork{}, err
 	}
 	dir := rawStr(info["directory"])
@@ -182,6 +144,57 @@ func createByImport(ctx context.Context, o CreateOptions, d *jsonl.Dialect, src 
 		}
 	}
 	return f, nil
+}
+
+// mirrorMessages are the OpenCode messages of a mirror's bytes kept, one a line.
+func mirrorMessages(kept []byte, from string) ([]openCodeMessage, error) {
+	var msgs []openCodeMessage
+	sc := bufio.NewScanner(bytes.NewReader(kept))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	for sc.Scan() {
+		line := jsonl.Clean(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var m openCodeMessage
+		if err := json.Unmarshal(line, &m); err != nil || m.Info == nil {
+			return nil, fmt.Errorf("mirror %s: a line is not an OpenCode message", from)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) == 0 {
+		return nil, &EmptyError{Path: from, What: "message"}
+	}
+	return msgs, nil
+}
+
+// openCodeTitle is the title of the session made of the bytes kept: the session's own, else
+// its last prompt, marked as a fork's (or an import's) title is.
+func openCodeTitle(ctx context.Context, info map[string]json.RawMessage, kept []byte, d *jsonl.Dialect, imp *Import) string {
+	base := rawStr(info["title"])
+	if base == "" {
+		base = lastPrompt(ctx, kept, d)
+	}
+	switch {
+	case base == "":
+		return ""
+	case imp != nil:
+		return imp.Prefix + base
+	}
+	return markTitle(d, base)
+}
+
+// importedSession fills in OpenCode's record of a session from elsewhere, which no export
+// holds: import refuses one without a slug and a version (it files it under its own cwd,
+// whatever it says).
+func importedSession(info map[string]json.RawMessage, imp *Import) {
+	info["directory"], _ = json.Marshal(imp.To)
+	if len(info["slug"]) == 0 {
+		info["slug"], _ = json.Marshal("imported")
+	}
+	if len(info["version"]) == 0 {
+		info["version"], _ = json.Marshal(imp.Version)
+	}
 }
 
 // keptBytes is the transcript's bytes before the cut: from the live mirror, or inflated from
