@@ -65,14 +65,6 @@ func TimeOfID(id string) (time.Time, bool) { return record.TimeOfID(id) }
 // wherever ids are ordered or compared, it is by CompareIDs.
 func CompareIDs(a, b string) int { return record.CompareIDs(a, b) }
 
-// maxID is the newer of two ids (CompareIDs).
-func maxID(a, b string) string {
-	if CompareIDs(a, b) < 0 {
-		return b
-	}
-	return a
-}
-
 // NewestIDs counts the checkpoint folders and returns the newest n ids,
 // newest first, reading only the folder's names: the status line runs on
 // every refresh of the agent's screen, and a month's store holds 10,000

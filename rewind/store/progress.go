@@ -14,8 +14,3 @@ type Progress = progress.Counter
 func WithProgress(ctx context.Context, p *Progress) context.Context {
 	return progress.With(ctx, progress.Checkpoints, p)
 }
-
-// progressFrom is the Progress ctx carries, or nil (which counts nothing).
-func progressFrom(ctx context.Context) *Progress {
-	return progress.From(ctx, progress.Checkpoints)
-}
