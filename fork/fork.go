@@ -100,79 +100,106 @@ const firstLineLimit = 1 << 20
 
 // Create writes the fork. On error nothing is left behind.
 func Create(ctx context.Context, o CreateOptions) (Fork, error) {
+	pl, err := planFork(o)
+	if pl != nil && pl.src != nil {
+		defer pl.src.Close()
+	}
+	if err != nil {
+		return Fork{}, err
+	}
+	if pl.d != nil && pl.d.Fork.Method == "opencode_import" {
+		if o.DryRun {
+			return Fork{Type: "fork", Method: pl.method}, nil // a session OpenCode imports, named by it
+		}
+		return createByImport(ctx, o, pl.d, pl.src, pl.method)
+	}
+	if o.DryRun {
+		return Fork{Type: "fork", Path: pl.out, SessionID: pl.id, Method: pl.method}, nil
+	}
+	return pl.write(ctx)
+}
+
+// forkPlan is what a fork will be, decided before anything is written.
+type forkPlan struct {
+	o      CreateOptions
+	src    *os.File // the live transcript, nil when it is gone
+	perm   os.FileMode
+	method string         // MethodPrefixCopy or MethodSnapshot
+	d      *jsonl.Dialect // nil when the agent is not known
+	oldID  string         // the source's session id, where the agent names it inside
+	out    string         // the fork's path
+	id     string         // the fork's session id
+}
+
+// planFork opens the source and decides how the fork is made and where it goes. The
+// returned plan's src is open even when err is not nil: the caller closes it.
+func planFork(o CreateOptions) (*forkPlan, error) {
 	if o.From == "" {
-		return Fork{}, ErrNoTranscript
+		return nil, ErrNoTranscript
 	}
 	if err := o.Checkpoint.validate(); err != nil {
-		return Fork{}, err
+		return nil, err
 	}
 	cp := o.Checkpoint
 	src, size, perm, reason, err := openLive(o.From, cp)
 	if err != nil {
-		return Fork{}, err
+		return nil, err
 	}
-	if src != nil {
-		defer src.Close()
-	}
-	method := MethodPrefixCopy
+	pl := &forkPlan{o: o, src: src, perm: perm, method: MethodPrefixCopy}
 	if o.Import != nil && len(o.Snapshots) > 0 {
 		reason = "imported" // the bytes are rewritten on the way: never a kernel copy
 	}
 	if reason != "" {
 		if len(o.Snapshots) == 0 {
-			return Fork{}, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason}
+			return pl, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason}
 		}
-		method = MethodSnapshot
+		pl.method = MethodSnapshot
 	}
-
-	d, err := resolveDialect(o.Agent, cp.Agent, o.From, src, size)
-	if err != nil {
-		return Fork{}, err
+	if pl.d, err = resolveDialect(o.Agent, cp.Agent, o.From, src, size); err != nil {
+		return pl, err
 	}
-	if o.Import != nil && (d == nil || len(d.Fork.CwdFields) == 0) {
-		return Fork{}, &UnmovableError{Agent: dialectName(d)}
+	if o.Import != nil && (pl.d == nil || len(pl.d.Fork.CwdFields) == 0) {
+		return pl, &UnmovableError{Agent: dialectName(pl.d)}
 	}
-	if d != nil && d.Fork.Method == "opencode_import" {
-		if o.DryRun {
-			return Fork{Type: "fork", Method: method}, nil // a session OpenCode imports, named by it
-		}
-		return createByImport(ctx, o, d, src, method)
+	if pl.d != nil && pl.d.Fork.Method == "opencode_import" {
+		return pl, nil // OpenCode names the session it imports
 	}
-	oldID, err := sourceSession(d, o, src, method)
-	if err != nil {
-		return Fork{}, err
+	if pl.oldID, err = sourceSession(pl.d, o, src, pl.method); err != nil {
+		return pl, err
 	}
-	out, id, err := forkPath(o, d, time.Now())
-	if err != nil {
-		return Fork{}, err
+	if pl.out, pl.id, err = forkPath(o, pl.d, time.Now()); err != nil {
+		return pl, err
 	}
-	if same, err := sameFile(out, o.From); err != nil || same {
+	if same, err := sameFile(pl.out, o.From); err != nil || same {
 		if err == nil {
-			err = fmt.Errorf("output %s is the transcript itself", out)
+			err = fmt.Errorf("output %s is the transcript itself", pl.out)
 		}
-		return Fork{}, err
+		return pl, err
 	}
-	if o.DryRun {
-		return Fork{Type: "fork", Path: out, SessionID: id, Method: method}, nil
-	}
+	return pl, nil
+}
 
-	final := out
-	out, folder, err := stageOutput(out, id)
+// write writes the planned fork: the kept bytes, the title, the agent's sidecars, and the
+// entry in the agent's index of names, staged so that a failed fork leaves nothing.
+func (pl *forkPlan) write(ctx context.Context) (Fork, error) {
+	o, d, cp := pl.o, pl.d, pl.o.Checkpoint
+	final := pl.out
+	out, folder, err := stageOutput(pl.out, pl.id)
 	if err != nil {
 		return Fork{}, err
 	}
 	if folder != "" {
 		defer os.RemoveAll(filepath.Dir(out)) // gone after the rename; a failed fork leaves nothing
 	}
-	p, err := durable.Create(out, perm, durable.NoReplace)
+	p, err := durable.Create(out, pl.perm, durable.NoReplace)
 	if err != nil {
 		return Fork{}, err
 	}
 	defer p.Abort()
-	f := Fork{Type: "fork", Path: final, SessionID: id, Method: method}
-	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: oldID, newID: id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle, imp: o.Import}
-	if method == MethodPrefixCopy {
-		err = w.fromFile(src, cp.Offset)
+	f := Fork{Type: "fork", Path: final, SessionID: pl.id, Method: pl.method}
+	w := &prefixWriter{ctx: ctx, dst: p.File, dialect: d, from: o.From, oldID: pl.oldID, newID: pl.id, noTitle: o.NoTitle, sourceTitle: o.SourceTitle, imp: o.Import}
+	if pl.method == MethodPrefixCopy {
+		err = w.fromFile(pl.src, cp.Offset)
 	} else {
 		err = w.fromSnapshots(o.Snapshots, cp)
 	}
@@ -183,7 +210,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 	f.Warnings = append(f.Warnings, w.warnings...)
 	f.ReplacedFirstLine = w.replaced
 	if w.replacesAll() {
-		f.ReplacedID = oldID
+		f.ReplacedID = pl.oldID
 	}
 
 	if d != nil && d.Fork.Require != nil {
@@ -205,7 +232,7 @@ func Create(ctx context.Context, o CreateOptions) (Fork, error) {
 			return Fork{}, err
 		}
 	}
-	warns, err := copySidecars(d, o.From, out, oldID, id, f.Title, o.Import)
+	warns, err := copySidecars(d, o.From, out, pl.oldID, pl.id, f.Title, o.Import)
 	if err != nil {
 		if folder == "" {
 			os.Remove(out)

@@ -53,131 +53,161 @@ var beforeCut, afterCut func(path string)
 // It never leaves a run of NUL bytes where a writer with a stale file position wrote past the
 // new end.
 func Truncate(ctx context.Context, o TruncateOptions) (Truncation, error) {
-	if o.From == "" {
-		return Truncation{}, ErrNoTranscript
+	tr, err := openTruncation(ctx, o)
+	if tr != nil {
+		defer tr.f.Close()
 	}
-	if o.BackupDir == "" {
-		return Truncation{}, ErrNoBackupDir
-	}
-	cp := o.Checkpoint
-	if err := cp.validate(); err != nil {
+	if err != nil {
 		return Truncation{}, err
 	}
-	if d, err := jsonl.LookupDialect(cp.Agent); err == nil && d.Fork.Method != "copy" {
-		// OpenCode's session is in its database; the file is Rewind's mirror of it.
-		return Truncation{}, &MirrorError{Agent: d.Name, Path: o.From}
-	}
-	f, err := openFile(o.From, os.O_RDWR)
-	if err != nil {
-		return Truncation{}, fmt.Errorf("open transcript: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Truncation{}, fmt.Errorf("stat transcript %s: %w", o.From, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return Truncation{}, fmt.Errorf("transcript %s is not a regular file", o.From)
-	}
-	if cp.Inode != 0 && inode(fi) != cp.Inode {
-		return Truncation{}, &ReplacedError{Path: o.From, Inode: inode(fi), Want: cp.Inode}
-	}
-	size := fi.Size()
-	reason, err := cp.mismatch(f, size)
-	if err != nil {
-		return Truncation{}, fmt.Errorf("read transcript %s: %w", o.From, err)
-	}
-	if reason != "" {
-		return Truncation{}, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason, InPlace: true}
-	}
-	if len(o.Snapshots) > 0 {
-		if err := sameAsSnapshots(ctx, f, o.Snapshots, cp.Offset); err != nil {
-			return Truncation{}, err
-		}
-	}
-	kept, err := countEvents(ctx, f, 0, cp.Offset, nil)
+	cp := o.Checkpoint
+	kept, err := countEvents(ctx, tr.f, 0, cp.Offset, nil)
 	if err != nil {
 		return Truncation{}, fmt.Errorf("count events in %s: %w", o.From, err)
 	}
-
-	backup, backed, err := writeBackup(ctx, f, o.From, o.BackupDir, size)
-	if err != nil {
+	size := tr.fi.Size()
+	if tr.backup, tr.backed, err = writeBackup(ctx, tr.f, o.From, o.BackupDir, size); err != nil {
 		return Truncation{}, err
 	}
 	if beforeCut != nil {
 		beforeCut(o.From)
 	}
-	// Bytes appended since the backup was read go into the backup before the cut; repeat
-	// until the size holds still. Each round appends only the new bytes, so it converges as
-	// long as the agent writes slower than the disk; an agent that never pauses gets an error
-	// after maxTopUps rounds, with nothing cut.
-	settle := func() error {
-		for round := 0; ; round++ {
-			if err := sameInode(o.From, fi); err != nil {
-				return err
-			}
-			now, err := f.Stat()
-			if err != nil {
-				return fmt.Errorf("stat transcript %s: %w", o.From, err)
-			}
-			if now.Size() <= backed {
-				return nil
-			}
-			if round == maxTopUps {
-				return &GrowingError{Path: o.From, Rounds: maxTopUps}
-			}
-			if backed, err = topUpBackup(ctx, f, backup, backed, now.Size()); err != nil {
-				return err
-			}
-		}
-	}
-	if err := settle(); err != nil {
-		return Truncation{}, err
-	}
-	// A write landing between the last look and the cut would be cut off and lost. A write
-	// lease closes that window for writers that open the file for each append (as the
-	// reliability suite's agent does; whether a given agent keeps its transcript open is not
-	// established): while it is held their open(2) waits, so the last look and the cut are one
-	// step, and their append lands after the new end. Where no lease can be had (another process
-	// holds the file open, or the file system has none) the window stays, microseconds wide.
-	release := writeLease(f)
-	err = settle()
-	if err == nil {
-		err = durable.FaultOr("truncate", o.From, func() error { return f.Truncate(cp.Offset) })
-		if err != nil {
-			err = fmt.Errorf("truncate %s: %w", o.From, err)
-		}
-	}
-	release()
-	if err != nil {
+	if err := tr.cut(ctx); err != nil {
 		return Truncation{}, err
 	}
 	if afterCut != nil {
 		afterCut(o.From)
 	}
-	warn, err := closeHole(f, cp.Offset)
+	warn, err := closeHole(tr.f, cp.Offset)
 	if err != nil {
 		return Truncation{}, err
 	}
-	if err := durable.FaultOr("sync", o.From, func() error { return durable.Sync(f) }); err != nil {
+	if err := durable.FaultOr("sync", o.From, func() error { return durable.Sync(tr.f) }); err != nil {
 		return Truncation{}, fmt.Errorf("sync %s: %w", o.From, err)
 	}
-	removed, err := countBackupEvents(ctx, backup, cp.Offset, backed)
+	removed, err := countBackupEvents(ctx, tr.backup, cp.Offset, tr.backed)
 	if err != nil {
-		return Truncation{}, fmt.Errorf("count events in backup %s: %w", backup, err)
+		return Truncation{}, fmt.Errorf("count events in backup %s: %w", tr.backup, err)
 	}
 	t := Truncation{
-		Type: "truncate", Path: o.From, Backup: backup,
-		BytesRemoved: backed - cp.Offset, EventsRemoved: removed, EventsKept: kept,
-		AppendedBytes: backed - size,
+		Type: "truncate", Path: o.From, Backup: tr.backup,
+		BytesRemoved: tr.backed - cp.Offset, EventsRemoved: removed, EventsKept: kept,
+		AppendedBytes: tr.backed - size,
 	}
 	if warn != "" {
 		t.Warnings = append(t.Warnings, warn)
 	}
 	if t.AppendedBytes > 0 {
-		t.Warnings = append(t.Warnings, fmt.Sprintf("the agent appended %d bytes while truncating; they are in the backup %s", t.AppendedBytes, backup))
+		t.Warnings = append(t.Warnings, fmt.Sprintf("the agent appended %d bytes while truncating; they are in the backup %s", t.AppendedBytes, tr.backup))
 	}
 	return t, nil
+}
+
+// truncation is a transcript being cut in place.
+type truncation struct {
+	o      TruncateOptions
+	f      *os.File    // the transcript, open for writing
+	fi     os.FileInfo // as it was when opened
+	backup string      // the backup's path, once written
+	backed int64       // how many of the transcript's bytes the backup holds
+}
+
+// openTruncation opens the transcript and checks that it may be cut at the checkpoint: it is
+// the file the checkpoint read, unchanged up to the cut, and the same as the checkpoint's
+// snapshots. The returned truncation's file is open even when err is not nil: the caller
+// closes it.
+func openTruncation(ctx context.Context, o TruncateOptions) (*truncation, error) {
+	if o.From == "" {
+		return nil, ErrNoTranscript
+	}
+	if o.BackupDir == "" {
+		return nil, ErrNoBackupDir
+	}
+	cp := o.Checkpoint
+	if err := cp.validate(); err != nil {
+		return nil, err
+	}
+	if d, err := jsonl.LookupDialect(cp.Agent); err == nil && d.Fork.Method != "copy" {
+		// OpenCode's session is in its database; the file is Rewind's mirror of it.
+		return nil, &MirrorError{Agent: d.Name, Path: o.From}
+	}
+	f, err := openFile(o.From, os.O_RDWR)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	tr := &truncation{o: o, f: f}
+	if tr.fi, err = f.Stat(); err != nil {
+		return tr, fmt.Errorf("stat transcript %s: %w", o.From, err)
+	}
+	if !tr.fi.Mode().IsRegular() {
+		return tr, fmt.Errorf("transcript %s is not a regular file", o.From)
+	}
+	if cp.Inode != 0 && inode(tr.fi) != cp.Inode {
+		return tr, &ReplacedError{Path: o.From, Inode: inode(tr.fi), Want: cp.Inode}
+	}
+	reason, err := cp.mismatch(f, tr.fi.Size())
+	if err != nil {
+		return tr, fmt.Errorf("read transcript %s: %w", o.From, err)
+	}
+	if reason != "" {
+		return tr, &ChangedError{Path: o.From, Offset: cp.Offset, Reason: reason, InPlace: true}
+	}
+	if len(o.Snapshots) > 0 {
+		if err := sameAsSnapshots(ctx, f, o.Snapshots, cp.Offset); err != nil {
+			return tr, err
+		}
+	}
+	return tr, nil
+}
+
+// settle puts the bytes appended since the backup was read into the backup, and repeats until
+// the size holds still. Each round appends only the new bytes, so it converges as long as the
+// agent writes slower than the disk; an agent that never pauses gets an error after maxTopUps
+// rounds, with nothing cut.
+func (tr *truncation) settle(ctx context.Context) error {
+	from := tr.o.From
+	for round := 0; ; round++ {
+		if err := sameInode(from, tr.fi); err != nil {
+			return err
+		}
+		now, err := tr.f.Stat()
+		if err != nil {
+			return fmt.Errorf("stat transcript %s: %w", from, err)
+		}
+		if now.Size() <= tr.backed {
+			return nil
+		}
+		if round == maxTopUps {
+			return &GrowingError{Path: from, Rounds: maxTopUps}
+		}
+		if tr.backed, err = topUpBackup(ctx, tr.f, tr.backup, tr.backed, now.Size()); err != nil {
+			return err
+		}
+	}
+}
+
+// cut settles the backup and truncates the transcript at the checkpoint.
+//
+// A write landing between the last look and the cut would be cut off and lost. A write lease
+// closes that window for writers that open the file for each append (as the reliability
+// suite's agent does; whether a given agent keeps its transcript open is not established):
+// while it is held their open(2) waits, so the last look and the cut are one step, and their
+// append lands after the new end. Where no lease can be had (another process holds the file
+// open, or the file system has none) the window stays, microseconds wide.
+func (tr *truncation) cut(ctx context.Context) error {
+	if err := tr.settle(ctx); err != nil {
+		return err
+	}
+	from, offset := tr.o.From, tr.o.Checkpoint.Offset
+	release := writeLease(tr.f)
+	defer release()
+	if err := tr.settle(ctx); err != nil {
+		return err
+	}
+	if err := durable.FaultOr("truncate", from, func() error { return tr.f.Truncate(offset) }); err != nil {
+		return fmt.Errorf("truncate %s: %w", from, err)
+	}
+	return nil
 }
 
 func inode(fi os.FileInfo) uint64 { return fileid.Inode(fi) }

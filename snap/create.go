@@ -531,8 +531,8 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 		return w < len(written) && int(written[w]) == i
 	})
 	progress := progressFrom(ctx)
-	progress.begin()
-	progress.expect(int64(len(written)), bytes)
+	progress.Begin()
+	progress.Expect(int64(len(written)), bytes)
 	// The entries are updated in place (what the archive found, where the
 	// content is); those the archive lost are dropped at the end.
 	drop := make([]bool, len(entries))
@@ -583,7 +583,7 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 			switch loss {
 			case fileRead:
 				e.Src, e.COff, e.Skip = out, int64(member), skip
-				progress.add(e.Size)
+				progress.Add(1, e.Size)
 			case fileUnreadable:
 				a.lost = append(a.lost, e.Path)
 				drop[i] = true

@@ -51,7 +51,7 @@ func extract(ctx context.Context, root, archive string, opts RestoreOptions) (*R
 	}
 	p.fold = ProbeFolding(root)
 	p.progress = progressFrom(ctx)
-	p.progress.begin()
+	p.progress.Begin()
 	var as *archiveScanner
 	if opts.index != nil { // members, read ahead, tell each entry's place
 		as, err = openArchiveMembers(archive, limits, p.fold, true)
@@ -299,7 +299,7 @@ func (x *extraction) write(e *Entry, content io.Reader) error {
 		f.Close()
 		return archiveReadErr(e, io.ErrUnexpectedEOF)
 	}
-	p.progress.add(n)
+	p.progress.Add(1, n)
 	if x.hashed != nil {
 		if err := x.hashed.finish(x.rest); err != nil {
 			f.Close()

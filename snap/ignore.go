@@ -82,13 +82,13 @@ func (p *pattern) match(rel string, isDir bool) bool {
 		return false
 	}
 	if p.anchored {
-		return wildmatch(p.glob, rel) == wmMatch
+		return wildmatch(p.glob, rel, true) == wmMatch
 	}
 	name := rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		name = rel[i+1:]
 	}
-	return wildmatch(p.glob, name) == wmMatch
+	return wildmatch(p.glob, name, true) == wmMatch
 }
 
 // ignoreStack is the ignore rules in force for one folder during a walk:
@@ -167,13 +167,15 @@ const (
 	wmAbortToStarStar
 )
 
-// wildmatch matches text against a gitignore glob with git's WM_PATHNAME
-// semantics: "*", "?" and brackets never match "/"; "**" between slashes (or
-// at either end) matches any number of folders; an unterminated bracket
-// matches nothing.
-func wildmatch(pat, text string) int { return dowild(pat, 0, text) }
+// wildmatch matches text against a glob as git's wildmatch does, the one glob engine that
+// the ignore rules and the pathspecs share. With pathname (git's WM_PATHNAME, as
+// .gitignore and a pathspec's glob magic use it) "*", "?" and brackets never match "/",
+// and "**" between slashes (or at either end) matches any number of folders; without it
+// (a plain pathspec) "*" matches any run of bytes, slashes too, and "?" and brackets any
+// byte. An unterminated bracket matches nothing.
+func wildmatch(pat, text string, pathname bool) int { return dowild(pat, 0, text, pathname) }
 
-func dowild(pat string, pi int, text string) int {
+func dowild(pat string, pi int, text string, pathname bool) int {
 	for ; pi < len(pat); pi, text = pi+1, text[1:] {
 		pc := pat[pi]
 		if len(text) == 0 && pc != '*' {
@@ -186,19 +188,19 @@ func dowild(pat string, pi int, text string) int {
 				return wmNoMatch
 			}
 		case '?':
-			if text[0] == '/' {
+			if pathname && text[0] == '/' {
 				return wmNoMatch
 			}
 		case '*':
-			matchSlash := false
+			matchSlash := !pathname // without WM_PATHNAME, * is **
 			if pi+1 < len(pat) && pat[pi+1] == '*' {
 				prev := pi - 1
 				for pi < len(pat) && pat[pi] == '*' {
 					pi++
 				}
-				if (prev < 0 || pat[prev] == '/') &&
+				if pathname && (prev < 0 || pat[prev] == '/') &&
 					(pi == len(pat) || pat[pi] == '/' || (pat[pi] == '\\' && pi+1 < len(pat) && pat[pi+1] == '/')) {
-					if pi < len(pat) && pat[pi] == '/' && dowild(pat, pi+1, text) == wmMatch {
+					if pi < len(pat) && pat[pi] == '/' && dowild(pat, pi+1, text, pathname) == wmMatch {
 						return wmMatch
 					}
 					matchSlash = true
@@ -223,7 +225,7 @@ func dowild(pat string, pi int, text string) int {
 				continue
 			}
 			for len(text) > 0 {
-				r := dowild(pat, pi, text)
+				r := dowild(pat, pi, text, pathname)
 				if r != wmNoMatch {
 					if !matchSlash || r != wmAbortToStarStar {
 						return r
@@ -235,7 +237,7 @@ func dowild(pat string, pi int, text string) int {
 			}
 			return wmAbortAll
 		case '[':
-			end, r := matchBracket(pat, pi, text[0])
+			end, r := matchBracket(pat, pi, text[0], pathname)
 			if r != wmMatch {
 				return r
 			}
@@ -256,7 +258,7 @@ func dowild(pat string, pi int, text string) int {
 // == '['. It returns the index of the closing ']' and wmMatch, wmNoMatch, or
 // wmAbortAll for a malformed expression. A "]" right after "[" or "[!" is a
 // member; ranges and [:class:] names follow git.
-func matchBracket(pat string, pi int, c byte) (int, int) {
+func matchBracket(pat string, pi int, c byte, pathname bool) (int, int) {
 	pi++
 	if pi >= len(pat) {
 		return pi, wmAbortAll
@@ -333,7 +335,7 @@ func matchBracket(pat string, pi int, c byte) (int, int) {
 	if pi >= len(pat) {
 		return pi, wmAbortAll
 	}
-	if matched == negated || c == '/' {
+	if matched == negated || pathname && c == '/' {
 		return pi, wmNoMatch
 	}
 	return pi, wmMatch

@@ -53,8 +53,28 @@ func TestWildmatch(t *testing.T) {
 		{"", "", true},
 	}
 	for _, tt := range tests {
-		if got := wildmatch(tt.pat, tt.text) == wmMatch; got != tt.want {
+		if got := wildmatch(tt.pat, tt.text, true) == wmMatch; got != tt.want {
 			t.Errorf("wildmatch(%q, %q) = %v, want %v", tt.pat, tt.text, got, tt.want)
+		}
+	}
+	// Without WM_PATHNAME (a pathspec without glob magic) every wildcard crosses slashes.
+	plain := []struct {
+		pat, text string
+		want      bool
+	}{
+		{"*.o", "dir/a.o", true},
+		{"a?b", "a/b", true},
+		{"a[/]b", "a/b", true},
+		{"a[!x]b", "a/b", true},
+		{"a**b", "ax/xb", true},
+		{"[[:alpha:]]*", "x/y", true},
+		{"[[:digit:]]*", "x/y", false},
+		{"?", "é", false}, // one byte, as git's wildmatch
+		{"??", "é", true},
+	}
+	for _, tt := range plain {
+		if got := wildmatch(tt.pat, tt.text, false) == wmMatch; got != tt.want {
+			t.Errorf("wildmatch(%q, %q) without pathname = %v, want %v", tt.pat, tt.text, got, tt.want)
 		}
 	}
 }

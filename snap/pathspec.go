@@ -6,7 +6,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 )
 
 // Pathspec selects paths of a tree as git's pathspecs do (gitglossary(7),
@@ -287,90 +286,9 @@ func (it *specItem) match(name string, isDir bool) bool {
 	case literal == len(p) || !strings.HasPrefix(n, p[:literal]):
 		return false
 	case it.glob:
-		// .gitignore's wildmatch: * and ? stop at a slash, ** spans folders.
-		return wildmatch(p, n) == wmMatch
+		// * and ? stop at a slash, ** spans folders.
+		return wildmatch(p, n, true) == wmMatch
 	}
-	return specGlob(p[literal:], n[literal:])
-}
-
-// specGlob matches name against a pathspec's pattern as git does without
-// the glob magic (wildmatch without WM_PATHNAME): * matches any run of
-// characters, a slash too, ? any one, [...] a class ([!...] or [^...]
-// negated, a-z ranges), and \ quotes the next character.
-func specGlob(pattern, name string) bool {
-	for len(pattern) > 0 {
-		switch pattern[0] {
-		case '*':
-			rest := strings.TrimLeft(pattern, "*")
-			if rest == "" {
-				return true
-			}
-			for i := 0; i <= len(name); i++ {
-				if specGlob(rest, name[i:]) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if name == "" {
-				return false
-			}
-			_, size := utf8.DecodeRuneInString(name)
-			pattern, name = pattern[1:], name[size:]
-		case '[':
-			if name == "" {
-				return false
-			}
-			r, size := utf8.DecodeRuneInString(name)
-			ok, plen := specClass(pattern, r)
-			if plen == 0 || !ok { // no closing bracket: git's wildmatch matches nothing
-				return false
-			}
-			pattern, name = pattern[plen:], name[size:]
-		case '\\':
-			if len(pattern) > 1 {
-				pattern = pattern[1:]
-			}
-			fallthrough
-		default:
-			if name == "" || name[0] != pattern[0] {
-				return false
-			}
-			pattern, name = pattern[1:], name[1:]
-		}
-	}
-	return name == ""
-}
-
-// specClass matches r against the bracket expression at the start of
-// pattern; plen is the expression's length, 0 when it has no closing bracket.
-func specClass(pattern string, r rune) (ok bool, plen int) {
-	i := 1
-	negate := false
-	if i < len(pattern) && (pattern[i] == '!' || pattern[i] == '^') {
-		negate = true
-		i++
-	}
-	first := true
-	for i < len(pattern) {
-		if pattern[i] == ']' && !first {
-			return ok != negate, i + 1
-		}
-		first = false
-		lo, size := utf8.DecodeRuneInString(pattern[i:])
-		if lo == '\\' && i+1 < len(pattern) {
-			i++
-			lo, size = utf8.DecodeRuneInString(pattern[i:])
-		}
-		i += size
-		hi := lo
-		if i+1 < len(pattern) && pattern[i] == '-' && pattern[i+1] != ']' {
-			hi, size = utf8.DecodeRuneInString(pattern[i+1:])
-			i += 1 + size
-		}
-		if lo <= r && r <= hi {
-			ok = true
-		}
-	}
-	return false, 0
+	// Without the glob magic, * and ? match slashes too.
+	return wildmatch(p[literal:], n[literal:], false) == wmMatch
 }

@@ -15,7 +15,7 @@ var pathspecFiles = []string{
 	"README.md", "main.go", "main_test.go", "a*b", "Makefile",
 	"src/a.go", "src/b.go", "src/b.txt", "src/deep/c.go", "src/deep/d.md",
 	"srcx/e.go", "docs/guide.md", "docs/img/logo.png", "Docs/UPPER.md",
-	"x/y/z/w.go", "sp ace/f.go",
+	"x/y/z/w.go", "sp ace/f.go", "ü.md",
 }
 
 func selected(t *testing.T, specs []string, o PathspecOptions) []string {
@@ -63,6 +63,15 @@ var pathspecCases = []struct {
 	{"", []string{"src/deep/"}},
 	{"", []string{"*/*.go"}},
 	{"", []string{":(icase)DOCS/*.MD"}},
+	// The one glob engine: classes, and a plain pattern's ? and brackets cross slashes.
+	{"", []string{"src/[[:alpha:]].go"}},
+	{"", []string{"[[:lower:]]rc/*"}},
+	{"", []string{":(glob)src/[[:alpha:]]*"}},
+	{"", []string{"src?deep*"}},
+	{"", []string{"src[/]*"}},
+	{"", []string{"?.md"}},
+	{"", []string{"??.md"}},
+	{"", []string{"src[[:punct:]]deep/*"}},
 	{"", []string{"nothing"}},
 	{"src", []string{"deep"}},
 	{"src", []string{"*.go"}},

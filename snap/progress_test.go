@@ -19,7 +19,7 @@ func TestProgress(t *testing.T) {
 	if _, err := Create(WithProgress(context.Background(), &p), dir, CreateOptions{Out: out}); err != nil {
 		t.Fatal(err)
 	}
-	if f, b := p.Files.Load(), p.Bytes.Load(); f != 3 || b != 8 {
+	if f, b := p.Done.Load(), p.Bytes.Load(); f != 3 || b != 8 {
 		t.Errorf("create counted %d files, %d bytes; want 3, 8", f, b)
 	}
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed"), 0o644)
@@ -27,7 +27,7 @@ func TestProgress(t *testing.T) {
 	if _, err := Restore(WithProgress(context.Background(), &r), dir, out, RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if f, b := r.Files.Load(), r.Bytes.Load(); f != 1 || b != 5 {
+	if f, b := r.Done.Load(), r.Bytes.Load(); f != 1 || b != 5 {
 		t.Errorf("restore counted %d files, %d bytes; want 1, 5", f, b)
 	}
 	// Without one, nothing is counted and nothing fails.
@@ -57,7 +57,7 @@ func TestProgressTotals(t *testing.T) {
 	if _, err := Create(WithProgress(context.Background(), &p), dir, CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Parent: m}); err != nil {
 		t.Fatal(err)
 	}
-	if f, b, tf, tb := p.Files.Load(), p.Bytes.Load(), p.TotalFiles.Load(), p.TotalBytes.Load(); f != 2 || b != 10 || tf != f || tb != b || p.Began.Load() == 0 {
+	if f, b, tf, tb := p.Done.Load(), p.Bytes.Load(), p.Total.Load(), p.TotalBytes.Load(); f != 2 || b != 10 || tf != f || tb != b || p.Began.Load() == 0 {
 		t.Errorf("a layer counted %d of %d files, %d of %d bytes; want 2 of 2, 10 of 10", f, tf, b, tb)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "d")); err != nil {
@@ -77,7 +77,7 @@ func TestProgressTotals(t *testing.T) {
 	for i := range 40 {
 		bytes += int64(i * 100)
 	}
-	if f, b, tf, tb := r.Files.Load(), r.Bytes.Load(), r.TotalFiles.Load(), r.TotalBytes.Load(); f != 40 || tf != 40 || b != bytes || tb != bytes || int64(res.Written) != tf {
+	if f, b, tf, tb := r.Done.Load(), r.Bytes.Load(), r.Total.Load(), r.TotalBytes.Load(); f != 40 || tf != 40 || b != bytes || tb != bytes || int64(res.Written) != tf {
 		t.Errorf("a restore counted %d of %d files, %d of %d bytes, and wrote %d; want 40 of 40, %d of %d, 40", f, tf, b, tb, res.Written, bytes, bytes)
 	}
 }

@@ -356,7 +356,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	}()
 	p.progress = progressFrom(ctx)
 	if stage {
-		p.progress.begin()
+		p.progress.Begin()
 	}
 	p.fold = ProbeFolding(root)
 	if p.fold.Folds() {
@@ -1191,7 +1191,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	if err != nil {
 		return err
 	}
-	p.progress.expect(files, bytes)
+	p.progress.Expect(files, bytes)
 	for _, src := range order {
 		a := byArchive[src]
 		if a.n >= fetchAllAt {
@@ -1644,7 +1644,7 @@ func (p *restorePlan) stageAs(e *Entry, r io.Reader, name string) error {
 		f.Close()
 		return archiveReadErr(e, io.ErrUnexpectedEOF)
 	}
-	p.progress.add(n)
+	p.progress.Add(1, n)
 	if err := f.Chmod(e.Mode); err != nil {
 		f.Close()
 		return fmt.Errorf("stage %s: %w", e.Path, err)

@@ -75,10 +75,69 @@ func (c *hookCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	return nil
 }
 
+// run answers one hook event: who sent it, what the tier decides, and, unless the store
+// answers by itself, what rewind does with it. Every step is written into le.
 func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time, le *logEntry) error {
-	in, err := hookd.ParseInput(e.stdin)
+	in, agent, event, err := c.identify(e, le)
 	if err != nil {
 		return err
+	}
+	if home == "" {
+		return errors.New("no home directory ($HOME is not set)")
+	}
+	project, err := hookd.ProjectDir(in, agent, e.getenv)
+	if err != nil {
+		return err
+	}
+	le.ProjectDir = project
+
+	d, err := decide(in, agent, event, home, project, start, e.getenv, le)
+	if err != nil {
+		return err
+	}
+	if c.dryRun {
+		return e.out.Encode(d.req)
+	}
+	if event == "SessionStart" && d.req.EnvFile != "" {
+		if err := hookd.AppendEnvFile(d.req.EnvFile, hookd.EnvExports(d.req, d.cfg.BinDir, e.getenv("PATH"))); err != nil {
+			d.problems = append(d.problems, err)
+		} else {
+			le.EnvFile = d.req.EnvFile
+		}
+	}
+
+	var resp hookd.Response
+	if reason := hookd.Skip(hookd.StoreDir(project), d.req, time.Now()); reason != "" {
+		// What rewind would answer, read from the store without starting it.
+		resp = hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: reason}
+	} else {
+		ctx, cancel := context.WithDeadline(ctx, d.deadline)
+		defer cancel()
+		if resp, err = callRewind(ctx, d.req); err != nil {
+			return errors.Join(append([]error{err}, d.problems...)...)
+		}
+	}
+	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
+	le.Created = resp.Created
+	// What went wrong without failing the event (a transcript Rewind would not read) is
+	// logged, not shown: the checkpoint itself records it (rewind show).
+	le.Warnings = resp.Warnings
+	if err := notify(e, agent, event, home, project, resp, le); err != nil {
+		return err
+	}
+	if len(d.problems) > 0 {
+		return fmt.Errorf("%w (used tier %s)", errors.Join(d.problems...), d.tier.Name)
+	}
+	return nil
+}
+
+// identify reads the event from stdin and tells which agent sent it (--agent, else from the
+// event and the environment) and which canonical event it is (--action, else the agent's name
+// for it).
+func (c *hookCmd) identify(e *env, le *logEntry) (*hookd.Input, *hookd.Agent, string, error) {
+	in, err := hookd.ParseInput(e.stdin)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	var agent *hookd.Agent
 	if c.agent != "" {
@@ -100,79 +159,59 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 	}
 	le.Event, le.SessionID, le.Tool = event, in.SessionID, in.ToolName
 	if err != nil {
-		return err
+		return nil, nil, "", err
 	}
 	if event == "" {
-		return errors.New("the hook input has no hook_event_name and no action was given")
+		return nil, nil, "", errors.New("the hook input has no hook_event_name and no action was given")
 	}
-	if home == "" {
-		return errors.New("no home directory ($HOME is not set)")
-	}
-	project, err := hookd.ProjectDir(in, agent, e.getenv)
-	if err != nil {
-		return err
-	}
-	le.ProjectDir = project
+	return in, agent, event, nil
+}
 
-	// A broken config must not cost the checkpoint: work with the defaults,
-	// then report it.
-	var problems []error
-	cfg, err := hookd.LoadConfig(home, project)
-	if err != nil {
-		problems = append(problems, err)
+// decision is what the project's config and tier make of an event.
+type decision struct {
+	cfg      layout.Config
+	tier     *hookd.Tier
+	req      hookd.Request
+	deadline time.Time // when the hook must be done
+	problems []error   // a broken config, reported once the checkpoint is taken
+}
+
+// decide reads the project's config and tier and makes the request rewind is asked. A broken
+// config must not cost the checkpoint: the defaults are used, and the problem reported.
+func decide(in *hookd.Input, agent *hookd.Agent, event, home, project string, start time.Time, getenv func(string) string, le *logEntry) (*decision, error) {
+	d := new(decision)
+	var err error
+	if d.cfg, err = hookd.LoadConfig(home, project); err != nil {
+		d.problems = append(d.problems, err)
 	}
-	tier, err := hookd.LoadTier(cfg.Tier)
-	if err != nil {
-		problems = append(problems, fmt.Errorf("config: %w", err))
-		if tier, err = hookd.LoadTier(layout.DefaultTier); err != nil {
-			return err
+	if d.tier, err = hookd.LoadTier(d.cfg.Tier); err != nil {
+		d.problems = append(d.problems, fmt.Errorf("config: %w", err))
+		if d.tier, err = hookd.LoadTier(layout.DefaultTier); err != nil {
+			return nil, err
 		}
 	}
-	le.Tier = tier.Name
-	req, err := hookd.Decide(in, agent, tier, event, e.getenv)
-	if err != nil {
-		return err
+	le.Tier = d.tier.Name
+	if d.req, err = hookd.Decide(in, agent, d.tier, event, getenv); err != nil {
+		return nil, err
 	}
-	le.Decision = req.Checkpoint
-	req.AutoInit = cfg.AutoInitOn()
+	le.Decision = d.req.Checkpoint
+	d.req.AutoInit = d.cfg.AutoInitOn()
 
-	budget := time.Duration(cfg.HookDeadlineMS) * time.Millisecond
+	budget := time.Duration(d.cfg.HookDeadlineMS) * time.Millisecond
 	if event == "SessionEnd" {
 		budget = min(budget, sessionEndDeadline)
 	}
-	deadline := start.Add(budget)
+	d.deadline = start.Add(budget)
 	// rewind gives up a little before the hook must be done, so that it
 	// can leave the store clean and rewind-hook can still log.
 	margin := min(budget/10, 500*time.Millisecond)
-	req.DeadlineUnixMS = deadline.Add(-margin).UnixMilli()
+	d.req.DeadlineUnixMS = d.deadline.Add(-margin).UnixMilli()
+	return d, nil
+}
 
-	if c.dryRun {
-		return e.out.Encode(req)
-	}
-	if event == "SessionStart" && req.EnvFile != "" {
-		if err := hookd.AppendEnvFile(req.EnvFile, hookd.EnvExports(req, cfg.BinDir, e.getenv("PATH"))); err != nil {
-			problems = append(problems, err)
-		} else {
-			le.EnvFile = req.EnvFile
-		}
-	}
-
-	var resp hookd.Response
-	if reason := hookd.Skip(hookd.StoreDir(project), req, time.Now()); reason != "" {
-		// What rewind would answer, read from the store without starting it.
-		resp = hookd.Response{Type: "hook", Action: hookd.ActionSkip, Reason: reason}
-	} else {
-		ctx, cancel := context.WithDeadline(ctx, deadline)
-		defer cancel()
-		if resp, err = callRewind(ctx, req); err != nil {
-			return errors.Join(append([]error{err}, problems...)...)
-		}
-	}
-	le.Action, le.Checkpoint, le.Reason, le.Removed = resp.Action, resp.Checkpoint, resp.Reason, resp.Removed
-	le.Created = resp.Created
-	// What went wrong without failing the event (a transcript Rewind would not read) is
-	// logged, not shown: the checkpoint itself records it (rewind show).
-	le.Warnings = resp.Warnings
+// notify shows rewind's messages on the agent's screen, where the agent shows a hook's
+// message for this event: the project's first notice, once, and a rewound session's notice.
+func notify(e *env, agent *hookd.Agent, event, home, project string, resp hookd.Response, le *logEntry) error {
 	var say []string
 	if resp.Message != "" && agent.Shows(event) && firstNotice(home, project) {
 		// Once per project, on the agent's screen: a project without a store
@@ -185,15 +224,10 @@ func (c *hookCmd) run(ctx context.Context, e *env, home string, start time.Time,
 		say = append(say, resp.Notice)
 		le.Rewound = true
 	}
-	if len(say) > 0 {
-		if err := e.out.Encode(map[string]string{"systemMessage": strings.Join(say, "\n")}); err != nil {
-			return err
-		}
+	if len(say) == 0 {
+		return nil
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w (used tier %s)", errors.Join(problems...), tier.Name)
-	}
-	return nil
+	return e.out.Encode(map[string]string{"systemMessage": strings.Join(say, "\n")})
 }
 
 // rewindPath is the rewind binary installed beside rewind-hook: never one

@@ -117,3 +117,26 @@ func TestAgentNamesLiveInManifests(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAgentShown: every agent with a manifest has its row in the README's agent table,
+// its transcripts among the fixtures and an end-to-end test named for it, so that an agent is
+// never added as data alone.
+func TestEveryAgentShown(t *testing.T) {
+	_, self, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(self), "..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Skipf("not in the project's source tree: %v", err)
+	}
+	for _, a := range All() {
+		if !strings.Contains(string(readme), "\n| "+a.DisplayName+" | ") {
+			t.Errorf("README.md's agent table has no row for %s", a.DisplayName)
+		}
+		if fs, _ := filepath.Glob(filepath.Join(root, "internal", "fixtures", a.Name, "*")); len(fs) == 0 {
+			t.Errorf("internal/fixtures/%s/ holds no transcript of %s", a.Name, a.DisplayName)
+		}
+		if _, err := os.Stat(filepath.Join(root, "e2e", a.Name+"_test.go")); err != nil {
+			t.Errorf("%s has no end-to-end test: %v", a.DisplayName, err)
+		}
+	}
+}

@@ -117,3 +117,14 @@ func writeOctal(b *strings.Builder, c byte) {
 func hidden(r rune) bool {
 	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029'
 }
+
+// ShellQuote quotes s for a POSIX shell when it needs it: as it is when it
+// holds only letters, digits and /._-+:@, else in single quotes.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -88,3 +88,20 @@ func FuzzQuote(f *testing.F) {
 		}
 	})
 }
+
+// TestShellQuote: a word a shell reads as it is stays so; anything else is
+// single-quoted, a quote inside it closed, escaped and opened again.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/.rewind": "/home/me/.rewind",
+		"alice@host:x+y_z": "alice@host:x+y_z",
+		"":                 "''",
+		"my project":       "'my project'",
+		"it's":             `'it'\''s'`,
+		"$HOME;rm":         "'$HOME;rm'",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

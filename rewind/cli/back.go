@@ -79,7 +79,7 @@ func (c *backCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := confirmPlan(e, p, fmt.Sprintf("Go back to before the %s most recent prompt?", ordinal(p.Cut.N))); err != nil {
+		if err := confirmRestore(e, p, fmt.Sprintf("Go back to before the %s most recent prompt?", ordinal(p.Cut.N))); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
+	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
 )
 
@@ -37,7 +38,9 @@ func exitCode(err error) int {
 }
 
 // hintOf is rewind's hint-of-error switch: what to do about the store's and the tools' errors,
-// in rewind's own commands and flags (never rewind-fork's: rewind passes those itself).
+// in rewind's own commands and flags (never rewind-fork's: rewind passes those itself). It is
+// long by design: one case per error, in the order they are tested, so that every hint is read
+// and worded in one place.
 func hintOf(err error) string {
 	var (
 		le      *snap.LimitError
@@ -90,7 +93,7 @@ func hintOf(err error) string {
 		return gone.hint()
 	case errors.As(err, new(*store.NotEmptyError)):
 		return "import into a new folder (--into DIR), or add --force to import over it after a backup checkpoint ('rewind undo-restore' brings it back)"
-	case errors.As(err, new(*store.BundleError)):
+	case errors.As(err, new(*bundle.Error)):
 		return "export the checkpoint again; the archive must reach here as 'rewind export' wrote it"
 	case errors.As(err, new(*store.UnsupportedAgentError)):
 		return "resume the conversation on the machine it came from, or open the transcript by hand"

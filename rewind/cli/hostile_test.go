@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"rewind.dev/rewind/store"
+	"rewind.dev/rewind/store/bundle"
 )
 
 // hostileCmd is the testscript command 'hostile IN OUT': it writes OUT, the
@@ -50,12 +50,12 @@ func hostileCmd(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(tw.Close())
 	ts.Check(zw.Close())
-	var info store.BundleInfo
+	var info bundle.Info
 	for i := range ms {
-		if strings.HasSuffix(ms[i].hdr.Name, "/"+store.BundleTree) {
+		if strings.HasSuffix(ms[i].hdr.Name, "/"+bundle.TreeName) {
 			ms[i].data = evil.Bytes()
 		}
-		if strings.HasSuffix(ms[i].hdr.Name, "/"+store.BundleManifest) {
+		if strings.HasSuffix(ms[i].hdr.Name, "/"+bundle.ManifestName) {
 			ts.Check(json.Unmarshal(ms[i].data, &info))
 		}
 	}
@@ -72,7 +72,7 @@ func hostileCmd(ts *testscript.TestScript, neg bool, args []string) {
 	defer out.Close()
 	ow := tar.NewWriter(out)
 	for _, m := range ms {
-		if strings.HasSuffix(m.hdr.Name, "/"+store.BundleManifest) {
+		if strings.HasSuffix(m.hdr.Name, "/"+bundle.ManifestName) {
 			m.data, err = json.Marshal(info)
 			ts.Check(err)
 		}

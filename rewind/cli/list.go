@@ -75,7 +75,7 @@ func (c *listCmd) Exec(ctx context.Context, e *env, args []string) error {
 			pos = fmt.Sprintf("@%d", n)
 			n++
 		}
-		if c.grep != "" && !cp.Mentions(c.grep) {
+		if c.grep != "" && !store.Mentions(cp, c.grep) {
 			continue
 		}
 		if cp.Backup() && !c.all {

@@ -175,6 +175,12 @@ type node struct {
 // where a fork joins the line it left. Without graph only the rows are
 // returned.
 func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
+	return drawNodes(treeNodes(tree, ns), graph)
+}
+
+// treeNodes are one tree's rows, each linked to the row above it in its history, with the
+// count of rows below that link to it.
+func treeNodes(tree []*store.Session, ns map[string]int) []*node {
 	var nodes []*node
 	add := func(n *node) int {
 		n.seq = len(nodes)
@@ -236,6 +242,12 @@ func drawTree(tree []*store.Session, ns map[string]int, graph bool) []string {
 			nodes[n.parent].kids++
 		}
 	}
+	return nodes
+}
+
+// drawNodes draws the rows newest first, each after every row above it in its history (see
+// drawTree).
+func drawNodes(nodes []*node, graph bool) []string {
 	// Newest first among the rows whose every row above is drawn.
 	q := &nodeQueue{nodes: nodes}
 	for i, n := range nodes {

@@ -60,7 +60,12 @@ func (c *pinCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	moved, err := s.Pin(ctx, cp, store.PinOptions{Label: a.label, Force: c.force})
+	var moved []string
+	if c.unpin {
+		err = s.Unpin(ctx, cp)
+	} else {
+		moved, err = s.Pin(ctx, cp, store.PinOptions{Label: a.label, Force: c.force})
+	}
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func (e *env) progress(ctx context.Context, msg string) (context.Context, func()
 			if began := p.Began.Load(); began > 0 {
 				took = time.Since(time.Unix(0, began))
 			}
-			line := progressLine(msg, counts{p.Files.Load(), p.Bytes.Load(), p.TotalFiles.Load(), p.TotalBytes.Load()}, took)
+			line := progressLine(msg, counts{p.Done.Load(), p.Bytes.Load(), p.Total.Load(), p.TotalBytes.Load()}, took)
 			if total := sp.Total.Load(); total > 0 {
 				line = countLine(msg, sp.Done.Load(), total)
 			}

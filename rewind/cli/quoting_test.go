@@ -308,8 +308,8 @@ func jsonString(t *testing.T, s string) string {
 func TestRestoreQuotesRenames(t *testing.T) {
 	ownHome(t)
 	var out strings.Builder
-	r := &store.RestoreResult{Kind: store.KindRestore, Checkpoint: "20261122_143052_001", DryRun: true,
-		Code: &snap.RestoreResult{Renamed: 1, RenamedList: []snap.Rename{{From: "evil\x1b[2J.txt", To: "EVIL\x1b[2J.txt"}}}}
+	r := &store.RestoreResult{Kind: store.KindRestore, Checkpoint: "20261122_143052_001", TreeChange: store.TreeChange{DryRun: true,
+		Code: &snap.RestoreResult{Renamed: 1, RenamedList: []snap.Rename{{From: "evil\x1b[2J.txt", To: "EVIL\x1b[2J.txt"}}}}}
 	writeRestore(&out, r, false)
 	if want := `  rename "evil\033[2J.txt" -> "EVIL\033[2J.txt"` + "\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("got\n%s\nwant a line %q", out.String(), want)

@@ -74,8 +74,8 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 			what = " " + cmdline.QuoteText(strings.Join(paths, " ")) // (patterns, as given: text)
 		}
 		if plan.Nothing { // (nothing to ask about: the restore says so)
-			closeLists(plan)
-		} else if err := confirmPlan(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
+			closeLists(&plan.TreeChange)
+		} else if err := confirmRestore(e, plan, fmt.Sprintf("Restore%s to %s (%s)?", what, cmdline.QuoteText(cp.ID), ago(cp.CreatedAt))); err != nil {
 			return err
 		}
 	}
@@ -83,7 +83,7 @@ func (c *restoreCmd) Exec(ctx context.Context, e *env, args []string) error {
 	res, err := s.Restore(ctx, cp, opts)
 	stop()
 	if res != nil && res.Nothing && !res.DryRun && !c.json {
-		closeLists(res)
+		closeLists(&res.TreeChange)
 		fmt.Fprintf(e.stdout, "Nothing to restore: %s already %s's\n", nothingWhat(opts, paths), cmdline.QuoteText(cp.ID))
 		return nil
 	}
@@ -143,21 +143,26 @@ func canAsk(e *env) bool {
 	return ok && isTerminal(f) && isTerminal(e.stderr)
 }
 
-// confirmPlan shows on stderr what plan (a dry run's result) would change,
-// and asks question; a "no" is an error. Without a terminal it does not
-// ask.
-func confirmPlan(e *env, plan *store.RestoreResult, question string) error {
+// confirmPlan shows on stderr what a plan (a dry run's result, tc its
+// TreeChange) would change, as write says it, and asks question; a "no" is
+// an error naming kind. Without a terminal it does not ask.
+func confirmPlan(e *env, kind store.RestoreKind, tc *store.TreeChange, write func(io.Writer), question string) error {
 	if !canAsk(e) {
 		return nil
 	}
-	writeRestore(e.stderr, plan, false) // (the plan, without the dry run's "nothing was changed": nothing is yet)
-	closeLists(plan)
+	write(e.stderr) // (the plan, without the dry run's "nothing was changed": nothing is yet)
+	closeLists(tc)
 	fmt.Fprintf(e.stderr, "%s A backup checkpoint is taken first. [y/N] ", question)
 	line, _ := bufio.NewReader(e.stdin).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-		return fmt.Errorf("%s cancelled; nothing was changed", plan.Kind)
+		return fmt.Errorf("%s cancelled; nothing was changed", kind)
 	}
 	return nil
+}
+
+// confirmRestore is confirmPlan for a restore, an undo or a back.
+func confirmRestore(e *env, plan *store.RestoreResult, question string) error {
+	return confirmPlan(e, plan.Kind, &plan.TreeChange, func(w io.Writer) { writeRestore(w, plan, false) }, question)
 }
 
 func withDryRun(o store.RestoreOptions) store.RestoreOptions {
@@ -169,109 +174,63 @@ func withDryRun(o store.RestoreOptions) store.RestoreOptions {
 // dry run lists every one: that is what it is for.
 const listCap = 20
 
-// printRestore prints what a restore, undo, back, undo-restore or redo did:
-// its JSON, or text on stdout (warnings on stderr). failed says the command
-// stopped part way.
-func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
-	defer closeLists(r)
+// printResult prints what a restore, undo, back, undo-restore, redo or
+// revert did: r as JSON, or as text on stdout (write's, after a dry run's
+// notice) with warnings on stderr. tc is r's TreeChange.
+func (e *env) printResult(r any, tc *store.TreeChange, warnings []string, asJSON bool, write func(io.Writer)) {
+	defer closeLists(tc)
 	if asJSON {
 		if err := e.json(r); err != nil {
 			fmt.Fprintf(e.stderr, "%s: %s\n", name, cmdline.QuoteText(err.Error()))
 		}
 		return
 	}
-	if r.DryRun {
+	if tc.DryRun {
 		fmt.Fprintf(e.stdout, "Dry run: nothing was changed.\n")
 	}
-	writeRestore(e.stdout, r, failed)
-	for _, w := range r.Warnings {
+	write(e.stdout)
+	for _, w := range warnings {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, cmdline.QuoteText(w))
 	}
 }
 
-// writeRestore says what r did, or would do, for a person: its paths
-// through cmdline.QuotePath, the ids, prompts and commands it holds through
-// cmdline.QuoteText.
+// printRestore prints what a restore, undo or back did. failed says the
+// command stopped part way.
+func (e *env) printRestore(r *store.RestoreResult, asJSON, failed bool) {
+	e.printResult(r, &r.TreeChange, r.Warnings, asJSON, func(w io.Writer) { writeRestore(w, r, failed) })
+}
+
+// printUndoRestore prints what an undo-restore or a redo did. failed says
+// the command stopped part way.
+func (e *env) printUndoRestore(r *store.UndoRestoreResult, asJSON, failed bool) {
+	e.printResult(r, &r.TreeChange, r.Warnings, asJSON, func(w io.Writer) { writeUndoRestore(w, r, failed) })
+}
+
+// printRevert prints what a revert did. failed says the command stopped
+// part way.
+func (e *env) printRevert(r *store.RevertResult, asJSON, failed bool) {
+	e.printResult(r, &r.TreeChange, r.Warnings, asJSON, func(w io.Writer) { writeRevert(w, r, failed) })
+}
+
+// would is done, or in a dry run plan.
+func would(tc *store.TreeChange, done, plan string) string {
+	if tc.DryRun {
+		return plan
+	}
+	return done
+}
+
+// writeRestore says what a restore, undo or back did, or would do, for a
+// person: its paths through cmdline.QuotePath, the ids, prompts and
+// commands it holds through cmdline.QuoteText.
 func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
-	would := func(done, plan string) string {
-		if r.DryRun {
-			return plan
-		}
-		return done
+	what := "the tree to " + cmdline.QuoteText(r.Checkpoint)
+	if len(r.Paths) > 0 {
+		what = cmdline.QuoteText(strings.Join(r.Paths, " ")) + " to " + cmdline.QuoteText(r.Checkpoint) // (pathspecs: text)
 	}
-	if r.Reverts != "" && !failed { // (one that failed says so in its error)
-		fmt.Fprintf(w, "%s %s.\n", would(revertVerb(r.Kind, false), revertVerb(r.Kind, true)), cmdline.QuoteText(r.RevertsWhat))
-	}
-	if r.Revert != nil {
-		writeRevert(w, r)
-	}
-	if r.Code != nil {
-		what := "the tree to " + cmdline.QuoteText(r.Checkpoint)
-		switch {
-		case r.Kind == store.KindRevert:
-			what = "the tree"
-		case len(r.Paths) > 0:
-			what = cmdline.QuoteText(strings.Join(r.Paths, " ")) + " to " + cmdline.QuoteText(r.Checkpoint) // (pathspecs: text)
-		}
-		renamed, folders := "", ""
-		if r.Code.Renamed > 0 { // only on a file system that folds names (macOS's)
-			renamed = fmt.Sprintf(", %d renamed", r.Code.Renamed)
-		}
-		if r.Code.Folders > 0 {
-			folders = fmt.Sprintf("; %s changed", count(r.Code.Folders, "folder")) // (made, deleted, or given another mode)
-		}
-		// Files are counted (as a person counts a tree's), folders apart.
-		fmt.Fprintf(w, "%s %s: %s written, %d deleted%s, %s, %d unchanged%s\n",
-			would("Restored", "Would restore"), what, count(r.Code.Written, "file"), r.Code.Deleted, renamed,
-			count(r.Code.ModeChanged, "mode change"), r.Code.Unchanged, folders)
-		// lines prints what each of shown (a path, or a rename's two, quoted
-		// already) tells about it.
-		lines := func(verb string, n int, shown iter.Seq[string]) {
-			i := 0
-			for s := range shown {
-				if !r.DryRun && i == listCap {
-					fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, n-listCap)
-					break
-				}
-				fmt.Fprintf(w, "  %-6s %s\n", verb, s)
-				i++
-			}
-		}
-		lines("write", r.Code.WrittenList.Len(), quoteEach(r.Code.WrittenList.All()))
-		lines("delete", r.Code.DeletedList.Len(), quoteEach(r.Code.DeletedList.All()))
-		lines("chmod", r.Code.ModeList.Len(), quoteEach(r.Code.ModeList.All()))
-		var renames []string
-		for _, rn := range r.Code.RenamedList {
-			renames = append(renames, cmdline.QuotePath(rn.From)+" -> "+cmdline.QuotePath(rn.To))
-		}
-		lines("rename", len(renames), slices.Values(renames))
-		for _, l := range []*snap.PathList{&r.Code.WrittenList, &r.Code.DeletedList, &r.Code.ModeList} {
-			if err := l.Err(); err != nil {
-				fmt.Fprintf(w, "  (the list stops here: %s)\n", cmdline.QuoteText(err.Error()))
-			}
-		}
-		for _, p := range r.Code.Spared {
-			fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", cmdline.QuotePath(p))
-		}
-		for _, p := range r.Code.Unreadable {
-			fmt.Fprintf(w, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", cmdline.QuotePath(p))
-		}
-		for _, p := range r.Code.Inputs {
-			fmt.Fprintf(w, "  kept   %s (the snapshot's own file)\n", cmdline.QuotePath(p))
-		}
-	}
+	writeCode(w, &r.TreeChange, what)
 	if c := r.Cut; c != nil {
 		writeCut(w, c)
-	}
-	for _, m := range r.Moved {
-		fmt.Fprintf(w, "%s the fork %s to %s\n", would("Moved", "Would move"), cmdline.QuotePath(m.From), cmdline.QuotePath(m.To))
-	}
-	if t := r.Transcript; t != nil {
-		fmt.Fprintf(w, "%s %s its bytes from %s", would("Gave", "Would give"), cmdline.QuotePath(t.Path), cmdline.QuotePath(t.From))
-		if t.Saved != "" {
-			fmt.Fprintf(w, "; the bytes it had are kept in %s", cmdline.QuotePath(t.Saved))
-		}
-		fmt.Fprintln(w)
 	}
 	if r.Fork != nil {
 		fmt.Fprintf(w, "Forked the conversation: new session %s (%s kept)\n", cmdline.QuoteText(r.Fork.SessionID), count(int(r.Fork.EventsKept), "event"))
@@ -286,8 +245,93 @@ func writeRestore(w io.Writer, r *store.RestoreResult, failed bool) {
 	if r.Truncate != nil {
 		fmt.Fprintf(w, "Cut %s back: %s removed, %d kept; backup at %s\n", cmdline.QuotePath(r.Truncate.Path), count(int(r.Truncate.EventsRemoved), "event"), r.Truncate.EventsKept, cmdline.QuotePath(r.Truncate.Backup))
 	}
-	if r.Backup != "" {
-		fmt.Fprintf(w, "Backup checkpoint %s%s\n", cmdline.QuoteText(r.Backup), undoHint(r, failed))
+	writeBackup(w, &r.TreeChange, r.Kind, failed)
+}
+
+// writeUndoRestore says what an undo-restore or a redo did, or would do,
+// for a person, quoted as writeRestore quotes.
+func writeUndoRestore(w io.Writer, r *store.UndoRestoreResult, failed bool) {
+	if r.Entry != "" && !failed { // (one that failed says so in its error)
+		fmt.Fprintf(w, "%s %s.\n", would(&r.TreeChange, undoVerb(r.Kind, false), undoVerb(r.Kind, true)), cmdline.QuoteText(r.What))
+	}
+	writeCode(w, &r.TreeChange, "the tree to "+cmdline.QuoteText(r.Checkpoint))
+	for _, m := range r.Moved {
+		fmt.Fprintf(w, "%s the fork %s to %s\n", would(&r.TreeChange, "Moved", "Would move"), cmdline.QuotePath(m.From), cmdline.QuotePath(m.To))
+	}
+	if t := r.Transcript; t != nil {
+		fmt.Fprintf(w, "%s %s its bytes from %s", would(&r.TreeChange, "Gave", "Would give"), cmdline.QuotePath(t.Path), cmdline.QuotePath(t.From))
+		if t.Saved != "" {
+			fmt.Fprintf(w, "; the bytes it had are kept in %s", cmdline.QuotePath(t.Saved))
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Resume != "" && !r.DryRun {
+		fmt.Fprintf(w, "Open the fork with: %s\n", cmdline.QuoteText(r.Resume))
+	}
+	writeBackup(w, &r.TreeChange, r.Kind, failed)
+}
+
+// writeCode says what was, or would be, done to the tree (what names it),
+// with the paths written, deleted and given another mode; nothing when the
+// tree was left alone.
+func writeCode(w io.Writer, tc *store.TreeChange, what string) {
+	code := tc.Code
+	if code == nil {
+		return
+	}
+	renamed, folders := "", ""
+	if code.Renamed > 0 { // only on a file system that folds names (macOS's)
+		renamed = fmt.Sprintf(", %d renamed", code.Renamed)
+	}
+	if code.Folders > 0 {
+		folders = fmt.Sprintf("; %s changed", count(code.Folders, "folder")) // (made, deleted, or given another mode)
+	}
+	// Files are counted (as a person counts a tree's), folders apart.
+	fmt.Fprintf(w, "%s %s: %s written, %d deleted%s, %s, %d unchanged%s\n",
+		would(tc, "Restored", "Would restore"), what, count(code.Written, "file"), code.Deleted, renamed,
+		count(code.ModeChanged, "mode change"), code.Unchanged, folders)
+	// lines prints what each of shown (a path, or a rename's two, quoted
+	// already) tells about it.
+	lines := func(verb string, n int, shown iter.Seq[string]) {
+		i := 0
+		for s := range shown {
+			if !tc.DryRun && i == listCap {
+				fmt.Fprintf(w, "  %-6s … and %d more (--json lists them all)\n", verb, n-listCap)
+				break
+			}
+			fmt.Fprintf(w, "  %-6s %s\n", verb, s)
+			i++
+		}
+	}
+	lines("write", code.WrittenList.Len(), quoteEach(code.WrittenList.All()))
+	lines("delete", code.DeletedList.Len(), quoteEach(code.DeletedList.All()))
+	lines("chmod", code.ModeList.Len(), quoteEach(code.ModeList.All()))
+	var renames []string
+	for _, rn := range code.RenamedList {
+		renames = append(renames, cmdline.QuotePath(rn.From)+" -> "+cmdline.QuotePath(rn.To))
+	}
+	lines("rename", len(renames), slices.Values(renames))
+	for _, l := range []*snap.PathList{&code.WrittenList, &code.DeletedList, &code.ModeList} {
+		if err := l.Err(); err != nil {
+			fmt.Fprintf(w, "  (the list stops here: %s)\n", cmdline.QuoteText(err.Error()))
+		}
+	}
+	for _, p := range code.Spared {
+		fmt.Fprintf(w, "  kept   %s (ignored by the checkpoint's rules)\n", cmdline.QuotePath(p))
+	}
+	for _, p := range code.Unreadable {
+		fmt.Fprintf(w, "  kept   %s (could not be read, now or when the checkpoint was taken)\n", cmdline.QuotePath(p))
+	}
+	for _, p := range code.Inputs {
+		fmt.Fprintf(w, "  kept   %s (the snapshot's own file)\n", cmdline.QuotePath(p))
+	}
+}
+
+// writeBackup names the backup checkpoint a command of kind took, and the
+// command that reverts it (see undoHint).
+func writeBackup(w io.Writer, tc *store.TreeChange, kind store.RestoreKind, failed bool) {
+	if tc.Backup != "" {
+		fmt.Fprintf(w, "Backup checkpoint %s%s\n", cmdline.QuoteText(tc.Backup), undoHint(kind, failed))
 	}
 }
 
@@ -313,9 +357,9 @@ func quoteEach(paths iter.Seq[string]) iter.Seq[string] {
 
 // closeLists removes the temporary files a restore's longest lists were
 // written to (see snap.PathList), once they are printed.
-func closeLists(r *store.RestoreResult) {
-	if r.Code != nil {
-		r.Code.Close()
+func closeLists(tc *store.TreeChange) {
+	if tc.Code != nil {
+		tc.Code.Close()
 	}
 }
 
@@ -363,23 +407,26 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// undoHint names the command that reverts r, when there is one for sure:
-// undo-restore reverts a restore, undo, back or redo that was recorded (a
-// restore that failed too: it is recorded before it changes anything); redo
-// puts back an undo-restore. An undo-restore or redo is recorded when it
-// finishes: one that failed names no command.
-func undoHint(r *store.RestoreResult, failed bool) string {
-	revert := r.Kind == store.KindUndoRestore || r.Kind == store.KindRedo
+// undoHint names the command that reverts what a command of kind did,
+// when there is one for sure: undo-restore reverts a restore, undo, back,
+// revert or redo that was recorded (a restore that failed too: it is
+// recorded before it changes anything); redo puts back an undo-restore. An
+// undo-restore or redo is recorded when it finishes: one that failed names
+// no command.
+func undoHint(kind store.RestoreKind, failed bool) string {
+	undo := kind == store.KindUndoRestore || kind == store.KindRedo
 	switch {
-	case revert && failed:
+	case undo && failed:
 		return " holds the tree as it was before."
-	case r.Kind == store.KindUndoRestore:
+	case kind == store.KindUndoRestore:
 		return "; 'rewind redo' puts it back."
 	}
 	return "; 'rewind undo-restore' reverts this."
 }
 
-func revertVerb(k store.RestoreKind, plan bool) string {
+// undoVerb says what an undo-restore or a redo (kind) did, or in a plan
+// would do.
+func undoVerb(k store.RestoreKind, plan bool) string {
 	switch {
 	case k == store.KindRedo && plan:
 		return "Would redo"

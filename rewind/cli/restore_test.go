@@ -12,9 +12,9 @@ import (
 // was before.
 func TestWriteRestoreFailed(t *testing.T) {
 	for _, kind := range []store.RestoreKind{store.KindUndoRestore, store.KindRedo} {
-		r := &store.RestoreResult{Type: "restore", Kind: kind, Checkpoint: "c", Backup: "b", Reverts: "e", RevertsWhat: "restore to c"}
+		r := &store.UndoRestoreResult{Type: "restore", Kind: kind, Checkpoint: "c", TreeChange: store.TreeChange{Backup: "b"}, Entry: "e", What: "restore to c"}
 		var out strings.Builder
-		writeRestore(&out, r, true)
+		writeUndoRestore(&out, r, true)
 		if got, want := out.String(), "Backup checkpoint b holds the tree as it was before.\n"; got != want {
 			t.Errorf("%s that failed: %q, want %q", kind, got, want)
 		}

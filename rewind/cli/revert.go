@@ -39,7 +39,7 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := store.RevertStepOptions{Markers: c.conflicts == conflictsMarkers, DryRun: c.dryRun}
+	opts := store.RevertOptions{Markers: c.conflicts == conflictsMarkers, DryRun: c.dryRun}
 	if len(args) == 2 {
 		if opts.To, err = s.Resolve(args[1]); err != nil {
 			return err
@@ -48,36 +48,46 @@ func (c *revertCmd) Exec(ctx context.Context, e *env, args []string) error {
 	if ask, err := c.asks(e, c.json); err != nil {
 		return err
 	} else if ask {
-		plan, err := s.RevertStep(ctx, cp, withDryRunStep(opts))
+		plan, err := s.Revert(ctx, cp, withDryRunRevert(opts))
 		if err != nil {
 			if plan != nil {
-				writeRestore(e.stderr, plan, false)
+				writeRevert(e.stderr, plan, false)
 			}
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Revert the step from %s?", cmdline.QuoteText(cp.ID))); err != nil {
+		if err := confirmPlan(e, plan.Kind, &plan.TreeChange, func(w io.Writer) { writeRevert(w, plan, false) }, fmt.Sprintf("Revert the step from %s?", cmdline.QuoteText(cp.ID))); err != nil {
 			return err
 		}
 	}
 	ctx, stop := e.progress(ctx, "reverting")
-	res, err := s.RevertStep(ctx, cp, opts)
+	res, err := s.Revert(ctx, cp, opts)
 	stop()
 	if res != nil {
-		e.printRestore(res, c.json, err != nil && res.Backup != "")
+		e.printRevert(res, c.json, err != nil && res.Backup != "")
 	}
 	return err
 }
 
-func withDryRunStep(o store.RevertStepOptions) store.RevertStepOptions {
+func withDryRunRevert(o store.RevertOptions) store.RevertOptions {
 	o.DryRun = true
 	return o
 }
 
-// writeRevert says what a revert takes back, path by path, for a person:
-// paths through cmdline.QuotePath, ids and the prompt through
+// writeRevert says what a revert did, or would do, for a person: what it
+// takes back (writeRevertPlan), what that did to the tree, and its backup.
+func writeRevert(w io.Writer, r *store.RevertResult, failed bool) {
+	if r.Plan != nil {
+		writeRevertPlan(w, r)
+	}
+	writeCode(w, &r.TreeChange, "the tree")
+	writeBackup(w, &r.TreeChange, r.Kind, failed)
+}
+
+// writeRevertPlan says what a revert takes back, path by path, for a
+// person: paths through cmdline.QuotePath, ids and the prompt through
 // cmdline.QuoteText.
-func writeRevert(w io.Writer, r *store.RestoreResult) {
-	p := r.Revert
+func writeRevertPlan(w io.Writer, r *store.RevertResult) {
+	p := r.Plan
 	to := "the tree now"
 	if p.To != "" {
 		to = cmdline.QuoteText(p.To)

@@ -33,7 +33,7 @@ func (c *undoCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("Restore the tree to %s?", cmdline.QuoteText(plan.Checkpoint))); err != nil {
+		if err := confirmRestore(e, plan, fmt.Sprintf("Restore the tree to %s?", cmdline.QuoteText(plan.Checkpoint))); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
@@ -34,11 +35,15 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 	if err != nil {
 		return err
 	}
-	o := store.RevertOptions{Redo: c.redo, DryRun: c.dryRun}
+	undo := s.UndoRestore
+	if c.redo {
+		undo = s.Redo
+	}
+	o := store.UndoRestoreOptions{DryRun: c.dryRun}
 	if ask, err := c.asks(e, c.json); err != nil {
 		return err
 	} else if ask {
-		plan, err := s.Revert(ctx, store.RevertOptions{Redo: c.redo, DryRun: true})
+		plan, err := undo(ctx, store.UndoRestoreOptions{DryRun: true})
 		if err != nil {
 			return err
 		}
@@ -46,16 +51,16 @@ func (c *undoRestoreCmd) Exec(ctx context.Context, e *env, args []string) error 
 		if c.redo {
 			verb = "Redo"
 		}
-		if err := confirmPlan(e, plan, fmt.Sprintf("%s %s?", verb, cmdline.QuoteText(plan.RevertsWhat))); err != nil {
+		if err := confirmPlan(e, plan.Kind, &plan.TreeChange, func(w io.Writer) { writeUndoRestore(w, plan, false) }, fmt.Sprintf("%s %s?", verb, cmdline.QuoteText(plan.What))); err != nil {
 			return err
 		}
-		o.Expect = plan.Reverts
+		o.Expect = plan.Entry
 	}
 	ctx, stop := e.progress(ctx, sub)
-	res, err := s.Revert(ctx, o)
+	res, err := undo(ctx, o)
 	stop()
 	if res != nil {
-		e.printRestore(res, c.json, err != nil)
+		e.printUndoRestore(res, c.json, err != nil)
 	}
 	return err
 }

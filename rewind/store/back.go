@@ -10,6 +10,7 @@ import (
 	"rewind.dev/fork"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/verify"
 )
 
 // BackOptions say how far back to go.
@@ -63,7 +64,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 		}
 		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	res := &RestoreResult{Type: "restore", Kind: KindBack, DryRun: o.DryRun}
+	res := &RestoreResult{Type: "restore", Kind: KindBack, TreeChange: TreeChange{DryRun: o.DryRun}}
 	var target *Checkpoint
 	if o.Both {
 		target, err = s.checkpointBefore(ctx, t, path, turn)
@@ -79,10 +80,10 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 	if o.InPlace {
 		how = ContextInPlace
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
+	k := s.newChecker(ctx)
+	defer k.Save()
 	if target != nil {
-		if err := k.check(target, partCode); err != nil {
+		if err := k.Check(target, verify.Code); err != nil {
 			return nil, &DamagedError{Err: err}
 		}
 	}
@@ -115,7 +116,7 @@ func (s *Store) Back(ctx context.Context, o BackOptions) (*RestoreResult, error)
 			c.rewound = &layout.RewoundSession{Kind: string(KindBack), N: o.N, Agent: agent, Transcript: path, SessionID: s.sessionOf(path)}
 		}
 	}
-	return s.applied(ctx, k, c, res)
+	return applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))
 }
 
 // backSession is a transcript back may go back in, and its agent ("" to

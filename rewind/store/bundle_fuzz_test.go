@@ -4,11 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/rewind/store/bundle"
 )
 
-// FuzzOpenBundle reads any bytes as an export archive: it never panics, never leaves its
-// temporary folder behind, and an archive it takes has passed every check (so it holds its
-// tree and names only what its grammar allows). Seeds: the hostile corpus and a valid archive.
+// FuzzOpenBundle reads any bytes as an export archive (bundle.Open): it never panics, never
+// leaves its temporary folder behind, and an archive it takes has passed every check (so it
+// holds its tree and names only what its grammar allows, and the folder Import would make of
+// it is one). Seeds: the hostile corpus and a valid archive, whose builder is this package's.
 func FuzzOpenBundle(f *testing.F) {
 	f.Add(baseParts(f).build(f))
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "hostile-bundles", "*.tar"))
@@ -26,7 +29,7 @@ func FuzzOpenBundle(f *testing.F) {
 		if err := os.WriteFile(name, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		b, err := OpenBundle(ctx, name)
+		b, err := bundle.Open(ctx, name)
 		if err == nil {
 			if !isID(b.Info.Checkpoint) || b.Info.Checkpoint != b.Checkpoint.ID {
 				t.Errorf("took an archive of checkpoint %q (metadata %q)", b.Info.Checkpoint, b.Checkpoint.ID)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/rewind/store/bundle"
 )
 
 // exportFixture saves a checkpoint with a transcript and a layer chain and
@@ -96,7 +98,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if got := strings.Join(names, " "); got != "checkpoint.json transcript.jsonl.gz tree.tar.gz export.json" {
 		t.Errorf("members %s", got)
 	}
-	b, err := OpenBundle(ctx, out)
+	b, err := bundle.Open(ctx, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +108,8 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 }
 
-// Every way an archive can be wrong is refused by OpenBundle, as a
-// BundleError, before anything is made of it.
+// Every way an archive can be wrong is refused by bundle.Open, as a
+// bundle.Error, before anything is made of it.
 func TestBundleRefused(t *testing.T) {
 	_, ms := exportFixture(t)
 	top := ms[0].hdr.Name[:strings.IndexByte(ms[0].hdr.Name, '/')]
@@ -127,27 +129,27 @@ func TestBundleRefused(t *testing.T) {
 		ms   []tarMember
 		want string
 	}{
-		"tree changed":       {edit(BundleTree, flip), "tree.tar.gz's SHA-256 differs"},
-		"transcript changed": {edit(BundleTranscript, flip), "transcript.jsonl.gz's SHA-256 differs"},
-		"checkpoint changed": {edit(BundleCheckpoint, flip), "checkpoint.json's SHA-256 differs"},
-		"tree cut":           {edit(BundleTree, func(m *tarMember) { m.data = m.data[:len(m.data)-1] }), "bytes where export.json records"},
-		"newer version": {edit(BundleManifest, func(m *tarMember) {
-			m.data = bytes.Replace(m.data, fmt.Appendf(nil, `"version": %d`, BundleVersion), []byte(`"version": 9`), 1)
+		"tree changed":       {edit(bundle.TreeName, flip), "tree.tar.gz's SHA-256 differs"},
+		"transcript changed": {edit(bundle.TranscriptName, flip), "transcript.jsonl.gz's SHA-256 differs"},
+		"checkpoint changed": {edit(bundle.CheckpointName, flip), "checkpoint.json's SHA-256 differs"},
+		"tree cut":           {edit(bundle.TreeName, func(m *tarMember) { m.data = m.data[:len(m.data)-1] }), "bytes where export.json records"},
+		"newer version": {edit(bundle.ManifestName, func(m *tarMember) {
+			m.data = bytes.Replace(m.data, fmt.Appendf(nil, `"version": %d`, bundle.Version), []byte(`"version": 9`), 1)
 		}), "format version 9"},
-		"not an export":  {edit(BundleManifest, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`rewind-export`), []byte(`rewind-other`), 1) }), "not \"rewind-export\""},
+		"not an export":  {edit(bundle.ManifestName, func(m *tarMember) { m.data = bytes.Replace(m.data, []byte(`rewind-export`), []byte(`rewind-other`), 1) }), "not \"rewind-export\""},
 		"no export.json": {ms[:3], "no export.json"},
 		"unknown member": {append(ms[:3:3], tarMember{tar.Header{Name: top + "/extra", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}, ms[3]), "unknown member"},
 		"member outside": {append([]tarMember{{tar.Header{Name: "../evil", Typeflag: tar.TypeReg, Mode: 0o644}, []byte("x")}}, ms...), "outside"},
-		"symlink member": {edit(BundleCheckpoint, func(m *tarMember) { m.hdr.Typeflag, m.hdr.Linkname = tar.TypeSymlink, "/etc/passwd" }), "not a regular file"},
+		"symlink member": {edit(bundle.CheckpointName, func(m *tarMember) { m.hdr.Typeflag, m.hdr.Linkname = tar.TypeSymlink, "/etc/passwd" }), "not a regular file"},
 		"member twice":   {append(ms[:1:1], ms...), "appears twice"},
 		"member missing": {append(ms[:2:2], ms[3]), `"tree.tar.gz" is missing`},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := OpenBundle(ctx, writeTar(t, c.ms))
-			var be *BundleError
+			_, err := bundle.Open(ctx, writeTar(t, c.ms))
+			var be *bundle.Error
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("err = %v, want a BundleError saying %q", err, c.want)
+				t.Fatalf("err = %v, want a bundle.Error saying %q", err, c.want)
 			}
 		})
 	}

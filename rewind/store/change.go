@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -41,7 +42,7 @@ type change struct {
 	// for none.
 	conversation func(e *HistoryEntry) error
 	// done, when set, edits the history in the write that marks the entry
-	// e done (a revert marks the entry it reverts).
+	// e done (an undo-restore or a redo marks the entry it undoes).
 	done func(h *History, e HistoryEntry)
 	// nothingIf, when set, says from the backup's tree whether the change
 	// would change nothing: then it stops there (errNothing), and the
@@ -57,8 +58,10 @@ type change struct {
 // would change nothing (change.nothingIf).
 var errNothing = errors.New("nothing to change")
 
-// apply runs c's sequence, filling in res; k checks the backup.
-func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreResult) error {
+// apply runs c's sequence, filling in res (the backup, what the tree
+// became) and adding to warnings (nil: none is wanted); k checks the
+// backup.
+func (s *Store) apply(ctx context.Context, k *verify.Checker, c change, res *TreeChange, warnings *[]string) error {
 	backup, err := s.backup(ctx, k, c.backup)
 	if err != nil {
 		return err
@@ -118,16 +121,18 @@ func (s *Store) apply(ctx context.Context, k *checker, c change, res *RestoreRes
 	}
 	if nerr := s.noteRewound(c, e); nerr != nil {
 		// The restore is done and recorded; only a courtesy is lost.
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the session this left behind will not be told: %v", nerr))
+		if warnings != nil {
+			*warnings = append(*warnings, fmt.Sprintf("the session this left behind will not be told: %v", nerr))
+		}
 	}
 	return err
 }
 
 // applied is apply's result as the commands return it: no result when
-// nothing changed (the backup failed), else the result with the error.
-func (s *Store) applied(ctx context.Context, k *checker, c change, res *RestoreResult) (*RestoreResult, error) {
-	err := s.apply(ctx, k, c, res)
-	if err != nil && res.Backup == "" {
+// nothing changed (the backup failed, so tc names none), else res with the
+// error. tc is res's TreeChange.
+func applied[R any](res *R, tc *TreeChange, err error) (*R, error) {
+	if err != nil && tc.Backup == "" {
 		return nil, err
 	}
 	return res, err
@@ -144,14 +149,14 @@ func firstErr(errs ...error) error {
 
 // backup takes the checkpoint a change starts from, and makes sure it
 // restores before anything changes.
-func (s *Store) backup(ctx context.Context, k *checker, o SaveOptions) (*Checkpoint, error) {
+func (s *Store) backup(ctx context.Context, k *verify.Checker, o SaveOptions) (*Checkpoint, error) {
 	o.Trigger = Trigger{Kind: TriggerPreRestore}
 	backup, err := s.SaveLocked(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("backup checkpoint before restoring: %w", err)
 	}
-	k.refresh()
-	if err := k.check(backup, partAll); err != nil {
+	k.Refresh()
+	if err := k.Check(backup, verify.All); err != nil {
 		return nil, &BackupError{Err: err}
 	}
 	// What the backup's walk held is garbage now, and the restore walks the

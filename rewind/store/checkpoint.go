@@ -1,10 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,112 +8,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
-	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
 )
 
-// Files inside a checkpoint folder.
+// Files inside a checkpoint folder (see package record).
 const (
-	SnapshotFile   = "snapshot.tar.gz"
-	ManifestFile   = "manifest"
-	TranscriptFile = "transcript.jsonl.gz"
-	MetadataFile   = "metadata.json"
+	SnapshotFile   = record.SnapshotFile
+	ManifestFile   = record.ManifestFile
+	TranscriptFile = record.TranscriptFile
+	MetadataFile   = record.MetadataFile
 )
 
-// Metadata is a checkpoint's metadata.json, written last: a folder without
-// valid metadata is not a checkpoint.
-type Metadata struct {
-	Version     int       `json:"version"`
-	ID          string    `json:"id"`
-	CreatedAt   time.Time `json:"created_at"`
-	Description string    `json:"description,omitempty"`
-	Trigger     Trigger   `json:"trigger"`
-	Pinned      string    `json:"pinned,omitempty"` // the label; "" when not pinned
-	Snapshot    Snapshot  `json:"snapshot"`
-	// Changes counts what changed since the previous checkpoint.
-	Changes Changes `json:"changes"`
-	// HasTranscript: the checkpoint holds the conversation (Transcript's
-	// Snapshot). Written before every key was snake_case as
-	// "hasTranscript", which decodeMetadata still reads.
-	HasTranscript bool        `json:"has_transcript"`
-	Transcript    *Transcript `json:"transcript,omitempty"`
-	// Sum is the hex SHA-256 of the file without it (see encodeMetadata):
-	// a damaged metadata.json is never taken for a checkpoint.
-	Sum string `json:"sum,omitempty"`
-}
-
-// sumField opens the last field of metadata.json, its checksum.
-const sumField = ",\n  \"sum\": \""
-
-// encodeMetadata is metadata.json: md as indented JSON whose last field,
-// sum, is the SHA-256 of the same text without that field — so that any
-// damage to the file is seen, while a reader still takes the fields it does
-// not know. md.Sum is set to it: md is then what the file says.
-func encodeMetadata(md *Metadata) ([]byte, error) {
-	md.Sum = ""
-	b, err := json.MarshalIndent(md, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	md.Sum = hex.EncodeToString(sum[:])
-	b = b[:len(b)-2] // "\n}"
-	return fmt.Appendf(b, "%s%s\"\n}\n", sumField, md.Sum), nil
-}
-
-// checkMetadataSum verifies the checksum encodeMetadata wrote; a file
-// without one (written before checksums were) passes.
-func checkMetadataSum(raw []byte) error {
-	i := bytes.LastIndex(raw, []byte(sumField))
-	if i < 0 {
-		return nil
-	}
-	want := string(bytes.TrimRight(raw[i+len(sumField):], "\"}\n"))
-	body := append(raw[:i:i], "\n}"...)
-	if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != want {
-		return errors.New("metadata.json is damaged: its checksum differs")
-	}
-	return nil
-}
-
-// metadataJSON is metadata.json as it is read: Metadata, and the names of
-// its keys that earlier versions wrote, which the stores and archives they
-// made still hold.
-type metadataJSON struct {
-	Metadata
-	OldHasTranscript *bool `json:"hasTranscript,omitempty"`
-}
-
-// decodeMetadata reads metadata.json (or an archive's checkpoint.json),
-// whose checksum the caller verified (checkMetadataSum, over the bytes as
-// they are: an earlier version's file verifies as it was written): with
-// strict, a key it does not know is refused (see decodeStrict); an earlier
-// version's name of a key is read as the key. What it returns encodes
-// (encodeMetadata) with today's names only.
-func decodeMetadata(raw []byte, strict bool) (Metadata, error) {
-	var v metadataJSON
-	var err error
-	if strict {
-		err = decodeStrict(raw, &v)
-	} else {
-		err = json.Unmarshal(raw, &v)
-	}
-	if err != nil {
-		return Metadata{}, err
-	}
-	if v.OldHasTranscript != nil && *v.OldHasTranscript {
-		v.HasTranscript = true
-	}
-	return v.Metadata, nil
-}
+// Metadata is a checkpoint's metadata.json (see record.Metadata).
+type Metadata = record.Metadata
 
 // writeMetadata replaces a checkpoint's metadata.json atomically (md.Sum
 // set to its checksum).
 func writeMetadata(dir string, md *Metadata) error {
-	b, err := encodeMetadata(md)
+	b, err := record.Encode(md)
 	if err != nil {
 		return err
 	}
@@ -125,103 +36,24 @@ func writeMetadata(dir string, md *Metadata) error {
 }
 
 // TriggerKind is what took a checkpoint.
-type TriggerKind string
+type TriggerKind = record.TriggerKind
 
 const (
-	TriggerManual     TriggerKind = "manual"      // rewind save
-	TriggerHook       TriggerKind = "hook"        // an agent's hook event (Event says which)
-	TriggerPreRestore TriggerKind = "pre-restore" // the backup a restore takes first
+	TriggerManual     = record.TriggerManual     // rewind save
+	TriggerHook       = record.TriggerHook       // an agent's hook event (Event says which)
+	TriggerPreRestore = record.TriggerPreRestore // the backup a restore takes first
 )
 
-// Trigger is what took the checkpoint.
-type Trigger struct {
-	Kind  TriggerKind `json:"kind"`
-	Event string      `json:"event,omitempty"` // canonical hook event, e.g. UserPromptSubmit
-	Tool  string      `json:"tool,omitempty"`
-	File  string      `json:"file,omitempty"`
-	Agent string      `json:"agent,omitempty"`
-	// Prompt is the start of the prompt about to run (UserPromptSubmit).
-	Prompt string `json:"prompt,omitempty"`
-}
+// The parts of a checkpoint's metadata (see package record).
+type (
+	Trigger    = record.Trigger
+	Snapshot   = record.Snapshot
+	Changes    = record.Changes
+	Transcript = record.Transcript
+)
 
-// Snapshot holds the tree snapshot's figures.
-type Snapshot struct {
-	Files           int    `json:"files"`
-	Dirs            int    `json:"dirs"`
-	Symlinks        int    `json:"symlinks"`
-	Bytes           int64  `json:"bytes"`
-	CompressedBytes int64  `json:"compressed_bytes"`
-	TreeHash        string `json:"tree_hash"`
-	// ReusedFrom names the checkpoint whose tree this one equals (its
-	// layer is empty, or with a full snapshot, it shares the archive).
-	ReusedFrom string `json:"reused_from,omitempty"`
-	// Layer is true when the archive holds only what changed since the
-	// previous checkpoint; Depth counts layers since the last full snapshot;
-	// LayerFiles is how many files' content the archive holds.
-	Layer      bool `json:"layer"`
-	Depth      int  `json:"depth"`
-	LayerFiles int  `json:"layer_files"`
-	// Unreadable lists what the save could not read (no permission, an I/O
-	// error): not in the snapshot, and left alone by its restores.
-	Unreadable []string `json:"unreadable,omitempty"`
-	// FullBecause says why the snapshot is full where it would have been a
-	// layer: the chain it would have built on is damaged.
-	FullBecause string `json:"full_because,omitempty"`
-}
-
-// Changes counts the difference from the previous checkpoint's tree.
-type Changes struct {
-	Since    string `json:"since,omitempty"`
-	Added    int    `json:"added"`
-	Modified int    `json:"modified"`
-	Deleted  int    `json:"deleted"`
-}
-
-// Transcript is the agent transcript at checkpoint time.
-type Transcript struct {
-	Agent        string `json:"agent,omitempty"`
-	OriginalPath string `json:"original_path"`
-	SessionID    string `json:"session_id,omitempty"`
-	// Snapshot is the file holding the transcript's bytes [BaseOffset,
-	// Cursor.ByteOffsetEnd) as gzip ("" when nothing was captured); the
-	// bytes before BaseOffset are in checkpoint Base's chain.
-	Snapshot   string `json:"snapshot,omitempty"`
-	Base       string `json:"base,omitempty"`
-	BaseOffset int64  `json:"base_offset"`
-	// Chain is how many files hold the bytes (Snapshot's and Base's chain),
-	// so the next capture need not walk them to know; 0 in checkpoints made
-	// before it was recorded. gc merging an older link can leave it an
-	// overestimate, which only brings the next whole capture sooner.
-	Chain      int          `json:"chain,omitempty"`
-	Cursor     jsonl.Cursor `json:"cursor"`
-	LastPrompt string       `json:"last_prompt,omitempty"` // preview of the prompt the checkpoint sits after
-	// Named: the user named this transcript (rewind save --transcript), and it
-	// lies outside its agent's session folders. A transcript a hook or
-	// session.json named never does (jsonl.CheckTranscriptPath), and a
-	// restore cuts one that is not Named only inside them.
-	Named bool `json:"named,omitempty"`
-	// Problem says why the transcript is not in the checkpoint, when a hook
-	// (or a restore's backup) could not read it: the tree was taken all the
-	// same.
-	Problem string `json:"problem,omitempty"`
-}
-
-// Checkpoint is one checkpoint of the store.
-type Checkpoint struct {
-	Metadata
-	Dir string `json:"-"`
-}
-
-// SnapshotPath is the checkpoint's archive.
-func (c *Checkpoint) SnapshotPath() string { return filepath.Join(c.Dir, SnapshotFile) }
-
-// ManifestPath is the checkpoint's manifest.
-func (c *Checkpoint) ManifestPath() string { return filepath.Join(c.Dir, ManifestFile) }
-
-// Backup reports whether c is the backup a restore took first. Backups are
-// not counted by @N and list shows them only when asked (--all): they are
-// reached by id.
-func (c *Checkpoint) Backup() bool { return c.Trigger.Kind == TriggerPreRestore }
+// Checkpoint is one checkpoint of the store (see record.Checkpoint).
+type Checkpoint = record.Checkpoint
 
 // IDs lists the checkpoint ids, oldest first, without reading metadata.
 func (s *Store) IDs() ([]string, error) {
@@ -266,10 +98,10 @@ func (s *Store) Load(id string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	c := &Checkpoint{Dir: dir}
-	if err := checkMetadataSum(b); err != nil {
+	if err := record.CheckSum(b); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", id, err)
 	}
-	if c.Metadata, err = decodeMetadata(b, false); err != nil {
+	if c.Metadata, err = record.Decode(b, false); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata.json: %w", id, err)
 	}
 	if c.ID != id {

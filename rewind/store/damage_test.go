@@ -206,7 +206,7 @@ func TestSavesNeverBuildOnADamagedChain(t *testing.T) {
 	if _, err := s.Restore(ctx, oldest, RestoreOptions{Code: true}); err != nil {
 		t.Fatalf("restoring the intact base: %v", err)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatalf("undo-restore: %v", err)
 	}
 	if got := treeState(t, s.Project); got != now {

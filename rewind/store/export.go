@@ -1,9 +1,7 @@
 package store
 
 import (
-	"archive/tar"
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,10 +17,12 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/internal/cmdline"
-	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/secrets"
+	"rewind.dev/rewind/store/bundle"
+	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -54,32 +54,83 @@ type ExportResult struct {
 	Secrets      []string `json:"secret_paths,omitempty"` // kept, though the redact patterns match them
 	// Found is what the scan for secrets found; with Redact, Masked,
 	// TranscriptMasked and MaskedFields say what was masked.
-	Found            *SecretsFound  `json:"secrets"`
-	Masked           []MaskedFile   `json:"masked,omitempty"`
-	TranscriptMasked int            `json:"transcript_masked,omitempty"`
-	MaskedFields     []string       `json:"masked_fields,omitempty"`
-	Members          []BundleMember `json:"members"`
+	Found            *SecretsFound       `json:"secrets"`
+	Masked           []bundle.MaskedFile `json:"masked,omitempty"`
+	TranscriptMasked int                 `json:"transcript_masked,omitempty"`
+	MaskedFields     []string            `json:"masked_fields,omitempty"`
+	Members          []bundle.Member     `json:"members"`
 }
 
-// Export writes cp as an export archive (see bundle.go) at o.Out, which
-// appears whole or not at all. The checkpoint is checked first, as a
-// restore checks it; the tree is read from its layer chain, never
-// restored anywhere. Before anything is written, the files it keeps, the
-// transcript and the checkpoint's text are scanned for secrets (see
-// secrets.go): with o.Redact they are masked as they are written, the
-// transcript keeping its length.
+// Export writes cp as an export archive (see package bundle) at o.Out,
+// which appears whole or not at all. The checkpoint is checked first, as a
+// restore checks it; the tree is read from its layer chain, never restored
+// anywhere. Before anything is written, the files it keeps, the transcript
+// and the checkpoint's text are scanned for secrets (see secrets.go): with
+// o.Redact they are masked as they are written, the transcript keeping its
+// length.
 func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*ExportResult, error) {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Unlock()
-	k := s.newChecker(ctx, false)
-	defer k.save()
-	if err := k.check(cp, partAll); err != nil {
+	k := s.newChecker(ctx)
+	defer k.Save()
+	if err := k.Check(cp, verify.All); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
-	m, err := snap.OpenManifest(cp.ManifestPath()) // (written out as it is read: not held)
+	e, err := s.prepareExport(ctx, cp, o)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Force {
+		if _, err := os.Lstat(o.Out); err == nil {
+			return nil, &ExistsError{Path: o.Out}
+		}
+	}
+	var flags []durable.Flag
+	if !o.Force {
+		flags = append(flags, durable.NoReplace)
+	}
+	out, err := durable.Create(o.Out, layout.FileMode, flags...)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Abort()
+	info, err := e.write(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	res := e.res
+	if res.Bytes, res.SHA256, err = readBack(out.File); err != nil {
+		return nil, fmt.Errorf("read back %s: %w", o.Out, err)
+	}
+	if err := out.Commit(); err != nil {
+		return nil, err
+	}
+	res.Agent, res.AgentVersion, res.SessionID, res.Files, res.Members = info.Agent, info.AgentVersion, info.SessionID, info.Files, info.Members
+	res.TranscriptMasked = info.TranscriptMasked
+	return res, nil
+}
+
+// export is one Export, once its checkpoint is scanned: what it writes
+// and what it found.
+type export struct {
+	project string // the store's
+	cp      *Checkpoint
+	o       ExportOptions
+	m       *snap.Manifest // the checkpoint's tree (written out as it is read: not held)
+	pats    *snap.Patterns // the redact patterns
+	x       exportScan
+	chain   []string // the transcript's files; nil when it has none
+	md      Metadata // cp's, masked with o.Redact (cp's own is not changed)
+	res     *ExportResult
+}
+
+// prepareExport opens cp's tree and transcript and scans them, and cp's
+// text, for secrets.
+func (s *Store) prepareExport(ctx context.Context, cp *Checkpoint, o ExportOptions) (*export, error) {
+	m, err := snap.OpenManifest(cp.ManifestPath())
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 	}
@@ -87,213 +138,151 @@ func (s *Store) Export(ctx context.Context, cp *Checkpoint, o ExportOptions) (*E
 	if err != nil {
 		return nil, err
 	}
-	pats := snap.ParsePatterns(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))
-	res := &ExportResult{Type: "export", Path: o.Out, Checkpoint: cp.ID}
-	var x exportScan
-	if err := x.scanTree(ctx, m, func(path string) bool { return !o.Redact || !pats.Match(path, false) }); err != nil {
+	e := &export{project: s.Project, cp: cp, o: o, m: m, md: cp.Metadata, res: &ExportResult{Type: "export", Path: o.Out, Checkpoint: cp.ID},
+		pats: snap.ParsePatterns(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))}
+	if err := e.x.scanTree(ctx, m, func(path string) bool { return !o.Redact || !e.pats.Match(path, false) }); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: scan for secrets: %w", cp.ID, err)
 	}
-	var chain []string
 	if t := cp.Transcript; t != nil && t.Snapshot != "" {
-		if chain, err = s.TranscriptChain(cp); err != nil {
+		if e.chain, err = s.TranscriptChain(cp); err != nil {
 			return nil, err
 		}
-		if err := x.scanTranscript(ctx, chain); err != nil {
+		if err := e.x.scanTranscript(ctx, e.chain); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: scan its transcript for secrets: %w", cp.ID, err)
 		}
 	}
-	md := cp.Metadata // (masked, with o.Redact: the checkpoint's own is not changed)
-	if md.Transcript != nil {
-		t := *md.Transcript
-		md.Transcript = &t
+	if e.md.Transcript != nil {
+		t := *e.md.Transcript
+		e.md.Transcript = &t
 	}
-	res.MaskedFields = x.scanFields(&md, o.Redact)
-	res.Found = &x.found
-	keep := func(e *snap.Entry) bool {
-		if !pats.Match(e.Path, e.Kind == snap.KindDir) && !(o.Redact && x.named[e.Path]) {
-			return true
-		}
-		if o.Redact {
-			res.Redacted = append(res.Redacted, strings.Clone(e.Path)) // (the pass's: see snap.WriteFull)
-			return false
-		}
-		if e.Kind != snap.KindDir {
-			res.Secrets = append(res.Secrets, strings.Clone(e.Path))
-		}
-		return true
-	}
-	var rewrite func(e *snap.Entry) func([]byte)
-	if o.Redact {
-		rewrite = func(e *snap.Entry) func([]byte) {
-			fs := x.tree[e.Path]
-			if len(fs) == 0 {
-				return nil
-			}
-			res.Masked = append(res.Masked, MaskedFile{Path: strings.Clone(e.Path), Count: len(fs)})
-			return func(b []byte) { secrets.Mask(b, fs) }
-		}
-	}
-	var flags []durable.Flag
-	if !o.Force {
-		flags = append(flags, durable.NoReplace)
-	}
-	if !o.Force {
-		if _, err := os.Lstat(o.Out); err == nil {
-			return nil, &ExistsError{Path: o.Out}
-		}
-	}
-	out, err := durable.Create(o.Out, layout.FileMode, flags...)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Abort()
+	e.res.MaskedFields = e.x.scanFields(&e.md, o.Redact)
+	e.res.Found = &e.x.found
+	return e, nil
+}
 
-	top := "rewind-export-" + cp.ID
-	info := BundleInfo{Type: BundleFormat, Version: BundleVersion, CreatedAt: time.Now().UTC(), RewindVersion: cmdline.VersionString(),
-		SourceFolder: s.Project, Checkpoint: cp.ID, TakenAt: cp.CreatedAt, Description: md.Description, Prompt: md.Trigger.Prompt,
-		TreeHash: cp.Snapshot.TreeHash, MaskedFields: res.MaskedFields}
-	tw := tar.NewWriter(out)
-	mtime := time.Now()
-	add := func(name string, data []byte) error {
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: int64(len(data)), Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if _, err := tw.Write(data); err != nil {
-			return err
-		}
-		sum := sha256.Sum256(data)
-		if name != BundleManifest {
-			info.Members = append(info.Members, BundleMember{Name: name, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
-		}
-		return nil
-	}
-	cpJSON, err := encodeMetadata(&md)
+// write writes the archive into out, and returns its export.json.
+func (e *export) write(ctx context.Context, out bundle.File) (*bundle.Info, error) {
+	info := &bundle.Info{Type: bundle.Format, Version: bundle.Version, CreatedAt: time.Now().UTC(), RewindVersion: cmdline.VersionString(),
+		SourceFolder: e.project, Checkpoint: e.cp.ID, TakenAt: e.cp.CreatedAt, Description: e.md.Description, Prompt: e.md.Trigger.Prompt,
+		TreeHash: e.cp.Snapshot.TreeHash, MaskedFields: e.res.MaskedFields}
+	w := bundle.NewWriter(out, info)
+	cpJSON, err := record.Encode(&e.md)
 	if err != nil {
 		return nil, err
 	}
-	if err := add(BundleCheckpoint, cpJSON); err != nil {
-		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+	if err := w.Add(bundle.CheckpointName, cpJSON); err != nil {
+		return nil, fmt.Errorf("write %s: %w", e.o.Out, err)
 	}
-	// A member whose size is known only once written: its header is
-	// reserved, the content streamed after it, then the header written.
-	stream := func(name string, write func(w io.Writer) error) error {
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		at, err := out.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(make([]byte, 512)); err != nil {
-			return err
-		}
-		h := sha256.New()
-		cw := &ctxio.CountingWriter{W: io.MultiWriter(out, h)}
-		bw := bufio.NewWriterSize(cw, 1<<20)
-		if err := write(bw); err != nil {
-			return err
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		if pad := (512 - cw.N%512) % 512; pad > 0 {
-			if _, err := out.Write(make([]byte, pad)); err != nil {
-				return err
-			}
-		}
-		var hb bytes.Buffer
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: top + "/" + name, Size: cw.N, Mode: int64(layout.FileMode), ModTime: mtime, Format: tar.FormatUSTAR}
-		if err := tar.NewWriter(&hb).WriteHeader(hdr); err != nil {
-			return err
-		}
-		if hb.Len() != 512 {
-			return fmt.Errorf("tar header of %s is %d bytes", name, hb.Len())
-		}
-		if _, err := out.WriteAt(hb.Bytes(), at); err != nil {
-			return err
-		}
-		info.Members = append(info.Members, BundleMember{Name: name, Size: cw.N, SHA256: hex.EncodeToString(h.Sum(nil))})
-		return nil
-	}
-	if t := cp.Transcript; t != nil && t.Snapshot != "" {
+	if t := e.cp.Transcript; t != nil && t.Snapshot != "" {
 		info.Agent, info.SessionID, info.Transcript = t.Agent, t.SessionID, t.OriginalPath
 		info.TranscriptBytes, info.PrefixSHA256, info.TailSHA256 = t.Cursor.ByteOffsetEnd, t.Cursor.PrefixSHA256, t.Cursor.TailSHA256
-		info.AgentVersion = agentVersion(chain)
-		// The captures, one gzip member after another, are one gzip stream of
-		// the transcript's bytes up to the cursor: copied as they are, unless
-		// secrets are masked in them. Masked, they keep their length; the
-		// hashes export.json records are the masked bytes'.
-		err = stream(BundleTranscript, func(w io.Writer) error {
-			if o.Redact && len(x.transcript) > 0 {
-				sum := (*transcriptSum)(nil).clone()
-				defer sum.recycle()
-				if err := x.writeMasked(ctx, w, chain, sum); err != nil {
-					return err
-				}
-				c := sum.cursor()
-				if c.ByteOffsetEnd != t.Cursor.ByteOffsetEnd {
-					return fmt.Errorf("the transcript holds %d bytes, its cursor says %d", c.ByteOffsetEnd, t.Cursor.ByteOffsetEnd)
-				}
-				info.PrefixSHA256, info.TailSHA256 = c.PrefixSHA256, c.TailSHA256
-				info.TranscriptMasked = len(x.transcript)
-				return nil
-			}
-			for _, f := range chain {
-				r, err := os.Open(f)
-				if err != nil {
-					return err
-				}
-				_, err = io.Copy(w, r)
-				r.Close()
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", o.Out, err)
+		info.AgentVersion = agentVersion(e.chain)
+		if err := w.Stream(bundle.TranscriptName, func(w io.Writer) error { return e.writeTranscript(ctx, w, info) }); err != nil {
+			return nil, fmt.Errorf("write %s: %w", e.o.Out, err)
 		}
 	}
-	err = stream(BundleTree, func(w io.Writer) error {
-		n, err := snap.WriteFull(ctx, w, m, snap.WriteOptions{Keep: keep, Rewrite: rewrite})
+	err = w.Stream(bundle.TreeName, func(w io.Writer) error {
+		n, err := snap.WriteFull(ctx, w, e.m, e.treeOptions())
 		info.Files = n
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", o.Out, err)
+		return nil, fmt.Errorf("write %s: %w", e.o.Out, err)
 	}
-	info.Redacted, info.Masked = res.Redacted, res.Masked
-	ij, err := json.MarshalIndent(info, "", "  ")
+	info.Redacted, info.Masked = e.res.Redacted, e.res.Masked
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("write %s: %w", e.o.Out, err)
+	}
+	return info, nil
+}
+
+// writeTranscript writes the transcript into w. The captures, one gzip
+// member after another, are one gzip stream of the transcript's bytes up
+// to the cursor: copied as they are, unless secrets are masked in them.
+// Masked, they keep their length; the hashes export.json records (info's)
+// are the masked bytes'.
+func (e *export) writeTranscript(ctx context.Context, w io.Writer, info *bundle.Info) error {
+	if !e.o.Redact || len(e.x.transcript) == 0 {
+		for _, f := range e.chain {
+			r, err := os.Open(f)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, r)
+			r.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sum := (*record.TranscriptSum)(nil).Clone()
+	defer sum.Recycle()
+	if err := e.x.writeMasked(ctx, w, e.chain, sum); err != nil {
+		return err
+	}
+	c, want := sum.Cursor(), e.cp.Transcript.Cursor.ByteOffsetEnd
+	if c.ByteOffsetEnd != want {
+		return fmt.Errorf("the transcript holds %d bytes, its cursor says %d", c.ByteOffsetEnd, want)
+	}
+	info.PrefixSHA256, info.TailSHA256 = c.PrefixSHA256, c.TailSHA256
+	info.TranscriptMasked = len(e.x.transcript)
+	return nil
+}
+
+// treeOptions say which of the tree's entries the archive keeps, and with
+// o.Redact how a file's secrets are masked; they record both in res.
+func (e *export) treeOptions() snap.WriteOptions {
+	o := snap.WriteOptions{Keep: e.keep}
+	if e.o.Redact {
+		o.Rewrite = e.rewrite
+	}
+	return o
+}
+
+// keep says whether the archive keeps entry en: one the redact patterns
+// match (or, with o.Redact, a file a secret is named in) is left out with
+// o.Redact, else kept and named in res.Secrets.
+func (e *export) keep(en *snap.Entry) bool {
+	if !e.pats.Match(en.Path, en.Kind == snap.KindDir) && !(e.o.Redact && e.x.named[en.Path]) {
+		return true
+	}
+	if e.o.Redact {
+		e.res.Redacted = append(e.res.Redacted, strings.Clone(en.Path)) // (the pass's: see snap.WriteFull)
+		return false
+	}
+	if en.Kind != snap.KindDir {
+		e.res.Secrets = append(e.res.Secrets, strings.Clone(en.Path))
+	}
+	return true
+}
+
+// rewrite masks the secrets of file en, if it holds any.
+func (e *export) rewrite(en *snap.Entry) func([]byte) {
+	fs := e.x.tree[en.Path]
+	if len(fs) == 0 {
+		return nil
+	}
+	e.res.Masked = append(e.res.Masked, bundle.MaskedFile{Path: strings.Clone(en.Path), Count: len(fs)})
+	return func(b []byte) { secrets.Mask(b, fs) }
+}
+
+// readBack is the size of the archive f holds, from its start to where it
+// is, and its SHA-256, for its receiver to check (rewind import --sha256):
+// the one hash that covers export.json too.
+func readBack(f *os.File) (int64, string, error) {
+	n, err := f.Seek(0, io.SeekCurrent)
 	if err != nil {
-		return nil, err
+		return 0, "", err
 	}
-	if err := add(BundleManifest, append(ij, '\n')); err != nil {
-		return nil, fmt.Errorf("write %s: %w", o.Out, err)
-	}
-	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("write %s: %w", o.Out, err)
-	}
-	if res.Bytes, err = out.Seek(0, io.SeekCurrent); err != nil {
-		return nil, err
-	}
-	// The archive's SHA-256, for its receiver to check (rewind import --sha256):
-	// the one hash that covers export.json too.
-	if _, err := out.Seek(0, io.SeekStart); err != nil {
-		return nil, err
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, "", err
 	}
 	whole := sha256.New()
-	if _, err := io.Copy(whole, out.File); err != nil {
-		return nil, fmt.Errorf("read back %s: %w", o.Out, err)
+	if _, err := io.Copy(whole, f); err != nil {
+		return 0, "", err
 	}
-	res.SHA256 = hex.EncodeToString(whole.Sum(nil))
-	if err := out.Commit(); err != nil {
-		return nil, err
-	}
-	res.Agent, res.AgentVersion, res.SessionID, res.Files, res.Members = info.Agent, info.AgentVersion, info.SessionID, info.Files, info.Members
-	res.TranscriptMasked = info.TranscriptMasked
-	return res, nil
+	return n, hex.EncodeToString(whole.Sum(nil)), nil
 }
 
 // ExistsError is an output file that is there already.

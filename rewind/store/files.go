@@ -168,3 +168,9 @@ func fileExists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// exists reports whether there is a file at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}

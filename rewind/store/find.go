@@ -19,7 +19,7 @@ const SearchPrefix = ":/"
 
 // Mentions reports whether the prompt c was taken at, or its description,
 // contains text.
-func (c *Checkpoint) Mentions(text string) bool {
+func Mentions(c *Checkpoint, text string) bool {
 	want := foldSpace(text)
 	if want == "" {
 		return false
@@ -61,7 +61,7 @@ func findNamed(cps []*Checkpoint, name string) *Checkpoint {
 // mentions text, or nil.
 func findMentioning(cps []*Checkpoint, text string) *Checkpoint {
 	for _, c := range cps {
-		if !c.Backup() && c.Mentions(text) {
+		if !c.Backup() && Mentions(c, text) {
 			return c
 		}
 	}

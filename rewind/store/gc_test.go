@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/rewind/store/gc"
+	"rewind.dev/rewind/store/verify"
 )
 
 // batchStore is a store of n checkpoints of small edits, each with a
@@ -55,7 +57,7 @@ func checkSurvivors(t *testing.T, s *Store, cps []*Checkpoint, holds map[string]
 		if err != nil {
 			continue // deleted
 		}
-		m, err := s.snapshotOf(now)
+		m, err := verify.Snapshot(now)
 		if err != nil || m.Header.TreeHash != c.Snapshot.TreeHash {
 			t.Fatalf("%s: snapshot %v", c.ID, err)
 		}
@@ -107,11 +109,9 @@ func TestGCRebasesEachSurvivorOnce(t *testing.T) {
 // at a hook) gc deletes a round at a time, at least one per run; between
 // runs every checkpoint left is whole, and later runs catch up.
 func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
-	defer func(n int) { gcRound = n }(gcRound)
-	gcRound = 5
 	s, cps, holds := batchStore(t, 24)
 	for run := 1; ; run++ {
-		res, err := s.GC(ctx, GCOptions{Keep: 3, Budget: time.Nanosecond})
+		res, err := s.GC(ctx, GCOptions{Keep: 3, Budget: time.Nanosecond, Round: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,8 +135,6 @@ func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
 // (a pinned checkpoint whose parent went): what it opened to plan is
 // opened again, not read from the chain an earlier round deleted.
 func TestGCRoundsOpenManifestsAgain(t *testing.T) {
-	defer func(n int) { gcRound = n }(gcRound)
-	gcRound = 1
 	s := project(t)
 	big := make([]byte, 64<<10)
 	rand.New(rand.NewSource(2)).Read(big) // (a base the small layers do not outgrow)
@@ -157,7 +155,7 @@ func TestGCRoundsOpenManifestsAgain(t *testing.T) {
 	}
 	// Round 1 deletes the first (the pinned one is rewritten in full),
 	// round 2 the third (the fourth is rewritten over the pinned one).
-	res, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Hour})
+	res, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Hour, Round: 1})
 	if err != nil || res.Partial || len(res.Removed) != 2 {
 		t.Fatalf("gc: %+v, %v", res, err)
 	}
@@ -185,8 +183,8 @@ func TestGCGoesOnPastACheckpointItMayNotRemove(t *testing.T) {
 			o := GCOptions{Keep: 2}
 			if hook {
 				o.Budget = time.Hour
-				if _, ok := s.readIndex(mustIDs(t, s)); !ok {
-					t.Fatal("no index to plan from")
+				if err := gc.CheckIndex(ctx, s.forGC()); err != nil {
+					t.Fatalf("no index to plan from: %v", err)
 				}
 			}
 			res, err := s.GC(ctx, o)

@@ -69,23 +69,58 @@ func (s *Store) Sessions(ctx context.Context) ([]*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	byPath := map[string]*Session{}
-	var order []*Session
-	session := func(path string) *Session {
-		if se := byPath[path]; se != nil {
-			return se
+	g := &sessionGraph{byPath: map[string]*Session{}}
+	g.addCheckpoints(cps)
+	g.addForks(&h)
+	if err := g.linkAgentForks(ctx); err != nil {
+		return nil, err
+	}
+	if err := g.placeBranches(ctx); err != nil {
+		return nil, err
+	}
+	// Parents first, then oldest first: a stable order for tools, and the
+	// order a tree is read in.
+	depth := func(se *Session) int {
+		n := 0
+		for p := se.Parent; p != nil && n < len(g.order); p = g.byPath[p.Path].Parent {
+			n++
 		}
-		se := &Session{Path: path}
-		byPath[path] = se
-		order = append(order, se)
+		return n
+	}
+	slices.SortStableFunc(g.order, func(a, b *Session) int {
+		if da, db := depth(a), depth(b); da != db {
+			return da - db
+		}
+		return a.Start.Compare(b.Start)
+	})
+	return g.order, nil
+}
+
+// sessionGraph is the sessions of a store as they are found, by transcript path.
+type sessionGraph struct {
+	byPath map[string]*Session
+	order  []*Session // in the order found
+}
+
+// session is the session of the transcript at path, made when first asked for.
+func (g *sessionGraph) session(path string) *Session {
+	if se := g.byPath[path]; se != nil {
 		return se
 	}
-	for _, c := range cps { // newest first
+	se := &Session{Path: path}
+	g.byPath[path] = se
+	g.order = append(g.order, se)
+	return se
+}
+
+// addCheckpoints files cps (newest first) under their transcripts' sessions.
+func (g *sessionGraph) addCheckpoints(cps []*Checkpoint) {
+	for _, c := range cps {
 		path := ""
 		if c.Transcript != nil {
 			path = c.Transcript.OriginalPath
 		}
-		se := session(path)
+		se := g.session(path)
 		se.Checkpoints = append(se.Checkpoints, c)
 		if c.Transcript != nil {
 			if se.SessionID == "" {
@@ -100,48 +135,61 @@ func (s *Store) Sessions(ctx context.Context) ([]*Session, error) {
 		}
 		se.Start = c.CreatedAt
 	}
-	// Rewind's forks, oldest record first so that a fork's newest record wins.
+}
+
+// addForks adds Rewind's forks from the history, each a branch of the session it was cut
+// from; oldest record first, so that a fork's newest record wins.
+func (g *sessionGraph) addForks(h *History) {
 	for i := range h.Entries {
 		e := &h.Entries[i]
 		f := e.Fork
 		if f == nil || e.Kind == KindUndoRestore || e.Kind == KindRedo {
 			continue
 		}
-		se := session(f.Path)
+		se := g.session(f.Path)
 		se.SessionID, se.Title = f.SessionID, f.Title
 		if se.Agent == "" {
 			se.Agent = f.Agent
 		}
-		se.Parent = &Branch{Path: f.ParentTranscript, By: BranchRewind, At: e.At, Offset: f.Offset, Restore: e.ID, What: e.What(&h)}
+		se.Parent = &Branch{Path: f.ParentTranscript, By: BranchRewind, At: e.At, Offset: f.Offset, Restore: e.ID, What: e.What(h)}
 		se.Start = e.At
-		session(f.ParentTranscript)
+		g.session(f.ParentTranscript)
 	}
-	// The agents' own forks, among the sessions the store knows.
+}
+
+// linkAgentForks links the agents' own forks to their parents, among the sessions known.
+func (g *sessionGraph) linkAgentForks(ctx context.Context) error {
 	byID := map[string]*Session{}
-	for _, se := range order {
+	for _, se := range g.order {
 		if se.SessionID != "" {
 			byID[se.SessionID] = se
 		}
 	}
-	for _, se := range order {
+	for _, se := range g.order {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if se.Parent != nil || se.Path == "" {
 			continue
 		}
 		if p := agentParent(se, byID); p != "" {
 			se.Parent = &Branch{Path: p, By: BranchAgent}
-			session(p)
+			g.session(p)
 		}
 	}
+	return nil
+}
+
+// placeBranches says where each branch left its parent (the prompt and the checkpoint after
+// which it branched) and dates each session from its oldest checkpoint.
+func (g *sessionGraph) placeBranches(ctx context.Context) error {
 	turns := map[string]map[int64]jsonl.Turn{} // each parent's prompts by cut offset, read once
-	for _, se := range order {
+	for _, se := range g.order {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if b := se.Parent; b != nil {
-			parent := byPath[b.Path]
+			parent := g.byPath[b.Path]
 			b.SessionID = parent.SessionID
 			if _, ok := turns[b.Path]; !ok && b.By == BranchRewind {
 				turns[b.Path] = promptsByOffset(ctx, parent)
@@ -154,22 +202,7 @@ func (s *Store) Sessions(ctx context.Context) ([]*Session, error) {
 			}
 		}
 	}
-	// Parents first, then oldest first: a stable order for tools, and the
-	// order a tree is read in.
-	depth := func(se *Session) int {
-		n := 0
-		for p := se.Parent; p != nil && n < len(order); p = byPath[p.Path].Parent {
-			n++
-		}
-		return n
-	}
-	slices.SortStableFunc(order, func(a, b *Session) int {
-		if da, db := depth(a), depth(b); da != db {
-			return da - db
-		}
-		return a.Start.Compare(b.Start)
-	})
-	return order, nil
+	return nil
 }
 
 // agentParent is the transcript the agent forked se from, when its first

@@ -119,7 +119,7 @@ func (s *Store) appendHistory(e HistoryEntry) error {
 // from: every backup checkpoint that some run of at most UndoReach
 // undo-restores and redos, in any order, would restore from. Older backups
 // are checkpoints like any other to gc, though list does not show them
-// (see policy.go).
+// (see package retention).
 const UndoReach = 10
 
 // inReach returns the backup checkpoints that some run of at most n

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/bundle"
+	"rewind.dev/rewind/store/record"
 )
 
 // The hostile-bundle corpus: export archives an attacker could send, each
@@ -43,7 +45,7 @@ const hostileTarget = "/tmp/rewind-hostile-target"
 // that what is hostile is only what a case changes.
 type bundleParts struct {
 	top        string // the archive's folder; "" for rewind-export-<checkpoint>
-	info       BundleInfo
+	info       bundle.Info
 	cp         Metadata
 	transcript []byte     // the conversation's bytes; nil for none
 	tree       []tarEntry // tree.tar.gz's entries
@@ -90,7 +92,7 @@ func baseParts(t testing.TB) bundleParts {
 		Snapshot:      Snapshot{Files: 3, Dirs: 1, TreeHash: "sha256:" + strings.Repeat("ab", 32)},
 		HasTranscript: true,
 		Transcript:    &Transcript{Agent: "claude", OriginalPath: orig, SessionID: sid, Snapshot: TranscriptFile}}
-	info := BundleInfo{Type: BundleFormat, Version: BundleVersion, CreatedAt: created, Agent: "claude",
+	info := bundle.Info{Type: bundle.Format, Version: bundle.Version, CreatedAt: created, Agent: "claude",
 		SourceFolder: "/home/alice/app", SessionID: sid, Transcript: orig, Checkpoint: id, TakenAt: created,
 		Description: cp.Description, TreeHash: cp.Snapshot.TreeHash}
 	return bundleParts{info: info, cp: cp, transcript: transcript,
@@ -124,13 +126,13 @@ func (p bundleParts) build(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	zw.Close()
-	members := map[string][]byte{BundleTree: tree.Bytes()}
+	members := map[string][]byte{bundle.TreeName: tree.Bytes()}
 	if p.transcript != nil {
 		var gz bytes.Buffer
 		w := gzip.NewWriter(&gz)
 		w.Write(p.transcript)
 		w.Close()
-		members[BundleTranscript] = gz.Bytes()
+		members[bundle.TranscriptName] = gz.Bytes()
 	}
 	if p.raw != nil {
 		for name, b := range members {
@@ -148,19 +150,19 @@ func (p bundleParts) build(t testing.TB) []byte {
 			}
 		}
 	}
-	cpJSON, err := encodeMetadata(&cp)
+	cpJSON, err := record.Encode(&cp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.cpJSON != nil {
 		cpJSON = p.cpJSON(cpJSON)
 	}
-	members[BundleCheckpoint] = cpJSON
+	members[bundle.CheckpointName] = cpJSON
 	info.Members = nil
-	for _, name := range bundleMembers {
-		if b, ok := members[name]; ok && name != BundleManifest {
+	for _, name := range bundle.MemberNames() {
+		if b, ok := members[name]; ok && name != bundle.ManifestName {
 			sum := sha256.Sum256(b)
-			info.Members = append(info.Members, BundleMember{Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])})
+			info.Members = append(info.Members, bundle.Member{Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])})
 		}
 	}
 	ij, err := json.MarshalIndent(info, "", "  ")
@@ -170,13 +172,13 @@ func (p bundleParts) build(t testing.TB) []byte {
 	if p.infoJSON != nil {
 		ij = p.infoJSON(ij)
 	}
-	members[BundleManifest] = ij
+	members[bundle.ManifestName] = ij
 	top := p.top
 	if top == "" {
-		top = bundleTop + info.Checkpoint
+		top = bundle.Top(info.Checkpoint)
 	}
 	var ms []tarMember
-	for _, name := range bundleMembers {
+	for _, name := range bundle.MemberNames() {
 		b, ok := members[name]
 		if !ok {
 			continue
@@ -226,7 +228,8 @@ func headerSize(b []byte, at int, n int64) []byte {
 // jsonl.HashWindow bytes, as a cursor records them.
 func cursorOf(b []byte) (n int64, head, tail string) {
 	n = int64(len(b))
-	return n, hashHex(b[:min(n, 64<<10)]), hashHex(b[max(0, n-64<<10):])
+	h, t := sha256.Sum256(b[:min(n, 64<<10)]), sha256.Sum256(b[max(0, n-64<<10):])
+	return n, hex.EncodeToString(h[:]), hex.EncodeToString(t[:])
 }
 
 // hostileBundle is one case of the corpus: how it departs from the base, and
@@ -303,7 +306,7 @@ func hostileBundles() []hostileBundle {
 		{"member-unknown", func(p *bundleParts) { p.members = addMember(reg(top+"run.sh"), "#!/bin/sh\n") }, "unknown member"},
 		{"tree-missing", func(p *bundleParts) {
 			p.members = func(ms []tarMember) []tarMember {
-				return slices.DeleteFunc(ms, func(m tarMember) bool { return strings.HasSuffix(m.hdr.Name, BundleTree) })
+				return slices.DeleteFunc(ms, func(m tarMember) bool { return strings.HasSuffix(m.hdr.Name, bundle.TreeName) })
 			}
 		}, `"tree.tar.gz" is missing`},
 		{"checkpoint-missing", func(p *bundleParts) {
@@ -311,7 +314,7 @@ func hostileBundles() []hostileBundle {
 		}, `"checkpoint.json" is missing`},
 		{"member-not-listed", func(p *bundleParts) {
 			p.infoJSON = func(b []byte) []byte {
-				var i BundleInfo
+				var i bundle.Info
 				json.Unmarshal(b, &i)
 				i.Members = i.Members[1:]
 				out, _ := json.Marshal(i)
@@ -320,7 +323,7 @@ func hostileBundles() []hostileBundle {
 		}, "not listed"},
 		{"member-listed-twice", func(p *bundleParts) {
 			p.infoJSON = func(b []byte) []byte {
-				var i BundleInfo
+				var i bundle.Info
 				json.Unmarshal(b, &i)
 				i.Members = append(i.Members, i.Members[0])
 				out, _ := json.Marshal(i)
@@ -329,7 +332,7 @@ func hostileBundles() []hostileBundle {
 		}, "twice"},
 		{"member-size-lies", func(p *bundleParts) {
 			p.tamper = func(name string, b []byte) []byte {
-				if name == BundleTree {
+				if name == bundle.TreeName {
 					return append(b, 0)
 				}
 				return b
@@ -337,7 +340,7 @@ func hostileBundles() []hostileBundle {
 		}, "bytes where export.json records"},
 		{"tree-changed-after-export", func(p *bundleParts) {
 			p.tamper = func(name string, b []byte) []byte {
-				if name == BundleTree {
+				if name == bundle.TreeName {
 					b = bytes.Clone(b)
 					b[len(b)/2] ^= 0x40
 				}
@@ -434,7 +437,7 @@ func hostileBundles() []hostileBundle {
 		}, "transcript holds"},
 		{"transcript-not-gzip", func(p *bundleParts) {
 			p.raw = func(name string, b []byte) []byte {
-				if name == BundleTranscript {
+				if name == bundle.TranscriptName {
 					return []byte("plain text, not gzip\n")
 				}
 				return b
@@ -465,7 +468,7 @@ func hostileBundles() []hostileBundle {
 		}, "tree.tar.gz"},
 		{"tree-not-gzip", func(p *bundleParts) {
 			p.raw = func(name string, b []byte) []byte {
-				if name == BundleTree {
+				if name == bundle.TreeName {
 					return []byte("not an archive")
 				}
 				return b
@@ -475,7 +478,7 @@ func hostileBundles() []hostileBundle {
 }
 
 // TestHostileBundles imports every archive of the corpus into a sandbox:
-// each is refused as a BundleError naming what is wrong, and nothing is
+// each is refused as a bundle.Error naming what is wrong, and nothing is
 // left anywhere but what was there: no folder made, no file of the sandbox
 // changed, the temporary folder emptied, nothing under hostileTarget.
 func TestHostileBundles(t *testing.T) {
@@ -533,9 +536,9 @@ func TestHostileBundles(t *testing.T) {
 			sb := newSandbox(t)
 			before := sb.list(t)
 			_, err = Import(ctx, archive, ImportOptions{Cwd: sb.cwd})
-			var be *BundleError
+			var be *bundle.Error
 			if !errors.As(err, &be) || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("import: %v\nwant a BundleError saying %q", err, c.want)
+				t.Fatalf("import: %v\nwant a bundle.Error saying %q", err, c.want)
 			}
 			if strings.ContainsFunc(err.Error(), func(r rune) bool { return r < 0x20 }) {
 				t.Errorf("the error holds a control character: %q", err)

@@ -7,15 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"rewind.dev/rewind/store/record"
 )
 
 // A checkpoint id is the time it was made (UTC, to the second) and a count
-// within that second: 20261122_143052_001. Ids are made in order: each
-// sorts after every id the store has used, as a string and by CompareIDs,
-// whatever the clock says (see newID).
-
-// idTime is the layout of an id's time, its first 15 characters.
-const idTime = "20060102_150405"
+// within that second: 20261122_143052_001 (its form is package record's).
+// Ids are made in order: each sorts after every id the store has used, as a
+// string and by CompareIDs, whatever the clock says (see newID).
 
 // maxCount is the largest count newID writes: three digits keep every id it
 // makes 19 characters long, so that ids sort as strings.
@@ -53,65 +52,18 @@ func (s *Store) newID(now time.Time) string {
 			t, n = t.Add(time.Second), 1
 		}
 	}
-	return fmt.Sprintf("%s_%03d", t.Format(idTime), n)
+	return record.FormatID(t, n)
 }
 
-// isID reports whether name has the form of a checkpoint id,
-// 20261122_143052_001 (a store may hold ids whose count has more digits:
-// see CompareIDs).
-func isID(name string) bool {
-	if !idShape(name) {
-		return false
-	}
-	_, ok := TimeOfID(name)
-	return ok
-}
-
-// idShape reports whether name is digits with an underscore at 8 and 15,
-// as an id is (isID without its time parse).
-func idShape(name string) bool {
-	if len(name) < 19 || name[8] != '_' || name[15] != '_' {
-		return false
-	}
-	for i, c := range name {
-		if i != 8 && i != 15 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
+// isID reports whether name has the form of a checkpoint id (record.IsID).
+func isID(name string) bool { return record.IsID(name) }
 
 // TimeOfID is when a checkpoint id was made (from the id alone).
-func TimeOfID(id string) (time.Time, bool) {
-	if len(id) < 15 {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(idTime, id[:15])
-	return t, err == nil
-}
+func TimeOfID(id string) (time.Time, bool) { return record.TimeOfID(id) }
 
-// CompareIDs orders checkpoint ids oldest first: by their time, then by
-// their count as a number. The ids newID makes sort the same as strings,
-// but a store may hold ids made before the count rolled over into the
-// seconds, with four digits or more (20261122_143052_1000 after _999):
-// wherever ids are ordered or compared, it is by CompareIDs. Names that are
-// not ids compare as strings ("" before every id).
-func CompareIDs(a, b string) int {
-	if len(a) == len(b) || !idShape(a) || !idShape(b) { // (counts of one width compare as strings)
-		return strings.Compare(a, b)
-	}
-	if c := strings.Compare(a[:15], b[:15]); c != 0 {
-		return c
-	}
-	ca, cb := strings.TrimLeft(a[16:], "0"), strings.TrimLeft(b[16:], "0")
-	if len(ca) != len(cb) {
-		return len(ca) - len(cb)
-	}
-	if c := strings.Compare(ca, cb); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
+// CompareIDs orders checkpoint ids oldest first (see record.CompareIDs):
+// wherever ids are ordered or compared, it is by CompareIDs.
+func CompareIDs(a, b string) int { return record.CompareIDs(a, b) }
 
 // maxID is the newer of two ids (CompareIDs).
 func maxID(a, b string) string {
@@ -136,7 +88,7 @@ func (s *Store) NewestIDs(n int) (count int, newest []string, err error) {
 		return 0, nil, fmt.Errorf("read checkpoints of %s: %w", s.Dir, err)
 	}
 	for _, name := range names {
-		if !idShape(name) {
+		if !record.IDShaped(name) {
 			continue
 		}
 		count++

@@ -137,25 +137,3 @@ func TestIDsPastACountOf999(t *testing.T) {
 		t.Errorf("the id after %s is %s, want 20991122_143053_001", want[2], id)
 	}
 }
-
-func TestCompareIDs(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"20261122_143052_001", "20261122_143052_002", -1},
-		{"20261122_143052_999", "20261122_143052_1000", -1},
-		{"20261122_143052_1000", "20261122_143053_001", -1},
-		{"20261122_143052_0999", "20261122_143052_999", -1}, // (the same count: by their text)
-		{"20261122_143052_010", "20261122_143052_010", 0},
-		{"", "20261122_143052_001", -1},
-		{"20261123_000000_001", "20261122_235959_1000", 1},
-	} {
-		if got := CompareIDs(tc.a, tc.b); got != tc.want {
-			t.Errorf("CompareIDs(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-		if got := CompareIDs(tc.b, tc.a); got != -tc.want {
-			t.Errorf("CompareIDs(%q, %q) = %d, want %d", tc.b, tc.a, got, -tc.want)
-		}
-	}
-}

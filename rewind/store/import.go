@@ -15,9 +15,11 @@ import (
 
 	"github.com/google/uuid"
 	"rewind.dev/fork"
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
 )
 
@@ -90,13 +92,13 @@ func (e *UnsupportedAgentError) Error() string {
 // that folder, and records a checkpoint of both in the folder's store
 // (made when there is none).
 func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, error) {
-	b, err := OpenBundle(ctx, file)
+	b, err := bundle.Open(ctx, file)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Close()
 	if o.SHA256 != "" && !strings.EqualFold(o.SHA256, b.SHA256) {
-		return nil, &BundleError{Path: file, Reason: fmt.Sprintf("its SHA-256 is %s, not the %s it was to have", b.SHA256, o.SHA256)}
+		return nil, &bundle.Error{Path: file, Reason: fmt.Sprintf("its SHA-256 is %s, not the %s it was to have", b.SHA256, o.SHA256)}
 	}
 	dir := o.Into
 	if dir == "" {
@@ -134,7 +136,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			}
 			var ae *snap.ArchiveError
 			if errors.As(err, &ae) {
-				return nil, &BundleError{Path: file, Reason: err.Error()}
+				return nil, &bundle.Error{Path: file, Reason: err.Error()}
 			}
 			return nil, err
 		}
@@ -146,7 +148,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			return res, err
 		}
 	} else {
-		// (The archive's tree passed a restore's checks in OpenBundle.)
+		// (The archive's tree passed a restore's checks in bundle.Open.)
 		if dir, err = filepath.EvalSymlinks(dir); err == nil {
 			res.Dir = dir
 		}
@@ -183,7 +185,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 			res.SessionID, res.Transcript, res.Title = inst.SessionID, inst.Path, inst.Title
 			res.Warnings = append(res.Warnings, inst.Warnings...)
 			res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
-			res.ResumeCommand = "cd " + shellQuote(dir) + " && " + res.Resume
+			res.ResumeCommand = "cd " + cmdline.ShellQuote(dir) + " && " + res.Resume
 			save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
 			if err := s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID}); err != nil {
 				return res, err
@@ -200,7 +202,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 
 // importTree restores b's tree over a project that holds something, after
 // a backup checkpoint, as a restore does: undo-restore brings it back.
-func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) error {
+func (s *Store) importTree(ctx context.Context, b *bundle.Archive, res *ImportResult) error {
 	l, err := s.Lock(ctx)
 	if err != nil {
 		return err
@@ -210,9 +212,9 @@ func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) er
 	if err != nil {
 		return err
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
-	r := &RestoreResult{}
+	k := s.newChecker(ctx)
+	defer k.Save()
+	var r TreeChange
 	c := change{
 		backup: SaveOptions{Description: "before import of " + b.Info.Checkpoint + " from " + b.Info.SourceFolder, UseSession: true, TranscriptBestEffort: true},
 		entry:  HistoryEntry{Kind: KindImport, Code: true},
@@ -220,7 +222,7 @@ func (s *Store) importTree(ctx context.Context, b *Bundle, res *ImportResult) er
 			return snap.Restore(ctx, s.Project, b.Tree, snap.RestoreOptions{Walk: walk})
 		},
 	}
-	err = s.apply(ctx, k, c, r)
+	err = s.apply(ctx, k, c, &r, nil)
 	res.Backup, res.Code = r.Backup, r.Code
 	return err
 }
@@ -262,7 +264,7 @@ func folderState(dir string) (empty, exists bool, err error) {
 // the working-folder fields moved to dir, the title marked [Imported]. The
 // dialect's import rule names a session of dir's in the agent's folder, and
 // the new session goes where a fork of that one would.
-func installSession(ctx context.Context, b *Bundle, dir string) (fork.Fork, error) {
+func installSession(ctx context.Context, b *bundle.Archive, dir string) (fork.Fork, error) {
 	d, err := jsonl.LookupDialect(b.Info.Agent)
 	if err != nil || len(d.Fork.CwdFields) == 0 || d.Fork.Import == nil {
 		return fork.Fork{}, &fork.UnmovableError{Agent: b.Info.Agent}
@@ -394,20 +396,10 @@ func dashedName(dir string) string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // importFolder is the name of the folder an import makes in the current
 // folder when not told where: the export's source folder's own name, when it
 // is one a folder may have, else rewind-import-<checkpoint id>.
-func importFolder(i BundleInfo) string {
+func importFolder(i bundle.Info) string {
 	src := strings.TrimRight(strings.ReplaceAll(i.SourceFolder, "\\", "/"), "/")
 	base := src[strings.LastIndexByte(src, '/')+1:]
 	if base == "" || base == "." || base == ".." || !filepath.IsLocal(base) || strings.ContainsAny(base, "/\\:") || layout.HasControl(base) {

@@ -7,7 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/rewind/store/bundle"
+	"rewind.dev/rewind/store/record"
 )
+
+// sumField opens metadata.json's last field, its checksum, as every
+// version has written it.
+const sumField = ",\n  \"sum\": \""
 
 // asVersion1 is metadata.json as Rewind wrote it before every key was
 // snake_case: "hasTranscript", and the checksum over that text.
@@ -20,7 +27,7 @@ func asVersion1(t *testing.T, raw []byte) []byte {
 	body := bytes.Replace(raw[:i], []byte(`"has_transcript": `), []byte(`"hasTranscript": `), 1)
 	sum := sha256.Sum256(append(bytes.Clone(body), "\n}"...))
 	out := fmt.Appendf(body, "%s%x\"\n}\n", sumField, sum)
-	if err := checkMetadataSum(out); err != nil {
+	if err := record.CheckSum(out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -88,7 +95,7 @@ func TestImportsAnArchiveOfVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := OpenBundle(ctx, archive)
+	b, err := bundle.Open(ctx, archive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +114,10 @@ func TestImportsAnArchiveOfVersion1(t *testing.T) {
 
 	_, ms := exportFixture(t)
 	for _, m := range ms {
-		if filepath.Base(m.hdr.Name) == BundleManifest && !bytes.Contains(m.data, fmt.Appendf(nil, `"version": %d,`, BundleVersion)) {
+		if filepath.Base(m.hdr.Name) == bundle.ManifestName && !bytes.Contains(m.data, fmt.Appendf(nil, `"version": %d,`, bundle.Version)) {
 			t.Errorf("a new archive's export.json:\n%s", m.data)
 		}
-		if filepath.Base(m.hdr.Name) == BundleCheckpoint && (!bytes.Contains(m.data, []byte(`"has_transcript": true`)) || bytes.Contains(m.data, []byte("hasTranscript"))) {
+		if filepath.Base(m.hdr.Name) == bundle.CheckpointName && (!bytes.Contains(m.data, []byte(`"has_transcript": true`)) || bytes.Contains(m.data, []byte("hasTranscript"))) {
 			t.Errorf("a new archive's checkpoint.json:\n%s", m.data)
 		}
 	}

@@ -320,7 +320,11 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 				if redo {
 					i, kind = m.redoTarget(), KindRedo
 				}
-				res, err := s.Revert(ctx, RevertOptions{Redo: redo})
+				undo := s.UndoRestore
+				if redo {
+					undo = s.Redo
+				}
+				res, err := undo(ctx, UndoRestoreOptions{})
 				if i < 0 || m.entries[i].gone {
 					if err == nil {
 						fail("%s: done, want none (target %d)", kind, i)
@@ -332,8 +336,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 					fail("%s of %s: %v", kind, m.entries[i].backup, err)
 				}
 				e := m.entries[i]
-				if res.Reverts != e.backup {
-					fail("%s reverted %s, want %s", kind, res.Reverts, e.backup)
+				if res.Entry != e.backup {
+					fail("%s reverted %s, want %s", kind, res.Entry, e.backup)
 				}
 				m.changed(kind, res.Backup, e.code, e.before)
 				e.undone = true
@@ -412,7 +416,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 				fail("@%d: %v", n, err)
 			}
 			tree, changes, conflicts := m.revert(n)
-			res, err := s.RevertStep(ctx, c, RevertStepOptions{})
+			res, err := s.Revert(ctx, c, RevertOptions{})
 			var ce *ConflictError
 			switch {
 			case conflicts:
@@ -430,8 +434,8 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 			if n > 0 {
 				end = m.shown()[n-1].id
 			}
-			if res.Revert.To != end {
-				fail("revert @%d: the step ends at %q, want %q", n, res.Revert.To, end)
+			if res.Plan.To != end {
+				fail("revert @%d: the step ends at %q, want %q", n, res.Plan.To, end)
 			}
 			if changes && !conflicts {
 				m.changed(KindRevert, res.Backup, true, tree)
@@ -447,7 +451,12 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Pin(ctx, sc, PinOptions{Label: label}); err != nil {
+			if label == "" {
+				err = s.Unpin(ctx, sc)
+			} else {
+				_, err = s.Pin(ctx, sc, PinOptions{Label: label})
+			}
+			if err != nil {
 				fail("pin %s: %v", c.id, err)
 			}
 			c.pinned = label != ""

@@ -41,7 +41,7 @@ func TestRestoreAcrossMountsAndUndo(t *testing.T) {
 	if got := treeState(t, s.Project); got != want {
 		t.Fatalf("after the restore:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := s.Revert(ctx, RevertOptions{}); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatalf("undo-restore: %v", err)
 	}
 	if got := treeState(t, s.Project); got != changed {

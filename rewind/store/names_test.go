@@ -23,7 +23,7 @@ func TestUndoKeepsFilesNamedLikeItsOwn(t *testing.T) {
 	if _, err := s.Restore(ctx, cp, RestoreOptions{Context: "in-place"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, mine); got != "the user's own file" {

@@ -135,22 +135,21 @@ func idStart(s string) bool {
 
 // PinOptions say how to pin.
 type PinOptions struct {
-	// Label is the checkpoint's label; "" unpins it.
+	// Label is the checkpoint's label (DefaultLabel when the user names
+	// none).
 	Label string
 	// Force moves a label another checkpoint carries to this one; that one
 	// stays pinned, with DefaultLabel.
 	Force bool
 }
 
-// Pin labels a checkpoint so gc keeps it (o.Label "" unpins it), and
-// returns the checkpoints the label was moved from (o.Force). The label is
-// refused as CheckLabel says, and when another checkpoint has it as its
-// description, or carries it (without o.Force).
+// Pin labels a checkpoint so gc keeps it, and returns the checkpoints the
+// label was moved from (o.Force). The label is refused as CheckLabel says
+// (an empty one too: Unpin takes a label off), and when another checkpoint
+// has it as its description, or carries it (without o.Force).
 func (s *Store) Pin(ctx context.Context, c *Checkpoint, o PinOptions) (movedFrom []string, err error) {
-	if o.Label != "" {
-		if err := CheckLabel(o.Label); err != nil {
-			return nil, err
-		}
+	if err := CheckLabel(o.Label); err != nil {
+		return nil, err
 	}
 	l, err := s.Lock(ctx)
 	if err != nil {
@@ -170,7 +169,17 @@ func (s *Store) Pin(ctx context.Context, c *Checkpoint, o PinOptions) (movedFrom
 	return movedFrom, s.setLabel(c, o.Label)
 }
 
-// setLabel writes c's label.
+// Unpin takes a checkpoint's label off, so that gc may delete it again.
+func (s *Store) Unpin(ctx context.Context, c *Checkpoint) error {
+	l, err := s.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	return s.setLabel(c, "")
+}
+
+// setLabel writes c's label ("" for none).
 func (s *Store) setLabel(c *Checkpoint, label string) error {
 	md := c.Metadata
 	md.Pinned = label
@@ -178,7 +187,7 @@ func (s *Store) setLabel(c *Checkpoint, label string) error {
 		return err
 	}
 	c.Metadata = md
-	s.indexChanged(c) // (its folder's bytes changed)
+	s.forGC().IndexChanged(c) // (its folder's bytes changed)
 	return nil
 }
 

@@ -97,7 +97,7 @@ func nothingWidens(t *testing.T, mode layout.Mode, tmode fs.FileMode) {
 	if got := treeModes(t, dir); !maps.Equal(got, want) {
 		t.Errorf("restored tree's modes:\n%v\nwant the saved ones:\n%v", got, want)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, tp) != string(data) {
@@ -110,14 +110,14 @@ func nothingWidens(t *testing.T, mode layout.Mode, tmode fs.FileMode) {
 	}
 	forked := res.Fork.Path
 	checkMode(t, forked, tmode)
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fileExists(forked) {
 		t.Fatal("undo-restore left the fork in place")
 	}
 	privateFiles(t, s) // the fork, moved aside
-	if _, err := s.Revert(ctx, RevertOptions{Redo: true}); err != nil {
+	if _, err := s.Redo(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkMode(t, forked, tmode)

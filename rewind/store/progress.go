@@ -2,40 +2,20 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
+
+	"rewind.dev/internal/progress"
 )
 
-// Progress counts, as they go, the checkpoints gc deletes and validate
-// checks, out of how many, for a caller to show while the work runs. The
-// counters are updated atomically.
-type Progress struct {
-	Done  atomic.Int64
-	Total atomic.Int64
-}
+// Progress counts, as they go, the checkpoints gc deletes and validate checks, out of how
+// many, for a caller to show while the work runs.
+type Progress = progress.Counter
 
-type progressKey struct{}
-
-// WithProgress returns a context under which GC and Validate count their
-// work in p.
+// WithProgress returns a context under which GC and Validate count their work in p.
 func WithProgress(ctx context.Context, p *Progress) context.Context {
-	return context.WithValue(ctx, progressKey{}, p)
+	return progress.With(ctx, progress.Checkpoints, p)
 }
 
-// progressFrom is the Progress ctx carries, or nil; its methods do nothing
-// on nil.
+// progressFrom is the Progress ctx carries, or nil (which counts nothing).
 func progressFrom(ctx context.Context) *Progress {
-	p, _ := ctx.Value(progressKey{}).(*Progress)
-	return p
-}
-
-func (p *Progress) begin(total int) {
-	if p != nil {
-		p.Total.Store(int64(total))
-	}
-}
-
-func (p *Progress) add(n int) {
-	if p != nil {
-		p.Done.Add(int64(n))
-	}
+	return progress.From(ctx, progress.Checkpoints)
 }

@@ -9,6 +9,7 @@ import (
 	"rewind.dev/hookd"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -23,35 +24,32 @@ type RestoreOptions struct {
 	Paths *snap.Pathspec
 }
 
-// RestoreResult is what a restore did.
+// TreeChange is the part every result of restore, undo, back,
+// undo-restore, redo and revert has: the backup checkpoint taken first
+// (the crash-safe sequence of change.go), whether it was a dry run, and
+// what was, or would be, done to the tree.
+type TreeChange struct {
+	Backup string              `json:"backup_checkpoint,omitempty"`
+	DryRun bool                `json:"dry_run"`
+	Code   *snap.RestoreResult `json:"code,omitempty"`
+}
+
+// RestoreResult is what a restore did: Restore's, and Undo's and Back's,
+// which are restores too (Kind says which).
 type RestoreResult struct {
 	Type       string      `json:"type"` // "restore"
-	Kind       RestoreKind `json:"kind"`
+	Kind       RestoreKind `json:"kind"` // KindRestore, KindUndo or KindBack
 	Checkpoint string      `json:"checkpoint"`
 	// Paths are the pathspec items a restore of some paths only was limited to.
-	Paths    []string            `json:"paths,omitempty"`
-	Backup   string              `json:"backup_checkpoint,omitempty"`
-	DryRun   bool                `json:"dry_run"`
-	Code     *snap.RestoreResult `json:"code,omitempty"`
-	Fork     *fork.Fork          `json:"fork,omitempty"`
-	Truncate *fork.Truncation    `json:"truncate,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	TreeChange
+	Fork     *fork.Fork       `json:"fork,omitempty"`
+	Truncate *fork.Truncation `json:"truncate,omitempty"`
 	// Resume tells how to open the fork in its agent.
 	Resume string `json:"resume,omitempty"`
 	// Cut is, in a dry run, where the conversation would be cut.
-	Cut *Cut `json:"cut,omitempty"`
-	// Reverts is the history entry an undo-restore or redo reverts (its id);
-	// RevertsWhat what an undo-restore undoes or a redo puts back, in words.
-	Reverts     string `json:"reverts,omitempty"`
-	RevertsWhat string `json:"reverts_what,omitempty"`
-	// Moved are the files of a fork that an undo-restore moved aside or a
-	// redo moved back (in a dry run, To is the folder they would go to).
-	Moved []Move `json:"moved,omitempty"`
-	// Transcript is a transcript an undo-restore or redo gave its earlier
-	// bytes back.
-	Transcript *Swap `json:"transcript,omitempty"`
-	// Revert is what a revert takes back, path by path.
-	Revert   *RevertPlan `json:"revert,omitempty"`
-	Warnings []string    `json:"warnings,omitempty"`
+	Cut      *Cut     `json:"cut,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// Nothing says the restore found (or, in a dry run, would find)
 	// nothing to change: the tree (or its paths) already the checkpoint's,
 	// and the conversation, if cut in place, already ending where the
@@ -109,23 +107,23 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if opts.Kind == "" {
 		opts.Kind = KindRestore
 	}
-	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, DryRun: opts.DryRun, Paths: opts.Paths.Items()}
+	res := &RestoreResult{Type: "restore", Kind: opts.Kind, Checkpoint: cp.ID, Paths: opts.Paths.Items(), TreeChange: TreeChange{DryRun: opts.DryRun}}
 	if opts.Paths != nil && (opts.Context != "" || !opts.Code) {
 		return nil, errors.New("a restore of some paths restores the tree only, not the conversation")
 	}
 	if opts.Context != "" && (cp.Transcript == nil || cp.Transcript.Snapshot == "") {
 		return nil, &NoTranscriptError{Checkpoint: cp.ID}
 	}
-	what := part(0)
+	what := verify.Part(0)
 	if opts.Code {
-		what |= partCode
+		what |= verify.Code
 	}
 	if opts.Context != "" {
-		what |= partChat
+		what |= verify.Chat
 	}
-	k := s.newChecker(ctx, false)
-	defer k.save()
-	if err := k.check(cp, what); err != nil {
+	k := s.newChecker(ctx)
+	defer k.Save()
+	if err := k.Check(cp, what); err != nil {
 		return nil, &DamagedError{Err: err}
 	}
 	if opts.DryRun {
@@ -189,7 +187,7 @@ func (s *Store) restoreLocked(ctx context.Context, cp *Checkpoint, opts RestoreO
 	if wholeTree {
 		c.nothingIf = func(b *Checkpoint) bool { return b.Snapshot.TreeHash == cp.Snapshot.TreeHash }
 	}
-	r, err := s.applied(ctx, k, c, res)
+	r, err := applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))
 	if wholeTree && (errors.Is(err, ErrUnchanged) || errors.Is(err, errNothing)) {
 		res.Nothing = true
 		res.Code = &snap.RestoreResult{Type: "restore", Unchanged: cp.Snapshot.Files + cp.Snapshot.Symlinks}

@@ -112,7 +112,7 @@ func TestRewoundNoticeFollowsTheCode(t *testing.T) {
 	if _, err := s.Back(ctx, BackOptions{N: 1, Both: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notice(t, s, promptHook(session, tp)); got != "" {

@@ -14,6 +14,8 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
 )
 
@@ -72,10 +74,7 @@ func (s *Store) Save(ctx context.Context, opts SaveOptions) (*Checkpoint, error)
 // alone (guardFromClean).
 func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, error) {
 	if opts.Pin != "" {
-		if err := CheckLabel(opts.Pin); err != nil {
-			return nil, err
-		}
-		if _, err := s.labelHolders("", PinOptions{Label: opts.Pin}); err != nil {
+		if err := s.checkNewLabel(opts.Pin); err != nil {
 			return nil, err
 		}
 	}
@@ -107,59 +106,11 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 		}
 	}()
 
-	k := s.newChecker(ctx, false)
+	k := s.newChecker(ctx)
 	layerFile := filepath.Join(s.layersDir(), id+".tar.gz")
-	var fullBecause string
-	res, parent, err := s.layerOver(ctx, newest, opts, layerFile, k)
+	res, parent, fullBecause, err := s.snapshotTree(ctx, newest, opts, stage, layerFile, k)
 	if err != nil {
 		return nil, err
-	}
-	if res == nil && opts.adopt == nil {
-		// A full checkpoint (the first, --full, over a damaged chain or one
-		// that takes no more layers): its archive and manifest are written
-		// as the tree is walked, not held, while the newest checkpoint's
-		// chain is read and checked.
-		parentc := s.checkParent(newest, k)
-		walk, err := s.walkOptions()
-		if err == nil {
-			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
-		}
-		p := <-parentc
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
-		}
-		parent = p.m
-		if p.damage != nil {
-			parent = nil
-			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
-		}
-	}
-	if res == nil { // an import: the archive is adopted where it holds the tree
-		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
-		if err != nil {
-			return nil, err
-		}
-		parent = p
-		base := parent
-		switch {
-		case damage != nil:
-			parent, base = nil, nil
-			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
-		case opts.Full:
-			base = nil // --full: nothing of the newest checkpoint is linked or layered on
-		}
-		err = snap.ErrNotAdoptable
-		if parent == nil && damage == nil {
-			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
-		}
-		if errors.Is(err, snap.ErrNotAdoptable) {
-			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
-			})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s: %w", s.Project, err)
-		}
 	}
 	if res.Archive != "" {
 		defer func() {
@@ -184,18 +135,8 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	if err := stageSnapshot(stage, res, parent); err != nil {
 		return nil, err
 	}
-	if parent == nil {
-		md.Changes = Changes{Added: res.Files + res.Symlinks} // (folders do not count)
-	} else {
-		cur := res.Manifest
-		if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
-			if cur, err = snap.OpenManifest(cur.File); err != nil {
-				return nil, err
-			}
-		}
-		if md.Changes, err = countChanges(parent, cur, snap.ProbeFolding(s.Project)); err != nil {
-			return nil, err
-		}
+	if md.Changes, err = s.changesSince(parent, res, stage); err != nil {
+		return nil, err
 	}
 	if newest != nil {
 		md.Changes.Since = newest.ID
@@ -211,17 +152,101 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 	ok = true
 	// What this save wrote is known whole: a restore need not read it again
 	// (a reused manifest is a link to one just checked).
-	k.record(filepath.Join(final, ManifestFile), "")
+	k.Record(filepath.Join(final, ManifestFile), "")
 	if res.Archive != "" {
-		k.record(layerFile, "")
+		k.Record(layerFile, "")
 	}
 	if md.HasTranscript {
-		k.record(filepath.Join(final, md.Transcript.Snapshot), "")
+		k.Record(filepath.Join(final, md.Transcript.Snapshot), "")
 	}
-	k.save()
+	k.Save()
 	c := &Checkpoint{Metadata: md, Dir: final}
-	s.indexSaved(c, newest)
+	s.forGC().IndexSaved(c, newest)
 	return c, nil
+}
+
+// checkNewLabel refuses a pin label that is not one, or that another checkpoint holds.
+func (s *Store) checkNewLabel(label string) error {
+	if err := CheckLabel(label); err != nil {
+		return err
+	}
+	_, err := s.labelHolders("", PinOptions{Label: label})
+	return err
+}
+
+// changesSince counts what the saved snapshot res changed over its parent's manifest: every
+// file and symlink added when it has none (a full snapshot; folders do not count).
+func (s *Store) changesSince(parent *snap.Manifest, res *snap.Result, stage string) (Changes, error) {
+	if parent == nil {
+		return Changes{Added: res.Files + res.Symlinks}, nil
+	}
+	cur := res.Manifest
+	if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
+		var err error
+		if cur, err = snap.OpenManifest(cur.File); err != nil {
+			return Changes{}, err
+		}
+	}
+	return countChanges(parent, cur, snap.ProbeFolding(s.Project))
+}
+
+// snapshotTree takes the snapshot of a save, into layerFile and stage: a layer over the
+// newest checkpoint where one applies (see layerOver), else a full snapshot, or for an import
+// the bundle's archive adopted where it holds the tree. It returns the snapshot, the parent's
+// manifest it was compared with (nil for a full one) and, when the save had to be full, why.
+func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveOptions, stage, layerFile string, k *verify.Checker) (res *snap.Result, parent *snap.Manifest, fullBecause string, err error) {
+	res, parent, err = s.layerOver(ctx, newest, opts, layerFile, k)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if res == nil && opts.adopt == nil {
+		// A full checkpoint (the first, --full, over a damaged chain or one
+		// that takes no more layers): its archive and manifest are written
+		// as the tree is walked, not held, while the newest checkpoint's
+		// chain is read and checked.
+		parentc := s.checkParent(newest, k)
+		walk, err := s.walkOptions()
+		if err == nil {
+			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
+		}
+		p := <-parentc
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
+		parent = p.m
+		if p.damage != nil {
+			parent = nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: p.damage}).Error()
+		}
+	}
+	if res == nil { // an import: the archive is adopted where it holds the tree
+		tree, p, damage, err := s.walkBesideParent(ctx, newest, k)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		parent = p
+		base := parent
+		switch {
+		case damage != nil:
+			parent, base = nil, nil
+			fullBecause = (&DamageError{Checkpoint: newest.ID, Err: damage}).Error()
+		case opts.Full:
+			base = nil // --full: nothing of the newest checkpoint is linked or layered on
+		}
+		err = snap.ErrNotAdoptable
+		if parent == nil && damage == nil {
+			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
+		}
+		if errors.Is(err, snap.ErrNotAdoptable) {
+			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
+				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
+			})
+		}
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("snapshot %s: %w", s.Project, err)
+		}
+	}
+	return res, parent, fullBecause, nil
 }
 
 // layerOver takes the snapshot of a save that lays a layer over the newest
@@ -231,7 +256,7 @@ func (s *Store) SaveLocked(ctx context.Context, opts SaveOptions) (*Checkpoint, 
 // --full, an import, a chain that takes no more layers, a tree that
 // differs from it in too many entries: snap.ErrLayerTooBig) or the chain
 // is damaged: the caller then takes a full checkpoint.
-func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *checker) (*snap.Result, *snap.Manifest, error) {
+func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOptions, layerFile string, k *verify.Checker) (*snap.Result, *snap.Manifest, error) {
 	if newest == nil || opts.Full || opts.adopt != nil {
 		return nil, nil, nil
 	}
@@ -239,14 +264,14 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	if err != nil {
 		return nil, nil, err
 	}
-	parent, damage := s.snapshotOf(newest)
+	parent, damage := verify.Snapshot(newest)
 	if damage != nil || !parent.LayerFits(0) {
 		// A damaged chain, or one that is at its depth or has outgrown its
 		// full snapshot: the save is a full one, written as it walks.
 		return nil, nil, nil
 	}
 	checked := make(chan error, 1)
-	go func() { checked <- k.checkSnapshot(parent, laid{}) }() // read only where the verified file does not vouch
+	go func() { checked <- k.CheckSnapshot(parent) }() // read only where the verified file does not vouch
 	res, err := snap.CreateOver(ctx, s.Project, walk, snap.CreateOptions{
 		Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
 	})
@@ -279,13 +304,13 @@ type parentChecked struct {
 // checkParent opens the newest checkpoint's manifest and checks its chain
 // in a goroutine (read only where the verified file does not vouch), for a
 // save that walks the tree meanwhile; nil newest: no parent.
-func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked {
+func (s *Store) checkParent(newest *Checkpoint, k *verify.Checker) <-chan parentChecked {
 	parentc := make(chan parentChecked, 1)
 	go func() {
 		var p parentChecked
 		if newest != nil {
-			if p.m, p.damage = s.snapshotOf(newest); p.damage == nil {
-				p.damage = k.checkSnapshot(p.m, laid{})
+			if p.m, p.damage = verify.Snapshot(newest); p.damage == nil {
+				p.damage = k.CheckSnapshot(p.m)
 			}
 		}
 		parentc <- p
@@ -296,7 +321,7 @@ func (s *Store) checkParent(newest *Checkpoint, k *checker) <-chan parentChecked
 // walkBesideParent walks the project while the newest checkpoint's chain
 // is checked (checkParent). It returns the parent's manifest, or, where
 // the chain is damaged, why.
-func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
+func (s *Store) walkBesideParent(ctx context.Context, newest *Checkpoint, k *verify.Checker) (tree *snap.Tree, parent *snap.Manifest, damage error, err error) {
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, nil, nil, err
@@ -356,7 +381,7 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 // session's) into the staged checkpoint folder; nil when there is none.
 // An unreadable transcript fails the save unless TranscriptBestEffort,
 // when the record says why it holds no snapshot.
-func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *checker) (*Transcript, error) {
+func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOptions, k *verify.Checker) (*Transcript, error) {
 	tpath, agent, session := opts.TranscriptPath, opts.Agent, opts.SessionID
 	if opts.TranscriptRefused != "" {
 		return &Transcript{Agent: agent, SessionID: session, Problem: opts.TranscriptRefused}, nil
@@ -392,7 +417,7 @@ func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOpti
 // checkpoints/, where it appears whole (md.Sum set to its checksum); it
 // returns the checkpoint's folder.
 func (s *Store) publish(stage string, md *Metadata) (string, error) {
-	mb, err := encodeMetadata(md)
+	mb, err := record.Encode(md)
 	if err != nil {
 		return "", err
 	}

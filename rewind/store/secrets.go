@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/pgzip"
 	"rewind.dev/fork"
 	"rewind.dev/rewind/secrets"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 
 	"rewind.dev/internal/ctxio"
@@ -54,12 +55,6 @@ type FieldSecret struct {
 
 // Count is how many secrets were found.
 func (f *SecretsFound) Count() int { return len(f.Tree) + len(f.Transcript) + len(f.Checkpoint) }
-
-// MaskedFile is a file of the tree whose secrets --redact masked.
-type MaskedFile struct {
-	Path  string `json:"path"`
-	Count int    `json:"count"`
-}
 
 // exportScan is an export's scan: what it found, and what --redact does
 // with it.
@@ -143,7 +138,7 @@ func (x *exportScan) scanFields(md *Metadata, mask bool) []string {
 // writeMasked writes the transcript the captures of chain hold, inflated,
 // through a masker of x's secrets, deflated onto w; sum takes the bytes
 // written, before deflating.
-func (x *exportScan) writeMasked(ctx context.Context, w io.Writer, chain []string, sum *transcriptSum) error {
+func (x *exportScan) writeMasked(ctx context.Context, w io.Writer, chain []string, sum *record.TranscriptSum) error {
 	r, err := fork.OpenSnapshots(chain)
 	if err != nil {
 		return err
@@ -160,10 +155,7 @@ func (x *exportScan) writeMasked(ctx context.Context, w io.Writer, chain []strin
 	return zw.Close()
 }
 
-// sumWriter writes into a transcriptSum.
-type sumWriter struct{ t *transcriptSum }
+// sumWriter writes into a record.TranscriptSum.
+type sumWriter struct{ t *record.TranscriptSum }
 
-func (s sumWriter) Write(p []byte) (int, error) { s.t.write(p); return len(p), nil }
-
-// maskableFields are the fields scanFields may mask.
-var maskableFields = []string{"description", "prompt", "last_prompt"}
+func (s sumWriter) Write(p []byte) (int, error) { s.t.Write(p); return len(p), nil }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/rewind/store/bundle"
 )
 
 // Planted secrets, written in pieces so that this file holds no token a
@@ -96,7 +98,7 @@ func TestExportSecrets(t *testing.T) {
 	}
 	var text []byte
 	for _, m := range readTar(t, red) {
-		if strings.HasSuffix(m.hdr.Name, BundleTranscript) {
+		if strings.HasSuffix(m.hdr.Name, bundle.TranscriptName) {
 			text = gunzip(t, m.data)
 		}
 	}
@@ -140,9 +142,9 @@ func archiveText(t *testing.T, name string) string {
 	for _, m := range readTar(t, name) {
 		all.Write(m.data)
 		switch {
-		case strings.HasSuffix(m.hdr.Name, BundleTranscript):
+		case strings.HasSuffix(m.hdr.Name, bundle.TranscriptName):
 			all.Write(gunzip(t, m.data))
-		case strings.HasSuffix(m.hdr.Name, BundleTree):
+		case strings.HasSuffix(m.hdr.Name, bundle.TreeName):
 			tr := tar.NewReader(bytes.NewReader(gunzip(t, m.data)))
 			for {
 				if _, err := tr.Next(); err != nil {

@@ -42,7 +42,7 @@ func TestGlobalStoreInHome(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "new.txt")); !os.IsNotExist(err) {
 		t.Fatalf("new.txt not removed by the restore: %v", err)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, filepath.Join(home, "new.txt")); got != "precious" {

@@ -33,6 +33,7 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/gitdir"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/gc"
 )
 
 // ErrNoStore means the project has no store yet.
@@ -194,7 +195,8 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 		return nil, false, err
 	}
 	s.closeToOthers() // (a storage/ an older Rewind made)
-	s.writeIndex(nil) // (saves add to it: retention plans from it, see index.go)
+	// Saves add to the index, and retention plans from it (see package gc).
+	gc.StartIndex(s.forGC())
 	if mode == layout.ModeGlobal {
 		if err := s.recordGlobal(); err != nil {
 			return nil, false, err

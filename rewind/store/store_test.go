@@ -196,7 +196,7 @@ func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	if err := s.remove(layer); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.sweepLayers("", nil); err != nil {
+	if _, err := s.sweepLayers(); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
@@ -337,7 +337,7 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 	if res.Backup == "" || res.Truncate == nil {
 		t.Fatalf("no backup recorded: %+v", res)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if read(t, filepath.Join(s.Project, "a.txt")) != "new" || read(t, filepath.Join(s.Project, "b.txt")) != "added" {
@@ -350,7 +350,7 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 	if len(h.Entries) != 2 || h.Entries[0].UndoneBy != h.Entries[1].ID {
 		t.Errorf("history not recorded: %+v", h.Entries)
 	}
-	if _, err := s.UndoRestore(ctx); err == nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err == nil {
 		t.Error("undid an undo-restore")
 	}
 }
@@ -477,7 +477,7 @@ func TestBackBothInAgentsOwnFork(t *testing.T) {
 		if got := read(t, filepath.Join(s.Project, "state.txt")); got != st.want {
 			t.Fatalf("back %d --both: tree %q, want %q (checkpoint %s)", st.n, got, st.want, res.Checkpoint)
 		}
-		if _, err := s.UndoRestore(ctx); err != nil {
+		if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -747,7 +747,7 @@ func TestGCOverLayerChains(t *testing.T) {
 		}
 		delete(want, cps[i].ID)
 	}
-	if _, err := s.sweepLayers("", nil); err != nil {
+	if _, err := s.sweepLayers(); err != nil {
 		t.Fatal(err)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
@@ -978,7 +978,7 @@ func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
 				if f := read(t, res.Fork.Path); n == 1 && (!strings.HasPrefix(f, string(data[:last.Offset])) || strings.Count(f[last.Offset:], "\n") != 1) {
 					t.Errorf("back 1: the fork is not the bytes before the prompt and its queue lines, plus its title line")
 				}
-				if _, err := s.UndoRestore(ctx); err != nil {
+				if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -1057,13 +1057,13 @@ func TestCopilotForkFolderMovesWhole(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(folder, "workspace.yaml")); err != nil {
 		t.Fatalf("the fork's folder has no workspace.yaml: %v", err)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(folder); err == nil {
 		t.Errorf("undo-restore left the fork's folder %s", folder)
 	}
-	if _, err := s.Revert(ctx, RevertOptions{Redo: true}); err != nil {
+	if _, err := s.Redo(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"events.jsonl", "workspace.yaml"} {

@@ -1,25 +1,19 @@
 package store
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 
 	"github.com/klauspost/pgzip"
 
-	"rewind.dev/fork"
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
+	"rewind.dev/rewind/store/record"
+	"rewind.dev/rewind/store/verify"
 )
 
 // maxTranscriptChain bounds how many checkpoints a transcript's bytes may be
@@ -32,7 +26,7 @@ const maxTranscriptChain = 64
 // as one gzip member (concatenated members are one gzip stream); otherwise
 // the whole complete data is. A transcript that does not exist yet is
 // recorded with an empty cursor.
-func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *checker) (*Transcript, error) {
+func (s *Store) captureTranscript(ctx context.Context, dir, path, agent, session string, k *verify.Checker) (*Transcript, error) {
 	var d *jsonl.Dialect
 	if agent != "" {
 		d, _ = jsonl.LookupDialect(agent)
@@ -117,7 +111,7 @@ func (e *unreadableTranscript) Unwrap() error { return e.err }
 // captured bytes the file still starts with, if its chain is short enough
 // and whole (every file there, none known to be damaged), and the length of
 // that chain.
-func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*Checkpoint, int) {
+func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *verify.Checker) (*Checkpoint, int) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, 0
@@ -132,7 +126,7 @@ func (s *Store) transcriptBase(t *jsonl.Transcript, path string, k *checker) (*C
 		if v, err := t.Verify(c.Transcript.Cursor); err != nil || !v.Extends {
 			continue
 		}
-		if k.checkParts(c, partChat) != nil {
+		if k.CheckParts(c, verify.Chat) != nil {
 			return nil, 0 // damaged: capture the whole transcript
 		}
 		n := c.Transcript.Chain
@@ -166,36 +160,9 @@ func writeGzip(name string, r io.Reader) error {
 }
 
 // TranscriptChain lists the gzip files that hold c's transcript, oldest
-// first: inflated and concatenated they are the transcript's bytes
-// [0, c.Transcript.Cursor.ByteOffsetEnd).
+// first (see record.TranscriptChain).
 func (s *Store) TranscriptChain(c *Checkpoint) ([]string, error) {
-	return s.transcriptChain(c, s.Load)
-}
-
-// transcriptChain is TranscriptChain, loading the checkpoints it builds on
-// with load.
-func (s *Store) transcriptChain(c *Checkpoint, load func(id string) (*Checkpoint, error)) ([]string, error) {
-	var chain []string
-	seen := map[string]bool{}
-	for cur := c; ; {
-		if cur.Transcript == nil || cur.Transcript.Snapshot == "" {
-			return nil, fmt.Errorf("checkpoint %s holds no transcript", cur.ID)
-		}
-		chain = append(chain, filepath.Join(cur.Dir, cur.Transcript.Snapshot))
-		if cur.Transcript.Base == "" {
-			slices.Reverse(chain)
-			return chain, nil
-		}
-		if seen[cur.Transcript.Base] {
-			return nil, fmt.Errorf("checkpoint %s: transcript chain loops", c.ID)
-		}
-		seen[cur.Transcript.Base] = true
-		next, err := load(cur.Transcript.Base)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: its transcript builds on %s, which is gone: %w", c.ID, cur.Transcript.Base, err)
-		}
-		cur = next
-	}
+	return record.TranscriptChain(c, s.Load)
 }
 
 // verifyTranscript inflates c's transcript and checks its length and the
@@ -205,218 +172,6 @@ func (s *Store) verifyTranscript(ctx context.Context, c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.sumTranscript(ctx, c, chain, nil)
+	_, err = record.SumTranscript(ctx, c, chain, nil)
 	return err
-}
-
-// sumTranscript inflates the files of c's transcript chain after those
-// from sums (what inflating the chain before them found, nil for none),
-// checks the whole against c's cursor, and returns what it found.
-func (s *Store) sumTranscript(ctx context.Context, c *Checkpoint, chain []string, from *transcriptSum) (*transcriptSum, error) {
-	r, err := openSmall(chain)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: transcript: %w", c.ID, err)
-	}
-	defer r.Close()
-	t := from.clone()
-	bp := readBuffers.Get().(*[]byte)
-	defer readBuffers.Put(bp)
-	buf := *bp
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		m, err := r.Read(buf)
-		t.write(buf[:m])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("transcript does not inflate: %w", err)
-		}
-	}
-	return t, t.check(c.Transcript.Cursor)
-}
-
-// readBuffers are what sumTranscript inflates into, and spareSums the sums a
-// deep check has done with: validate sums a transcript per checkpoint, and
-// a fresh 64 KiB buffer and tail for each was much of what it allocated.
-var (
-	readBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
-	spareSums   sync.Pool
-)
-
-// transcriptSum is what a transcript's bytes are checked by: their length,
-// the first and the last jsonl.HashWindow of them.
-type transcriptSum struct {
-	n       int64
-	head    []byte   // the first bytes, while fewer than jsonl.HashWindow
-	headSum string   // their SHA-256 once there are jsonl.HashWindow
-	tail    []byte   // the last jsonl.HashWindow bytes
-	ids     []string // in a deep check, the checkpoints whose files these are, oldest first
-}
-
-// clone copies t (nil: an empty sum) into a spare sum or a new one.
-func (t *transcriptSum) clone() *transcriptSum {
-	c, _ := spareSums.Get().(*transcriptSum)
-	if c == nil {
-		c = &transcriptSum{tail: make([]byte, 0, jsonl.HashWindow)}
-	}
-	if t == nil {
-		t = &transcriptSum{}
-	}
-	c.n, c.headSum, c.ids = t.n, t.headSum, nil
-	c.head = append(c.head[:0], t.head...)
-	c.tail = append(c.tail[:0], t.tail...)
-	return c
-}
-
-// recycle hands t on to a later clone; it must not be used after.
-func (t *transcriptSum) recycle() { spareSums.Put(t) }
-
-func (t *transcriptSum) write(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	if t.n < jsonl.HashWindow {
-		k := min(int64(len(b)), jsonl.HashWindow-t.n)
-		t.head = append(t.head, b[:k]...)
-		if len(t.head) == jsonl.HashWindow {
-			t.headSum = hashHex(t.head)
-			t.head = nil
-		}
-	}
-	t.n += int64(len(b))
-	if len(b) >= jsonl.HashWindow {
-		t.tail = append(t.tail[:0], b[len(b)-jsonl.HashWindow:]...)
-		return
-	}
-	if over := len(t.tail) + len(b) - jsonl.HashWindow; over > 0 {
-		t.tail = append(t.tail[:0], t.tail[over:]...) // (in place, within the tail's window)
-	}
-	t.tail = append(t.tail, b...)
-}
-
-// check compares what was read with the cursor of the checkpoint it is
-// the transcript of.
-func (t *transcriptSum) check(cur jsonl.Cursor) error {
-	got := t.cursor()
-	if got.ByteOffsetEnd != cur.ByteOffsetEnd {
-		return fmt.Errorf("transcript holds %d bytes, its cursor says %d", got.ByteOffsetEnd, cur.ByteOffsetEnd)
-	}
-	if got.PrefixSHA256 != cur.PrefixSHA256 {
-		return fmt.Errorf("transcript's first bytes differ from its cursor's hash")
-	}
-	if got.TailSHA256 != cur.TailSHA256 {
-		return fmt.Errorf("transcript's last bytes differ from its cursor's hash")
-	}
-	return nil
-}
-
-// cursor is the cursor of what was read: its length and hashes.
-func (t *transcriptSum) cursor() jsonl.Cursor {
-	head := t.headSum
-	if t.n < jsonl.HashWindow {
-		head = hashHex(t.head)
-	}
-	return jsonl.Cursor{ByteOffsetEnd: t.n, PrefixSHA256: head, TailSHA256: hashHex(t.tail)}
-}
-
-func hashHex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// smallChain is the compressed size up to which openSmall inflates a
-// transcript chain in this goroutine with small buffers: fork.OpenSnapshots
-// inflates ahead in another with 1 MiB of buffers, faster on megabytes but
-// most of the cost of the one small link validate reads per checkpoint.
-const smallChain = 2 << 20
-
-// openSmall opens a transcript chain as fork.OpenSnapshots does, without
-// its buffers when the files are small. Read errors name the file.
-func openSmall(chain []string) (io.ReadCloser, error) {
-	var size int64
-	for _, f := range chain {
-		fi, err := os.Stat(f)
-		if err != nil {
-			return nil, fmt.Errorf("open snapshot: %w", err)
-		}
-		size += fi.Size()
-	}
-	if size > smallChain {
-		return fork.OpenSnapshots(chain)
-	}
-	return &smallReader{chain: chain}, nil
-}
-
-// smallReader inflates the files of a chain one after the other.
-type smallReader struct {
-	chain []string
-	f     *os.File
-	*smallInflater
-}
-
-// smallInflater is what a smallReader inflates with, handed on by Close to
-// the next (validate opens one per checkpoint).
-type smallInflater struct {
-	br *bufio.Reader
-	zr *gzip.Reader
-}
-
-var smallInflaters sync.Pool
-
-func (r *smallReader) Read(p []byte) (int, error) {
-	for {
-		if r.f == nil {
-			if len(r.chain) == 0 {
-				return 0, io.EOF
-			}
-			f, err := os.Open(r.chain[0])
-			if err != nil {
-				return 0, fmt.Errorf("open snapshot: %w", err)
-			}
-			r.f = f
-			if r.smallInflater == nil {
-				r.smallInflater, _ = smallInflaters.Get().(*smallInflater)
-				if r.smallInflater == nil {
-					r.smallInflater = &smallInflater{br: bufio.NewReader(nil)}
-				}
-			}
-			r.br.Reset(f)
-			if r.zr == nil {
-				r.zr, err = gzip.NewReader(r.br)
-			} else {
-				err = r.zr.Reset(r.br)
-			}
-			if err != nil {
-				return 0, fmt.Errorf("snapshot %s is not gzip: %w", r.chain[0], err)
-			}
-		}
-		n, err := r.zr.Read(p)
-		if err == io.EOF {
-			r.f.Close()
-			r.f, r.chain = nil, r.chain[1:]
-			if n > 0 {
-				return n, nil
-			}
-			continue
-		}
-		if err != nil {
-			return n, fmt.Errorf("inflate snapshot %s: %w", r.chain[0], err)
-		}
-		return n, nil
-	}
-}
-
-func (r *smallReader) Close() error {
-	if r.smallInflater != nil {
-		r.br.Reset(nil)
-		smallInflaters.Put(r.smallInflater)
-		r.smallInflater = nil
-	}
-	if r.f != nil {
-		return r.f.Close()
-	}
-	return nil
 }

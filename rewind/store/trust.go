@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
@@ -88,7 +89,7 @@ func (s *Store) trust() error {
 
 // asideHint says how to set an untrusted store aside and start clean.
 func (s *Store) asideHint() string {
-	return fmt.Sprintf("move it aside (mv %s %s.untrusted) and run 'rewind init' to start a store of your own", shellQuote(s.Dir), shellQuote(s.Dir))
+	return fmt.Sprintf("move it aside (mv %s %s.untrusted) and run 'rewind init' to start a store of your own", cmdline.ShellQuote(s.Dir), cmdline.ShellQuote(s.Dir))
 }
 
 // checkFolders checks that the store's folders (in project mode .agent and .agent/rewind) are
@@ -130,7 +131,7 @@ func (s *Store) adopt(anyTime bool) error {
 	if s.Mode == layout.ModeProject {
 		if tracked := gitTracked(s.Project, s.Dir); tracked != "" {
 			return &UntrustedStoreError{Dir: s.Dir, Reason: "git tracks " + tracked + ": the store came with the repository",
-				Fix: fmt.Sprintf("remove it from the repository (git rm -r --cached %s), move it aside, and run 'rewind init'", shellQuote(layout.ProjectStore))}
+				Fix: fmt.Sprintf("remove it from the repository (git rm -r --cached %s), move it aside, and run 'rewind init'", cmdline.ShellQuote(layout.ProjectStore))}
 		}
 	}
 	if !anyTime {

@@ -51,7 +51,7 @@ func TestGCKeepCountsWhatListShows(t *testing.T) {
 				t.Fatalf("the checkpoint kept restores f.txt %q, want c", got)
 			}
 			for _, want := range []string{"a", "c"} { // undo both restores
-				if _, err := s.UndoRestore(ctx); err != nil {
+				if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				if got := read(t, filepath.Join(s.Project, "f.txt")); got != want {
@@ -79,12 +79,12 @@ func TestRevertStepEndsAtTheNextListed(t *testing.T) {
 	if end, err := s.StepEnd(p1); err != nil || end == nil || end.ID != p2.ID {
 		t.Fatalf("StepEnd(%s) = %v, %v; want %s", p1.ID, end, err, p2.ID)
 	}
-	res, err := s.RevertStep(ctx, p1, RevertStepOptions{})
+	res, err := s.Revert(ctx, p1, RevertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Revert.To != p2.ID || res.Backup == "" {
-		t.Fatalf("revert of %s: to %q, backup %q; want to %s, with a backup", p1.ID, res.Revert.To, res.Backup, p2.ID)
+	if res.Plan.To != p2.ID || res.Backup == "" {
+		t.Fatalf("revert of %s: to %q, backup %q; want to %s, with a backup", p1.ID, res.Plan.To, res.Backup, p2.ID)
 	}
 	if got := read(t, filepath.Join(s.Project, "g.txt")); got != "<open "+filepath.Join(s.Project, "g.txt")+": no such file or directory>" {
 		t.Errorf("g.txt, added by the step, is still there: %q", got)

@@ -1,18 +1,21 @@
-package store
+package gc
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/record"
 )
 
 // The store's index lets retention at a hook plan without reading every
@@ -66,11 +69,11 @@ type indexHeader struct {
 // written anew).
 const indexVersion = 2
 
-func (s *Store) indexPath() string { return s.path("index") }
+func (st Store) indexPath() string { return st.Dir + "/index" }
 
 // readIndex reads the index, and reports whether it lists exactly ids.
-func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
-	b, err := os.ReadFile(s.indexPath())
+func (st Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
+	b, err := os.ReadFile(st.indexPath())
 	if err != nil {
 		return nil, false
 	}
@@ -85,11 +88,11 @@ func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
 		if !ok || !strings.HasSuffix(line, "\n") || sum != lineSum(body) {
 			return nil, false // (a torn last line too)
 		}
-		id, e, err := s.parseIndexLine(body)
+		id, e, err := st.parseIndexLine(body)
 		if err != nil {
 			return nil, false
 		}
-		idx[id] = e // (a later line replaces an earlier: see indexChanged)
+		idx[id] = e // (a later line replaces an earlier: see IndexChanged)
 	}
 	if len(idx) != len(ids) {
 		return nil, false
@@ -111,11 +114,11 @@ func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
 		if o == nil || depth > len(idx) || !resolve(e.sameAs, o, depth+1) {
 			return false
 		}
-		from := filepath.Join(s.checkpointsDir(), e.sameAs) + string(filepath.Separator)
+		from := filepath.Join(st.checkpointsDir(), e.sameAs) + string(filepath.Separator)
 		e.archives = make([]string, len(o.archives))
 		for i, a := range o.archives {
 			if rest, ok := strings.CutPrefix(a, from); ok {
-				a = filepath.Join(s.checkpointsDir(), id, rest)
+				a = filepath.Join(st.checkpointsDir(), id, rest)
 			}
 			e.archives[i] = a
 		}
@@ -130,9 +133,9 @@ func (s *Store) readIndex(ids []string) (map[string]*indexEntry, bool) {
 	return idx, true
 }
 
-func (s *Store) parseIndexLine(line string) (string, *indexEntry, error) {
+func (st Store) parseIndexLine(line string) (string, *indexEntry, error) {
 	f := strings.Split(line, "\t")
-	if len(f) < 2 || !isID(f[0]) {
+	if len(f) < 2 || !record.IsID(f[0]) {
 		return "", nil, errors.New("bad line")
 	}
 	e := &indexEntry{}
@@ -173,7 +176,7 @@ func (s *Store) parseIndexLine(line string) (string, *indexEntry, error) {
 			return "", nil, err
 		}
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(s.Dir, filepath.FromSlash(p))
+			p = filepath.Join(st.Dir, filepath.FromSlash(p))
 		}
 		e.archives = append(e.archives, p)
 	}
@@ -195,7 +198,7 @@ func quoteField(s string) string {
 }
 
 // indexLine is the line of checkpoint id.
-func (s *Store) indexLine(id string, e *indexEntry) string {
+func (st Store) indexLine(id string, e *indexEntry) string {
 	if e.damaged {
 		return id + "\t!\t#" + lineSum(id+"\t!") + "\n"
 	}
@@ -209,7 +212,7 @@ func (s *Store) indexLine(id string, e *indexEntry) string {
 		b.WriteString("\t=" + e.sameAs)
 	}
 	for _, a := range e.archives {
-		if rel, err := filepath.Rel(s.Dir, a); err == nil && filepath.IsLocal(rel) {
+		if rel, err := filepath.Rel(st.Dir, a); err == nil && filepath.IsLocal(rel) {
 			a = filepath.ToSlash(rel)
 		}
 		b.WriteString("\t" + strconv.Quote(a))
@@ -224,40 +227,72 @@ func lineSum(body string) string {
 
 // writeIndex replaces the index (unsynced: one lost or torn is read as
 // stale, and rebuilt).
-func (s *Store) writeIndex(idx map[string]*indexEntry) {
+func (st Store) writeIndex(idx map[string]*indexEntry) {
 	ids := make([]string, 0, len(idx))
 	for id := range idx {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, CompareIDs)
+	slices.SortFunc(ids, record.CompareIDs)
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"type":"index","version":%d}`+"\n", indexVersion)
 	for _, id := range ids {
-		b.WriteString(s.indexLine(id, idx[id]))
+		b.WriteString(st.indexLine(id, idx[id]))
 	}
-	durable.WriteFile(s.indexPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
+	durable.WriteFile(st.indexPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
+}
+
+// StartIndex writes the empty index a new store starts with: saves append
+// to it, and retention plans from it.
+func StartIndex(st Store) { st.writeIndex(nil) }
+
+// CheckIndex reads the index and every checkpoint, and says where the two
+// differ: nil when the index can be trusted and says what reading the
+// store says.
+func CheckIndex(ctx context.Context, st Store) error {
+	ids, err := st.IDs()
+	if err != nil {
+		return err
+	}
+	idx, ok := st.readIndex(ids)
+	if !ok {
+		return errors.New("the index is missing or stale")
+	}
+	cps, bad, err := st.List()
+	if err != nil {
+		return err
+	}
+	want := indexFromGraph(st.readGraph(ctx, cps, bad))
+	for id := range want {
+		if !reflect.DeepEqual(idx[id], want[id]) {
+			return fmt.Errorf("index line of %s: %+v, the store says %+v", id, idx[id], want[id])
+		}
+	}
+	if len(idx) != len(want) {
+		return fmt.Errorf("index lists %d checkpoints, the store %d", len(idx), len(want))
+	}
+	return nil
 }
 
 // dropIndex removes the index durably, before gc changes a checkpoint's
 // files: a crash then leaves no index to trust, rather than one that says
 // what a rewritten manifest no longer does.
-func (s *Store) dropIndex() error {
-	err := os.Remove(s.indexPath())
+func (st Store) dropIndex() error {
+	err := os.Remove(st.indexPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("gc: remove the store's index: %w", err)
 	}
-	durable.SyncDir(s.Dir)
+	durable.SyncDir(st.Dir)
 	return nil
 }
 
-// indexSaved appends the line of a checkpoint a save just published, when
+// IndexSaved appends the line of a checkpoint a save just published, when
 // there is an index (init starts one; on an older store retention does).
 // newest is the checkpoint before it, whose manifest file it may link.
-func (s *Store) indexSaved(c *Checkpoint, newest *Checkpoint) {
-	f, err := os.OpenFile(s.indexPath(), os.O_WRONLY|os.O_APPEND, 0)
+func (st Store) IndexSaved(c *record.Checkpoint, newest *record.Checkpoint) {
+	f, err := os.OpenFile(st.indexPath(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return
 	}
@@ -271,34 +306,34 @@ func (s *Store) indexSaved(c *Checkpoint, newest *Checkpoint) {
 		if err != nil {
 			return
 		}
-		e.parent, e.sameAs = s.parentID(parent), newest.ID
+		e.parent, e.sameAs = st.parentID(parent), newest.ID
 	} else {
-		n, err := s.readNode(c)
+		n, err := st.readNode(c)
 		if err != nil {
 			return
 		}
 		e.parent, e.archives = n.parent, n.archives
 	}
-	f.WriteString(s.indexLine(c.ID, e))
+	f.WriteString(st.indexLine(c.ID, e))
 }
 
-// indexChanged appends a new line for c, whose metadata changed (a pin),
+// IndexChanged appends a new line for c, whose metadata changed (a pin),
 // when there is an index: read, it replaces the one before.
-func (s *Store) indexChanged(c *Checkpoint) {
-	f, err := os.OpenFile(s.indexPath(), os.O_WRONLY|os.O_APPEND, 0)
+func (st Store) IndexChanged(c *record.Checkpoint) {
+	f, err := os.OpenFile(st.indexPath(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	n, err := s.readNode(c)
+	n, err := st.readNode(c)
 	if err != nil {
 		return
 	}
-	f.WriteString(s.indexLine(c.ID, indexOf(n)))
+	f.WriteString(st.indexLine(c.ID, indexOf(n)))
 }
 
 // indexOf is the index line of a node gc read.
-func indexOf(n *gcNode) *indexEntry {
+func indexOf(n *node) *indexEntry {
 	e := &indexEntry{created: n.c.CreatedAt.UnixNano(), bytes: dirBytes(n.c.Dir, false), backup: n.c.Backup(), parent: n.parent, archives: n.archives}
 	if n.c.Transcript != nil {
 		e.base = n.c.Transcript.Base
@@ -307,7 +342,7 @@ func indexOf(n *gcNode) *indexEntry {
 }
 
 // indexFromGraph is the index of what gc read of the whole store.
-func indexFromGraph(g *gcGraph) map[string]*indexEntry {
+func indexFromGraph(g *graph) map[string]*indexEntry {
 	idx := make(map[string]*indexEntry, len(g.nodes)+len(g.damaged))
 	for id, n := range g.nodes {
 		idx[id] = indexOf(n)

@@ -1,4 +1,4 @@
-package store
+package gc
 
 import (
 	"errors"
@@ -8,7 +8,9 @@ import (
 	"os/user"
 	"strconv"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/fileid"
+	"rewind.dev/rewind/store/record"
 )
 
 // A checkpoint gc may not remove — its folder is another user's (a save
@@ -28,8 +30,8 @@ type Unremovable struct {
 	Fix      string `json:"fix"` // the command that lets gc remove it
 }
 
-// whose names u's owner.
-func (u Unremovable) whose() string {
+// Whose names u's owner: by name and uid, or by uid when the name is not known.
+func (u Unremovable) Whose() string {
 	if u.User != "" {
 		return fmt.Sprintf("%s (uid %d)", u.User, u.UID)
 	}
@@ -38,7 +40,7 @@ func (u Unremovable) whose() string {
 
 // Message says what gc did about u.
 func (u Unremovable) Message() string {
-	what := "checkpoint " + u.ID + " belongs to " + u.whose() + ", not to you"
+	what := "checkpoint " + u.ID + " belongs to " + u.Whose() + ", not to you"
 	if u.UID == os.Geteuid() {
 		what = "checkpoint " + u.ID + " could not be removed (" + u.Error + ")"
 	}
@@ -48,23 +50,23 @@ func (u Unremovable) Message() string {
 	return what + ": gc cannot remove it, and keeps it and what it builds on"
 }
 
-// notYours is checkpoint id as an Unremovable when its folder belongs to
+// NotYours is checkpoint id as an Unremovable when its folder belongs to
 // another user (root may remove anyone's), else nil.
-func (s *Store) notYours(id string, readable bool) *Unremovable {
+func (st Store) NotYours(id string, readable bool) *Unremovable {
 	if os.Geteuid() == 0 {
 		return nil
 	}
-	fi, err := os.Lstat(s.checkpointDir(id))
+	fi, err := os.Lstat(st.checkpointDir(id))
 	if err != nil || fileid.Mine(fi) {
 		return nil
 	}
 	uid, _ := fileid.Owner(fi)
-	return s.unremovable(id, uid, readable, nil)
+	return st.unremovable(id, uid, readable, nil)
 }
 
 // unremovable describes checkpoint id, owned by uid, that gc may not
 // remove (err: what its removal met, when it was tried).
-func (s *Store) unremovable(id string, uid int, readable bool, err error) *Unremovable {
+func (st Store) unremovable(id string, uid int, readable bool, err error) *Unremovable {
 	u := &Unremovable{ID: id, UID: uid, Readable: readable}
 	if o, err := user.LookupId(strconv.Itoa(uid)); err == nil {
 		u.User = o.Username
@@ -77,9 +79,9 @@ func (s *Store) unremovable(id string, uid int, readable bool, err error) *Unrem
 		if cur, err := user.Current(); err == nil {
 			me = cur.Username
 		}
-		u.Fix = "sudo chown -R " + shellQuote(me) + " " + shellQuote(s.Dir)
+		u.Fix = "sudo chown -R " + cmdline.ShellQuote(me) + " " + cmdline.ShellQuote(st.Dir)
 	} else {
-		u.Fix = "chmod -R u+rwX " + shellQuote(s.checkpointDir(id))
+		u.Fix = "chmod -R u+rwX " + cmdline.ShellQuote(st.checkpointDir(id))
 	}
 	return u
 }
@@ -95,7 +97,7 @@ func (e *unremovableError) Unwrap() error { return e.err }
 
 // removalRefused makes err, met removing checkpoint c, an
 // *unremovableError when it is a permission error.
-func (s *Store) removalRefused(c *Checkpoint, err error) error {
+func (st Store) removalRefused(c *record.Checkpoint, err error) error {
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
@@ -103,5 +105,5 @@ func (s *Store) removalRefused(c *Checkpoint, err error) error {
 	if fi, e := os.Lstat(c.Dir); e == nil {
 		uid, _ = fileid.Owner(fi)
 	}
-	return &unremovableError{u: s.unremovable(c.ID, uid, true, err), err: err}
+	return &unremovableError{u: st.unremovable(c.ID, uid, true, err), err: err}
 }

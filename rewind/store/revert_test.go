@@ -46,22 +46,22 @@ func TestRevertMiddlePrompt(t *testing.T) {
 	write(t, dir, "app.go", strings.Replace(top, "top a", "top A (first)", 1)+strings.Replace(mid, "mid c", "mid C (second)", 1)+strings.Replace(end, "end e", "end E (third)", 1))
 	write(t, dir, "third.txt", "third\n")
 
-	dry, err := s.RevertStep(ctx, second, RevertStepOptions{DryRun: true})
+	dry, err := s.Revert(ctx, second, RevertOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(dry.Revert); got != "app.go:merge old.txt:revert second.txt:revert sub:revert sub/second.txt:revert" {
+	if got := actions(dry.Plan); got != "app.go:merge old.txt:revert second.txt:revert sub:revert sub/second.txt:revert" {
 		t.Errorf("dry run plan: %s", got)
 	}
 	if read(t, filepath.Join(dir, "second.txt")) != "added by the second\n" {
 		t.Fatal("a dry run changed the tree")
 	}
-	res, err := s.RevertStep(ctx, second, RevertStepOptions{})
+	res, err := s.Revert(ctx, second, RevertOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Backup == "" || res.Kind != KindRevert || res.Revert.To == "" || res.Revert.Prompt != "second" {
-		t.Errorf("result: %+v %+v", res, res.Revert)
+	if res.Backup == "" || res.Kind != KindRevert || res.Plan.To == "" || res.Plan.Prompt != "second" {
+		t.Errorf("result: %+v %+v", res, res.Plan)
 	}
 	if got := read(t, filepath.Join(dir, "app.go")); got != want {
 		t.Errorf("app.go:\n%s\nwant:\n%s", got, want)
@@ -77,7 +77,7 @@ func TestRevertMiddlePrompt(t *testing.T) {
 		}
 	}
 	// undo-restore brings the tree back as it was before the revert.
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, filepath.Join(dir, "second.txt")); got != "added by the second\n" || !strings.Contains(read(t, filepath.Join(dir, "app.go")), "mid C (second)") {
@@ -107,15 +107,15 @@ func TestRevertConflicts(t *testing.T) {
 	write(t, dir, "bin", "\x00\x01\x02step and later")
 	write(t, dir, "new.txt", "added by the step, changed later\n")
 
-	res, err := s.RevertStep(ctx, cp, RevertStepOptions{})
+	res, err := s.Revert(ctx, cp, RevertOptions{})
 	var ce *ConflictError
 	if !errors.As(err, &ce) || len(ce.Paths) != 3 || ce.Markers {
 		t.Fatalf("err = %v, want a conflict in 3 paths", err)
 	}
-	if res == nil || res.Backup != "" || res.Revert.Conflicts != 3 {
+	if res == nil || res.Backup != "" || res.Plan.Conflicts != 3 {
 		t.Fatalf("result %+v", res)
 	}
-	if got := actions(res.Revert); got != "a.txt:conflict bin:conflict new.txt:conflict" {
+	if got := actions(res.Plan); got != "a.txt:conflict bin:conflict new.txt:conflict" {
 		t.Errorf("plan: %s", got)
 	}
 	if got := read(t, filepath.Join(dir, "a.txt")); got != "one\nTWO (step, then later)\nthree\n" {
@@ -126,7 +126,7 @@ func TestRevertConflicts(t *testing.T) {
 		t.Errorf("a conflicting revert was recorded: %+v", h.Entries)
 	}
 
-	res, err = s.RevertStep(ctx, cp, RevertStepOptions{Markers: true})
+	res, err = s.Revert(ctx, cp, RevertOptions{Markers: true})
 	if !errors.As(err, &ce) || !ce.Markers || res == nil || res.Backup == "" {
 		t.Fatalf("with markers: err %v, result %+v", err, res)
 	}
@@ -137,10 +137,10 @@ func TestRevertConflicts(t *testing.T) {
 	if got := read(t, filepath.Join(dir, "bin")); got != "\x00\x01\x02step and later" {
 		t.Errorf("a binary conflict was written: %q", got)
 	}
-	if got := actions(res.Revert); got != "a.txt:markers bin:conflict new.txt:conflict" {
+	if got := actions(res.Plan); got != "a.txt:markers bin:conflict new.txt:conflict" {
 		t.Errorf("plan: %s", got)
 	}
-	if _, err := s.UndoRestore(ctx); err != nil {
+	if _, err := s.UndoRestore(ctx, UndoRestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(t, filepath.Join(dir, "a.txt")); got != "one\nTWO (step, then later)\nthree\n" {
@@ -168,7 +168,7 @@ func TestStepEnd(t *testing.T) {
 	}
 	write(t, dir, "c.txt", "c\n")
 	// The newest checkpoint's step is everything since it.
-	if _, err := s.RevertStep(ctx, p2, RevertStepOptions{}); err != nil {
+	if _, err := s.Revert(ctx, p2, RevertOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "c.txt")); !errors.Is(err, os.ErrNotExist) {
@@ -176,7 +176,7 @@ func TestStepEnd(t *testing.T) {
 	}
 	// The first prompt's step, both edits, the tool's checkpoint between
 	// them notwithstanding.
-	if _, err := s.RevertStep(ctx, p1, RevertStepOptions{}); err != nil {
+	if _, err := s.Revert(ctx, p1, RevertOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, b := read(t, filepath.Join(dir, "a.txt")), read(t, filepath.Join(dir, "b.txt")); got != "1\n" || !strings.HasPrefix(b, "<") {
@@ -204,11 +204,11 @@ func TestRevertKinds(t *testing.T) {
 	end := save(t, s, SaveOptions{Description: "after"})
 	write(t, dir, "after-end.txt", "kept\n")
 
-	res, err := s.RevertStep(ctx, from, RevertStepOptions{To: mid})
+	res, err := s.Revert(ctx, from, RevertOptions{To: mid})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(res.Revert); got != "img.bin:revert link:revert made:kept made/by-step.txt:revert run.sh:revert" {
+	if got := actions(res.Plan); got != "img.bin:revert link:revert made:kept made/by-step.txt:revert run.sh:revert" {
 		t.Errorf("plan: %s", got)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || fi.Mode().Perm() != 0o644 {
@@ -229,7 +229,7 @@ func TestRevertKinds(t *testing.T) {
 	if read(t, filepath.Join(dir, "after-end.txt")) != "kept\n" {
 		t.Error("a file made after the step's end was touched")
 	}
-	if _, err := s.RevertStep(ctx, end, RevertStepOptions{To: from}); err == nil {
+	if _, err := s.Revert(ctx, end, RevertOptions{To: from}); err == nil {
 		t.Error("a step that runs backwards in time was taken")
 	}
 }

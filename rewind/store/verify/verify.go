@@ -1,4 +1,25 @@
-package store
+// Package verify is how a store is checked: what a checkpoint needs to
+// restore, checked the same way by validate and by every restore, so the
+// two agree: a checkpoint validate calls healthy restores, and a restore
+// refuses, before it changes anything, one validate flags.
+//
+// The cheap part runs every time: the metadata, the manifest chain, the
+// tree hash, every archive there with its recorded size, the transcript's
+// files there. The files a checkpoint is read from (manifests, archives,
+// transcript captures) are also read whole once — gzip checksums, every
+// entry against its manifest, the transcript against its cursor — and what
+// was found is remembered in the store's "verified" file, by each file's
+// size, modification time and inode, so a file that changes is read again.
+// A save records the files it writes as verified; validate reads everything
+// again. The file is a JSON header line, then one tab-separated line per
+// file (size, mtime_ns, inode, path, problem or "-", quoted where needed):
+// a save reads it each time, and it grows with the store, so it is cheap to
+// parse.
+//
+// It reads a store through Store, a view of its folder and its
+// checkpoints, and imports no store: the store's restores, saves and gc
+// call a Checker, and its Validate calls Checkpoints.
+package verify
 
 import (
 	"context"
@@ -15,34 +36,31 @@ import (
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
+	"rewind.dev/rewind/store/record"
 	"rewind.dev/snap"
 )
 
-// What a checkpoint needs to restore is checked the same way by validate
-// and by every restore, so the two agree: a checkpoint validate calls
-// healthy restores, and a restore refuses, before it changes anything, one
-// validate flags.
-//
-// The cheap part runs every time: the metadata, the manifest chain, the
-// tree hash, every archive there with its recorded size, the transcript's
-// files there. The files a checkpoint is read from (manifests, archives,
-// transcript captures) are also read whole once — gzip checksums, every
-// entry against its manifest, the transcript against its cursor — and what
-// was found is remembered in the store's "verified" file, by each file's
-// size, modification time and inode, so a file that changes is read again.
-// A save records the files it writes as verified; validate reads everything
-// again. The file is a JSON header line, then one tab-separated line per
-// file (size, mtime_ns, inode, path, problem or "-", quoted where needed):
-// a save reads it each time, and it grows with the store, so it is cheap to
-// parse.
+// Store is what the checks read of a store.
+type Store struct {
+	Dir     string // the store's folder
+	Version int    // the store's format, which the verified file's header names
+	// Load reads one checkpoint's metadata.
+	Load func(id string) (*record.Checkpoint, error)
+	// Limits are the limits a snapshot is read within (validate's read-ahead).
+	Limits func() snap.Limits
+	// Unreadable says why checkpoint id, whose metadata did not load
+	// (err), cannot be read, when the store knows better than err
+	// (another user's folder); "" when it does not.
+	Unreadable func(id string, err error) string
+}
 
-// part says what of a checkpoint a check covers.
-type part uint8
+// Part says what of a checkpoint a check covers.
+type Part uint8
 
 const (
-	partCode part = 1 << iota
-	partChat
-	partAll = partCode | partChat
+	Code Part = 1 << iota // the tree's snapshot
+	Chat                  // the transcript
+	All  = Code | Chat
 )
 
 // verifiedFile is what identifies a file as it was read, and what reading
@@ -54,13 +72,13 @@ type verifiedFile struct {
 	Problem string // "" when it verified
 }
 
-func (s *Store) verifiedPath() string { return s.path("verified") }
+func (st Store) verifiedPath() string { return st.Dir + "/verified" }
 
 // readVerified reads the verified file (empty when absent or damaged: it is
 // a cache, and what it forgets is read again).
-func (s *Store) readVerified() map[string]verifiedFile {
+func (st Store) readVerified() map[string]verifiedFile {
 	out := map[string]verifiedFile{}
-	b, err := os.ReadFile(s.verifiedPath())
+	b, err := os.ReadFile(st.verifiedPath())
 	if err != nil {
 		return out
 	}
@@ -69,7 +87,7 @@ func (s *Store) readVerified() map[string]verifiedFile {
 		Type    string `json:"type"`
 		Version int    `json:"version"`
 	}
-	if json.Unmarshal([]byte(head), &h) != nil || h.Type != "verified" || h.Version > Version {
+	if json.Unmarshal([]byte(head), &h) != nil || h.Type != "verified" || h.Version > st.Version {
 		return out
 	}
 	for _, line := range strings.Split(rest, "\n") {
@@ -92,19 +110,19 @@ func (s *Store) readVerified() map[string]verifiedFile {
 
 // writeVerified replaces the verified file: unsynced, since losing it only
 // costs reading the files again; a read-only store keeps none.
-func (s *Store) writeVerified(files map[string]verifiedFile) {
+func (st Store) writeVerified(files map[string]verifiedFile) {
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"type":"verified","version":%d}`+"\n", Version)
+	fmt.Fprintf(&b, `{"type":"verified","version":%d}`+"\n", st.Version)
 	for path, r := range files {
 		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", r.Size, r.MTime, r.Ino, strconv.Quote(path), strconv.Quote(r.Problem))
 	}
-	durable.WriteFile(s.verifiedPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
+	durable.WriteFile(st.verifiedPath(), []byte(b.String()), layout.FileMode, durable.NoSync)
 }
 
-// checker checks checkpoints, reading each file at most once.
-type checker struct {
+// Checker checks checkpoints, reading each file at most once.
+type Checker struct {
 	ctx   context.Context
-	s     *Store
+	st    Store
 	deep  bool // read every file whole again, whatever the verified file says
 	v     *snap.Verifier
 	files map[string]verifiedFile // the verified file's records, by key
@@ -119,12 +137,20 @@ type checker struct {
 	read      map[string]bool // by key
 	good      map[string]bool // by path: read, and right
 	stamps    map[string]stampOf
-	loaded    map[string]*Checkpoint // the newest loadedMemory of them
+	loaded    map[string]*record.Checkpoint // the newest loadedMemory of them
 	loadOrder []string
 	manifests []*snap.Manifest
 	passed    map[string]bool // manifest files checked whole, and right (kept past their manifests)
-	sums      map[string]*transcriptSum
+	sums      map[string]*deepSum
 	sumOrder  []string
+}
+
+// deepSum is what inflating a checkpoint's transcript found, kept in a
+// deep check for the checkpoints after it that build on it; ids are the
+// checkpoints whose files it read, oldest first.
+type deepSum struct {
+	sum *record.TranscriptSum
+	ids []string
 }
 
 // stampOf is a file's stat, taken once in a deep run.
@@ -152,27 +178,29 @@ const (
 // is loaded again.
 const loadedMemory = 256
 
-func (s *Store) newChecker(ctx context.Context, deep bool) *checker {
-	return s.newCheckerFrom(ctx, deep, s.readVerified())
+// New is a checker of st's checkpoints for a restore, a save or gc: it
+// reads again only what the verified file does not vouch for as it is.
+func New(ctx context.Context, st Store) *Checker {
+	return newChecker(ctx, st, false, st.readVerified())
 }
 
-// newCheckerFrom is newChecker starting from files, the verified file's
-// records.
-func (s *Store) newCheckerFrom(ctx context.Context, deep bool, files map[string]verifiedFile) *checker {
-	k := &checker{ctx: ctx, s: s, deep: deep, v: snap.NewVerifier(), files: files}
+// newChecker is a checker starting from files, the verified file's
+// records; a deep one (validate's) reads every file whole again.
+func newChecker(ctx context.Context, st Store, deep bool, files map[string]verifiedFile) *Checker {
+	k := &Checker{ctx: ctx, st: st, deep: deep, v: snap.NewVerifier(), files: files}
 	if deep {
-		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*Checkpoint{}, map[string]*transcriptSum{}
+		k.read, k.good, k.stamps, k.loaded, k.sums = map[string]bool{}, map[string]bool{}, map[string]stampOf{}, map[string]*record.Checkpoint{}, map[string]*deepSum{}
 		k.passed = map[string]bool{}
 	}
 	return k
 }
 
-// load is Store.Load, once per checkpoint in a deep run.
-func (k *checker) load(id string) (*Checkpoint, error) {
+// load is st.Load, once per checkpoint in a deep run.
+func (k *Checker) load(id string) (*record.Checkpoint, error) {
 	if c := k.loaded[id]; c != nil {
 		return c, nil
 	}
-	c, err := k.s.Load(id)
+	c, err := k.st.Load(id)
 	if err == nil && k.deep {
 		k.loaded[id] = c
 		k.loadOrder = append(k.loadOrder, id)
@@ -186,13 +214,13 @@ func (k *checker) load(id string) (*Checkpoint, error) {
 
 // stamp is the package's stamp, taken once per file in a deep run (the
 // files it checks do not change under it).
-func (k *checker) stamp(f string) (verifiedFile, bool) {
+func (k *Checker) stamp(f string) (verifiedFile, bool) {
 	fi, err := k.stat(f)
 	return stampFrom(fi, err)
 }
 
 // stat is os.Stat, once per file in a deep run.
-func (k *checker) stat(f string) (fs.FileInfo, error) {
+func (k *Checker) stat(f string) (fs.FileInfo, error) {
 	if !k.deep {
 		return os.Stat(f)
 	}
@@ -204,7 +232,7 @@ func (k *checker) stat(f string) (fs.FileInfo, error) {
 	return st.fi, st.err
 }
 
-func (k *checker) same(f string, rec verifiedFile) bool {
+func (k *Checker) same(f string, rec verifiedFile) bool {
 	now, ok := k.stamp(f)
 	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
 }
@@ -216,15 +244,15 @@ type laid struct {
 	own  []snap.Entry
 }
 
-// snapshotOf is Store.snapshotOf, laying the manifest over the one it is a
+// snapshotOf is Snapshot, laying the manifest over the one it is a
 // delta over when a deep run has just read that one, and returning with it
 // the file that one was read from and the manifest's own lines (over ""
 // when it read the chain). A snapshot of more than checkerEntries entries
 // is not held but read in passes (snap.Opened), its own lines returned
 // whenever it is a delta.
-func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error) {
+func (k *Checker) snapshotOf(c *record.Checkpoint) (m *snap.Manifest, l laid, err error) {
 	if !k.deep {
-		m, err := k.s.snapshotOf(c)
+		m, err := Snapshot(c)
 		return m, laid{}, err
 	}
 	m, own, err := snap.ReadManifestDeltaWithin(c.ManifestPath(), checkerEntries, func(file string) *snap.Manifest {
@@ -257,10 +285,10 @@ func (k *checker) snapshotOf(c *Checkpoint) (m *snap.Manifest, l laid, err error
 	return m, l, treeHashOf(c, m)
 }
 
-// refresh reads the verified file again (after a save recorded what it
+// Refresh reads the verified file again (after a save recorded what it
 // wrote), keeping what this checker found itself.
-func (k *checker) refresh() {
-	for f, rec := range k.s.readVerified() {
+func (k *Checker) Refresh() {
+	for f, rec := range k.st.readVerified() {
 		if _, mine := k.files[f]; !mine {
 			k.files[f] = rec
 		}
@@ -279,16 +307,17 @@ func (e *DamageError) Error() string {
 
 func (e *DamageError) Unwrap() error { return e.Err }
 
-// check reports whether the parts of c restore, as a *DamageError.
-func (k *checker) check(c *Checkpoint, what part) error {
-	if err := k.checkParts(c, what); err != nil {
+// Check reports whether the parts of c restore, as a *DamageError.
+func (k *Checker) Check(c *record.Checkpoint, what Part) error {
+	if err := k.CheckParts(c, what); err != nil {
 		return &DamageError{Checkpoint: c.ID, Err: err}
 	}
 	return nil
 }
 
-func (k *checker) checkParts(c *Checkpoint, what part) error {
-	if what&partCode != 0 {
+// CheckParts is Check's error without its checkpoint.
+func (k *Checker) CheckParts(c *record.Checkpoint, what Part) error {
+	if what&Code != 0 {
 		m, l, err := k.snapshotOf(c)
 		if err != nil {
 			return err
@@ -297,7 +326,7 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 			return err
 		}
 	}
-	if what&partChat != 0 && c.Transcript != nil && c.Transcript.Snapshot != "" {
+	if what&Chat != 0 && c.Transcript != nil && c.Transcript.Snapshot != "" {
 		chain, err := k.transcriptFiles(c)
 		if err != nil {
 			return err
@@ -315,13 +344,13 @@ func (k *checker) checkParts(c *Checkpoint, what part) error {
 // deep run, when what c's transcript builds on was verified just before
 // (and its chain does not hold c: no loop), that is c's own file alone:
 // the others are that one's, read whole and found right.
-func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
+func (k *Checker) transcriptFiles(c *record.Checkpoint) ([]string, error) {
 	var chain []string
 	if t := k.sums[c.Transcript.Base]; k.deep && c.Transcript.Base != "" && t != nil && !slices.Contains(t.ids, c.ID) {
 		chain = []string{filepath.Join(c.Dir, c.Transcript.Snapshot)}
 	} else {
 		var err error
-		if chain, err = k.s.transcriptChain(c, k.load); err != nil {
+		if chain, err = record.TranscriptChain(c, k.load); err != nil {
 			return nil, fmt.Errorf("transcript: %w", err)
 		}
 	}
@@ -337,15 +366,20 @@ func (k *checker) transcriptFiles(c *Checkpoint) ([]string, error) {
 // verifyTranscript inflates c's transcript and checks it against its
 // cursor. In a deep run, when what c's transcript builds on was verified
 // just before, only c's own file is inflated, after what that held.
-func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
-	var from *transcriptSum
+func (k *Checker) verifyTranscript(c *record.Checkpoint, chain []string) error {
+	var from *deepSum
 	if b := c.Transcript.Base; b != "" && k.sums[b] != nil {
 		from, chain = k.sums[b], chain[len(chain)-1:] // (see transcriptFiles)
 	}
-	t, err := k.s.sumTranscript(k.ctx, c, chain, from)
+	var fromSum *record.TranscriptSum
+	if from != nil {
+		fromSum = from.sum
+	}
+	sum, err := record.SumTranscript(k.ctx, c, chain, fromSum)
 	if err != nil || !k.deep {
 		return err
 	}
+	t := &deepSum{sum: sum}
 	if from != nil {
 		t.ids = append(slices.Clip(from.ids), c.ID)
 	} else {
@@ -357,14 +391,19 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 	k.sums[c.ID] = t
 	k.sumOrder = append(k.sumOrder, c.ID)
 	if len(k.sumOrder) > checkerMemory {
-		if old := k.sums[k.sumOrder[0]]; old != t {
-			old.recycle()
+		if old := k.sums[k.sumOrder[0]]; old.sum != t.sum {
+			old.sum.Recycle()
 		}
 		delete(k.sums, k.sumOrder[0])
 		k.sumOrder = k.sumOrder[1:]
 	}
 	return nil
 }
+
+// CheckSnapshot makes sure every file the snapshot m (opened by Snapshot)
+// is read from is there with its recorded size and verified whole: what a
+// save checks of the checkpoint it builds on.
+func (k *Checker) CheckSnapshot(m *snap.Manifest) error { return k.checkSnapshot(m, laid{}) }
 
 // checkSnapshot makes sure every file a snapshot m is read from is there
 // with its recorded size and verified whole (snapshotOf has checked the
@@ -373,7 +412,7 @@ func (k *checker) verifyTranscript(c *Checkpoint, chain []string) error {
 // right (l) costs what m adds: its tree hash, its own lines, its own file
 // and the archives they read — what it keeps from that one is that one's
 // verdict, the same files read the same way.
-func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
+func (k *Checker) checkSnapshot(m *snap.Manifest, l laid) error {
 	own := k.deep && l.over != "" && k.passed[l.over] && m.OwnLinesRecord(l.own)
 	var files []string
 	if own {
@@ -407,11 +446,11 @@ func (k *checker) checkSnapshot(m *snap.Manifest, l laid) error {
 	return err
 }
 
-// snapshotOf opens c's manifest chain and checks its tree hash against the
+// Snapshot opens c's manifest chain and checks its tree hash against the
 // metadata's. The tree's worth of entries is read on each pass over it, not
 // held (snap.OpenManifest): a check goes through them in walk order, as a
 // save goes through its parent's.
-func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
+func Snapshot(c *record.Checkpoint) (*snap.Manifest, error) {
 	m, err := snap.OpenManifest(c.ManifestPath())
 	if err != nil {
 		return nil, err
@@ -420,7 +459,7 @@ func (s *Store) snapshotOf(c *Checkpoint) (*snap.Manifest, error) {
 }
 
 // treeHashOf checks the tree hash of c's manifest m against c's metadata.
-func treeHashOf(c *Checkpoint, m *snap.Manifest) error {
+func treeHashOf(c *record.Checkpoint, m *snap.Manifest) error {
 	if m.Header.TreeHash != c.Snapshot.TreeHash {
 		return fmt.Errorf("manifest tree hash %s differs from metadata's %s", m.Header.TreeHash, c.Snapshot.TreeHash)
 	}
@@ -429,7 +468,7 @@ func treeHashOf(c *Checkpoint, m *snap.Manifest) error {
 
 // vouched reports whether the verified file says every one of files
 // verified, as it is now.
-func (k *checker) vouched(files []string) bool {
+func (k *Checker) vouched(files []string) bool {
 	for _, f := range files {
 		rec, ok := k.files[k.key(f)]
 		if !ok || rec.Problem != "" || !k.same(f, rec) {
@@ -440,8 +479,8 @@ func (k *checker) vouched(files []string) bool {
 }
 
 // transcriptFiles lists the files holding c's transcript, each there.
-func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
-	chain, err := s.TranscriptChain(c)
+func (st Store) transcriptFiles(c *record.Checkpoint) ([]string, error) {
+	chain, err := record.TranscriptChain(c, st.Load)
 	if err != nil {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
@@ -458,7 +497,7 @@ func (s *Store) transcriptFiles(c *Checkpoint) ([]string, error) {
 // returns the file to blame when it fails — a file damaged in itself (an
 // archive that does not read); "" when the fault lies between the files (an
 // entry not where its manifest says), which is then not remembered.
-func (k *checker) whole(files []string, read func() (string, error)) error {
+func (k *Checker) whole(files []string, read func() (string, error)) error {
 	if k.deep && k.readWhole(files) {
 		return nil
 	}
@@ -482,13 +521,13 @@ func (k *checker) whole(files []string, read func() (string, error)) error {
 	blame, err := read()
 	if err != nil {
 		if blame != "" {
-			k.record(blame, err.Error())
+			k.Record(blame, err.Error())
 		}
 		return err
 	}
 	for _, f := range files {
 		if !k.good[f] { // (a deep run's files read right before stay so)
-			k.record(f, "")
+			k.Record(f, "")
 		}
 	}
 	return nil
@@ -497,7 +536,7 @@ func (k *checker) whole(files []string, read func() (string, error)) error {
 // readWhole reports whether a deep run has read every one of files whole
 // and found it right: the common case of a checkpoint whose files its
 // elders share, answered without a key or a stamp per file.
-func (k *checker) readWhole(files []string) bool {
+func (k *Checker) readWhole(files []string) bool {
 	for _, f := range files {
 		if !k.good[f] {
 			return false
@@ -507,18 +546,19 @@ func (k *checker) readWhole(files []string) bool {
 }
 
 // key is f relative to the store (absolute when outside it).
-func (k *checker) key(f string) string {
-	if rel, ok := strings.CutPrefix(f, k.s.Dir+string(filepath.Separator)); ok && filepath.IsLocal(rel) && filepath.Clean(rel) == rel {
+func (k *Checker) key(f string) string {
+	if rel, ok := strings.CutPrefix(f, k.st.Dir+string(filepath.Separator)); ok && filepath.IsLocal(rel) && filepath.Clean(rel) == rel {
 		return filepath.ToSlash(rel) // the usual case, without Rel's cost
 	}
-	if rel, err := filepath.Rel(k.s.Dir, f); err == nil && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(k.st.Dir, f); err == nil && filepath.IsLocal(rel) {
 		return filepath.ToSlash(rel)
 	}
 	return f
 }
 
-// record remembers what reading f found.
-func (k *checker) record(f, problem string) {
+// Record remembers what reading f found: a save records the files it
+// wrote ("" for no problem).
+func (k *Checker) Record(f, problem string) {
 	rec, ok := k.stamp(f)
 	if !ok {
 		return
@@ -551,21 +591,21 @@ func same(f string, rec verifiedFile) bool {
 	return ok && now.Size == rec.Size && now.MTime == rec.MTime && now.Ino == rec.Ino
 }
 
-// save writes the verified file when something new was found.
-func (k *checker) save() {
+// Save writes the verified file when something new was found.
+func (k *Checker) Save() {
 	if !k.dirty {
 		return
 	}
-	k.s.writeVerified(k.files)
+	k.st.writeVerified(k.files)
 	k.dirty = false
 }
 
-// prune forgets the files that are gone (with the checkpoints gc deleted).
-func (k *checker) prune() {
+// Prune forgets the files that are gone (with the checkpoints gc deleted).
+func (k *Checker) Prune() {
 	for f := range k.files {
 		p := f
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(k.s.Dir, filepath.FromSlash(f))
+			p = filepath.Join(k.st.Dir, filepath.FromSlash(f))
 		}
 		if _, err := os.Stat(p); err != nil {
 			delete(k.files, f)
@@ -574,24 +614,24 @@ func (k *checker) prune() {
 	}
 }
 
-// Damage is the damage the store knows of without reading any archive: the
-// files the verified file records a problem for (as they still are), and
-// whether the newest checkpoint — what the next save builds on — passes the
-// cheap checks.
-func (s *Store) Damage() []string {
+// Damage is the damage st knows of without reading any archive: the files
+// the verified file records a problem for (as they still are), and whether
+// newest (nil for none) — what the next save builds on — passes the cheap
+// checks.
+func Damage(st Store, newest *record.Checkpoint) []string {
 	var out []string
-	k := s.newChecker(context.Background(), false) // reads nothing but the verified file
+	k := New(context.Background(), st) // reads nothing but the verified file
 	for f, rec := range k.files {
 		p := f
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(s.Dir, filepath.FromSlash(f))
+			p = filepath.Join(st.Dir, filepath.FromSlash(f))
 		}
 		if rec.Problem != "" && same(p, rec) {
 			out = append(out, fmt.Sprintf("%s: %s", f, rec.Problem))
 		}
 	}
-	if newest, err := s.Newest(); err == nil && newest != nil {
-		if err := s.cheapCheck(newest); err != nil {
+	if newest != nil {
+		if err := st.cheapCheck(newest); err != nil {
 			out = append(out, (&DamageError{Checkpoint: newest.ID, Err: err}).Error())
 		}
 	}
@@ -601,8 +641,8 @@ func (s *Store) Damage() []string {
 // cheapCheck is the part of a check that reads no archive: the manifest
 // chain, the tree hash, every archive there with its recorded size, the
 // transcript's files there.
-func (s *Store) cheapCheck(c *Checkpoint) error {
-	m, err := s.snapshotOf(c)
+func (st Store) cheapCheck(c *record.Checkpoint) error {
+	m, err := Snapshot(c)
 	if err != nil {
 		return err
 	}
@@ -610,7 +650,7 @@ func (s *Store) cheapCheck(c *Checkpoint) error {
 		return err
 	}
 	if c.Transcript != nil && c.Transcript.Snapshot != "" {
-		if _, err := s.transcriptFiles(c); err != nil {
+		if _, err := st.transcriptFiles(c); err != nil {
 			return err
 		}
 	}
@@ -620,7 +660,7 @@ func (s *Store) cheapCheck(c *Checkpoint) error {
 // merge takes in what o, a deep checker of other checkpoints in the same
 // run, read: its records of the files it read, a problem found winning over
 // a clean read of the same file.
-func (k *checker) merge(o *checker) {
+func (k *Checker) merge(o *Checker) {
 	for key := range o.read {
 		if rec := o.files[key]; !k.read[key] || k.files[key].Problem == "" && rec.Problem != "" {
 			k.files[key] = rec
