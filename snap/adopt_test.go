@@ -34,7 +34,7 @@ func TestCreateFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "adopted.tar.gz")
-	got, err := CreateFromArchive(ctx, tree, x, CreateOptions{Out: out})
+	got, err := createFromArchive(ctx, tree, x, CreateOptions{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestCreateFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	out2 := filepath.Join(t.TempDir(), "no.tar.gz")
-	if _, err := CreateFromArchive(ctx, tree, x, CreateOptions{Out: out2}); !errors.Is(err, ErrNotAdoptable) {
+	if _, err := createFromArchive(ctx, tree, x, CreateOptions{Out: out2}); !errors.Is(err, ErrNotAdoptable) {
 		t.Fatalf("a tree with a file more: %v, want ErrNotAdoptable", err)
 	}
 	if _, err := os.Stat(out2); err == nil {

@@ -194,7 +194,7 @@ func TestExtractOutOfWalkOrder(t *testing.T) {
 }
 
 // TestExtractIndexes: an extraction indexes the archive for
-// CreateFromArchive as the plan does, and drops the index past adoptHeld
+// createFromArchive as the plan does, and drops the index past adoptHeld
 // entries (the caller then snapshots the tree as usual).
 func TestExtractIndexes(t *testing.T) {
 	t.Parallel()

@@ -138,7 +138,7 @@ func layersOverOpenedParents(t *testing.T, recallMax, chunk int) {
 			}
 			opts.Parent = p
 		}
-		res, err := Create(context.Background(), dir, opts)
+		res, err := createWalked(context.Background(), dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

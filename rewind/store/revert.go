@@ -751,7 +751,7 @@ func snapshotContent(ctx context.Context, dir string, content map[string][]byte)
 		tree.Entries = append(tree.Entries, snap.Entry{Path: q, Kind: snap.KindFile, Mode: fi.Mode().Perm(), Size: fi.Size(), MTime: fi.ModTime().UnixNano()})
 	}
 	snap.SortEntries(tree.Entries)
-	res, err := snap.CreateFromTree(ctx, root, tree, snap.CreateOptions{Out: filepath.Join(dir, "merged.tar.gz")})
+	res, err := snap.Create(ctx, root, snap.CreateOptions{Tree: tree, Out: filepath.Join(dir, "merged.tar.gz")})
 	if err != nil {
 		return nil, err
 	}

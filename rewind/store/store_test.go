@@ -1074,7 +1074,7 @@ func TestCopilotForkFolderMovesWhole(t *testing.T) {
 }
 
 // TestFirstSaveWrittenAsItWalks: the first checkpoint's archive and
-// manifest are written as the tree is walked (snap.CreateFull): its
+// manifest are written as the tree is walked (snap.CreateOptions.ManifestTo): its
 // manifest reads back as the tree, counts every file and symlink as added
 // (as a diff against nothing does), validates, and restores the tree.
 func TestFirstSaveWrittenAsItWalks(t *testing.T) {
