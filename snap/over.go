@@ -15,7 +15,7 @@ import (
 // the walk is compared with the parent as it goes (WalkEach), and of the
 // tree only what differs is kept, with the folders above it. The Result's
 // Manifest then holds only those entries (see sparseSave): it is written
-// with Encode over opts.Parent and compared with DiffManifests against it,
+// with Encode over opts.Parent and compared with Diff against it,
 // as a layer's always is, and nothing else. Where no layer can be laid (no
 // parent read that way, a chain too deep or too large) it is Walk and
 // createFromTree. Over a tree that differs from the parent in more than

@@ -68,7 +68,7 @@ func createOverIsCreate(t *testing.T, budget int64, chunk int) {
 		}
 		var changes []Change
 		if i > 0 {
-			if changes, err = DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+			if changes, err = Diff(context.Background(), DiffOptions{From: opts.Parent, To: res.Manifest}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -160,11 +160,11 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 	if err := WriteManifestFile(filepath.Join(snaps, "1.manifest"), res.Manifest, other); err == nil {
 		t.Fatal("a sparse manifest was written over a parent it was not kept against")
 	}
-	if _, err := DiffManifests(other, res.Manifest, Folding{}); err == nil {
+	if _, err := Diff(context.Background(), DiffOptions{From: other, To: res.Manifest}); err == nil {
 		t.Fatal("a sparse manifest was compared with a parent it was not kept against")
 	}
 	p.recall = nil
-	if _, err := DiffManifests(p, res.Manifest, Folding{}); err == nil {
+	if _, err := Diff(context.Background(), DiffOptions{From: p, To: res.Manifest}); err == nil {
 		t.Fatal("a sparse manifest was compared once its parent's recall was gone")
 	}
 }

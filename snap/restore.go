@@ -211,24 +211,13 @@ type StoppedError struct{ Err error }
 func (e *StoppedError) Error() string { return e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// DiffArchive lists the changes between the snapshot in archive and the
-// tree at root, as DiffArchiveEach hands them on.
-func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
-	var out []Change
-	err := DiffArchiveEach(ctx, root, archive, opts, func(ch Change) error {
-		out = append(out, ch)
-		return nil
-	})
-	return out, err
-}
-
-// DiffArchiveEach hands fn the changes between the snapshot in archive and
+// diffArchive hands fn the changes between the snapshot in archive and
 // the tree at root, in path order, comparing file contents byte for byte.
 // They are what a dry run of the restore plans: a plan too big to hold is
 // written to a temporary folder (TMPDIR) as it is made, and its changes
 // handed on as it is read back (see eachChange). An error from fn ends it
 // and is returned.
-func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
+func diffArchive(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
 	return withArchiveInOrder(ctx, root, archive, &opts, func(archive string) error {
 		p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 		if err != nil {

@@ -1091,7 +1091,7 @@ func TestFirstSaveWrittenAsItWalks(t *testing.T) {
 	if m.Header.TreeHash != c.Snapshot.TreeHash || len(m.Entries) != c.Snapshot.Files+c.Snapshot.Dirs+c.Snapshot.Symlinks {
 		t.Fatalf("manifest holds %d entries (%s), metadata says %+v", len(m.Entries), m.Header.TreeHash, c.Snapshot)
 	}
-	changes, err := snap.DiffManifests(&snap.Manifest{}, m, snap.Folding{})
+	changes, err := snap.Diff(context.Background(), snap.DiffOptions{From: &snap.Manifest{}, To: m})
 	if err != nil {
 		t.Fatal(err)
 	}

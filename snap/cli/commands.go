@@ -169,10 +169,10 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			return err
 		}
 		// (handed on as the tree is walked and m read: neither held)
-		return snap.DiffManifestEach(ctx, c.root, m, snap.WalkOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
+		return snap.DiffEach(ctx, snap.DiffOptions{From: m, Root: c.root}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 	}
 	// (handed on as the plan is read back: a plan too big to hold is written to TMPDIR)
-	return snap.DiffArchiveEach(ctx, c.root, c.from, snap.RestoreOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
+	return snap.DiffEach(ctx, snap.DiffOptions{FromArchive: c.from, Root: c.root}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 }
 
 type lsCmd struct{ from string }
