@@ -26,21 +26,19 @@ type ArchiveIndex struct {
 	entries map[string]*Entry
 }
 
-// RestoreIndexed is Restore of an archive read whole that also indexes it,
-// in the same read, for Create to adopt (CreateOptions.Adopt): each file's content is hashed as
-// the restore reads it and its place recorded. The index is nil when the
-// archive is not a full snapshot (then it is not adoptable).
-func RestoreIndexed(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, *ArchiveIndex, error) {
+// restoreIndexed is Restore of an archive read whole that also indexes it,
+// in the same read (RestoreOptions.Index).
+func restoreIndexed(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	if opts.Manifest != nil || opts.Paths != nil {
-		return nil, nil, errors.New("snap: RestoreIndexed reads a whole archive: no manifest, no paths")
+		return nil, errors.New("snap: RestoreOptions.Index reads a whole archive: no Manifest, no Paths")
 	}
 	x := new(ArchiveIndex)
-	opts.index = x
+	opts.Index, opts.index = false, x
 	res, err := Restore(ctx, root, archive, opts)
-	if err != nil || x.entries == nil {
-		x = nil
+	if res != nil && err == nil && x.entries != nil {
+		res.Index = x
 	}
-	return res, x, err
+	return res, err
 }
 
 // hashingReader hashes a file's content as the restore reads it.

@@ -39,7 +39,7 @@ type CreateOptions struct {
 	// filled in place): the caller must not use them after.
 	Tree *Tree
 	// Adopt, with Tree, is the index of the full snapshot archive a
-	// restore into an empty folder just read (RestoreIndexed):
+	// restore into an empty folder just read (RestoreOptions.Index):
 	// that archive becomes the snapshot's own at Out instead of the files
 	// being read and compressed again. It is handed over, linked where it
 	// can be, so the caller may remove it but must not change it after.

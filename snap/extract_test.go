@@ -205,14 +205,14 @@ func TestExtractIndexes(t *testing.T) {
 	res, want := layerSave(t, src, snaps, 0, 0)
 	archive := res.Manifest.Header.Archive
 
-	_, x, err := RestoreIndexed(ctx, t.TempDir(), archive, RestoreOptions{})
+	_, x, err := restoreIndexedTest(ctx, t.TempDir(), archive, RestoreOptions{})
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
 	checkIndex(t, x, want)
 
 	dir := t.TempDir()
-	_, x, err = RestoreIndexed(ctx, dir, archive, RestoreOptions{adoptHeld: len(want.Entries) - 1})
+	_, x, err = restoreIndexedTest(ctx, dir, archive, RestoreOptions{adoptHeld: len(want.Entries) - 1})
 	if err != nil || x != nil {
 		t.Fatalf("restore indexed past adoptHeld: %v, index %v; want no index", err, x != nil)
 	}
