@@ -13,9 +13,9 @@ import (
 	"rewind.dev/internal/layout"
 )
 
-// ErrNotAdoptable is an archive CreateFromArchive cannot take as the
-// snapshot of a tree: not a full snapshot, or not what the tree holds. The
-// caller snapshots the tree as usual instead.
+// ErrNotAdoptable is an archive Create cannot adopt (CreateOptions.Adopt)
+// as the snapshot of a tree: not a full snapshot, or not what the tree
+// holds. The caller snapshots the tree as usual instead.
 var ErrNotAdoptable = errors.New("the archive is not the tree's snapshot")
 
 // ArchiveIndex is what a full snapshot archive holds, read member by member:
@@ -26,21 +26,19 @@ type ArchiveIndex struct {
 	entries map[string]*Entry
 }
 
-// RestoreIndexed is Restore of an archive read whole that also indexes it,
-// in the same read, for CreateFromArchive: each file's content is hashed as
-// the restore reads it and its place recorded. The index is nil when the
-// archive is not a full snapshot (then it is not adoptable).
-func RestoreIndexed(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, *ArchiveIndex, error) {
+// restoreIndexed is Restore of an archive read whole that also indexes it,
+// in the same read (RestoreOptions.Index).
+func restoreIndexed(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
 	if opts.Manifest != nil || opts.Paths != nil {
-		return nil, nil, errors.New("snap: RestoreIndexed reads a whole archive: no manifest, no paths")
+		return nil, errors.New("snap: RestoreOptions.Index reads a whole archive: no Manifest, no Paths")
 	}
 	x := new(ArchiveIndex)
-	opts.index = x
+	opts.Index, opts.index = false, x
 	res, err := Restore(ctx, root, archive, opts)
-	if err != nil || x.entries == nil {
-		x = nil
+	if res != nil && err == nil && x.entries != nil {
+		res.Index = x
 	}
-	return res, x, err
+	return res, err
 }
 
 // hashingReader hashes a file's content as the restore reads it.
@@ -78,16 +76,15 @@ func (hr *hashingReader) finish(buf []byte) error {
 	return nil
 }
 
-// CreateFromArchive is CreateFromTree for a tree that was just restored
-// from a full snapshot archive indexed by x (a restore into an empty
-// folder): the archive becomes the snapshot's own at opts.Out instead of
-// the files being read and compressed again — handed over: linked where it
-// can be, so the caller may remove it but must not change it after — and
-// each entry's hash and place are the archive's, its metadata the walk's. Every entry of the walk
+// createFromArchive is Create for a tree that was just restored from a
+// full snapshot archive indexed by x (CreateOptions.Adopt): the archive
+// becomes the snapshot's own at opts.Out instead of the files being read
+// and compressed again, and each entry's hash and place are the archive's,
+// its metadata the walk's. Every entry of the walk
 // must be in the archive as it is on disk (kind, size, permissions, link)
 // and the archive must hold nothing else; otherwise, and for a layer
 // (opts.Parent), it returns ErrNotAdoptable with nothing written.
-func CreateFromArchive(ctx context.Context, tree *Tree, x *ArchiveIndex, opts CreateOptions) (*Result, error) {
+func createFromArchive(ctx context.Context, tree *Tree, x *ArchiveIndex, opts CreateOptions) (*Result, error) {
 	if opts.Parent != nil || opts.Out == "" || len(tree.Unreadable) > 0 || len(tree.Entries) != len(x.entries) {
 		return nil, ErrNotAdoptable
 	}
@@ -100,7 +97,7 @@ func CreateFromArchive(ctx context.Context, tree *Tree, x *ArchiveIndex, opts Cr
 		return nil, err
 	}
 	// Checked whole before anything is changed: the caller falls back to
-	// CreateFromTree with the same entries.
+	// createFromTree with the same entries.
 	for i := range tree.Entries {
 		e := &tree.Entries[i]
 		a := x.entries[e.Path]

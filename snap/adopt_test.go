@@ -25,7 +25,7 @@ func TestCreateFromArchive(t *testing.T) {
 	archive := res.Manifest.Header.Archive
 
 	dir := t.TempDir()
-	_, x, err := RestoreIndexed(ctx, dir, archive, RestoreOptions{})
+	_, x, err := restoreIndexedTest(ctx, dir, archive, RestoreOptions{})
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
@@ -34,7 +34,7 @@ func TestCreateFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "adopted.tar.gz")
-	got, err := CreateFromArchive(ctx, tree, x, CreateOptions{Out: out})
+	got, err := createFromArchive(ctx, tree, x, CreateOptions{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestCreateFromArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	out2 := filepath.Join(t.TempDir(), "no.tar.gz")
-	if _, err := CreateFromArchive(ctx, tree, x, CreateOptions{Out: out2}); !errors.Is(err, ErrNotAdoptable) {
+	if _, err := createFromArchive(ctx, tree, x, CreateOptions{Out: out2}); !errors.Is(err, ErrNotAdoptable) {
 		t.Fatalf("a tree with a file more: %v, want ErrNotAdoptable", err)
 	}
 	if _, err := os.Stat(out2); err == nil {
@@ -95,7 +95,7 @@ func TestRestoreIndexedOverATree(t *testing.T) {
 		t.Fatal(err)
 	}
 	mutate(t, rng, dir)
-	_, x, err := RestoreIndexed(ctx, dir, archive, RestoreOptions{})
+	_, x, err := restoreIndexedTest(ctx, dir, archive, RestoreOptions{})
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
@@ -107,7 +107,7 @@ func TestRestoreIndexedOverATree(t *testing.T) {
 	if !lres.Layer {
 		t.Fatal("the second save is no layer")
 	}
-	if _, x, err := RestoreIndexed(ctx, t.TempDir(), lres.Manifest.Header.Archive, RestoreOptions{}); err == nil || x != nil {
+	if _, x, err := restoreIndexedTest(ctx, t.TempDir(), lres.Manifest.Header.Archive, RestoreOptions{}); err == nil || x != nil {
 		t.Fatalf("a layer restored indexed: %v, index %v", err, x != nil)
 	}
 }
@@ -129,5 +129,29 @@ func checkIndex(t *testing.T, x *ArchiveIndex, want *Manifest) {
 		case w.Kind == KindFile && (g.COff != w.COff || g.Skip != w.Skip):
 			t.Errorf("%s: indexed at %d+%d, manifest %d+%d", w.Path, g.COff, g.Skip, w.COff, w.Skip)
 		}
+	}
+}
+
+// restoreIndexedTest is Restore with RestoreOptions.Index, its index
+// returned beside the result.
+func restoreIndexedTest(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, *ArchiveIndex, error) {
+	opts.Index = true
+	res, err := Restore(ctx, root, archive, opts)
+	var x *ArchiveIndex
+	if res != nil {
+		x = res.Index
+	}
+	return res, x, err
+}
+
+// TestRestoreIndexRefuses: an index is of an archive read whole, so
+// RestoreOptions.Index is refused with a manifest or paths.
+func TestRestoreIndexRefuses(t *testing.T) {
+	t.Parallel()
+	if _, err := Restore(context.Background(), t.TempDir(), "a.tar.gz", RestoreOptions{Index: true, Manifest: &Manifest{}}); err == nil {
+		t.Error("an index with a manifest: no error")
+	}
+	if _, err := Restore(context.Background(), t.TempDir(), "a.tar.gz", RestoreOptions{Index: true, Paths: &Pathspec{}}); err == nil {
+		t.Error("an index with paths: no error")
 	}
 }

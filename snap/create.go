@@ -26,8 +26,34 @@ import (
 	"rewind.dev/internal/layout"
 )
 
-// CreateOptions adjust Create.
+// CreateOptions adjust Create. Walk, Tree, Adopt and ManifestTo choose how
+// the tree is taken; the others what is written of it.
 type CreateOptions struct {
+	// Walk adjusts Create's walk of root. It is refused with Tree, which
+	// was walked already.
+	Walk WalkOptions
+	// Tree is root as a Walk of it found it: Create snapshots it without
+	// walking root again, and its Result's Manifest holds every entry. A
+	// caller can so read a parent manifest while the tree is walked. The
+	// snapshot takes over Tree.Entries (their hashes and locations are
+	// filled in place): the caller must not use them after.
+	Tree *Tree
+	// Adopt, with Tree, is the index of the full snapshot archive a
+	// restore into an empty folder just read (RestoreOptions.Index):
+	// that archive becomes the snapshot's own at Out instead of the files
+	// being read and compressed again. It is handed over, linked where it
+	// can be, so the caller may remove it but must not change it after.
+	// Where the archive does not hold the tree exactly, or with Parent,
+	// Create returns ErrNotAdoptable with nothing written. Adopt without
+	// Tree is refused.
+	Adopt *ArchiveIndex
+	// ManifestTo, without Tree, is the file a full snapshot written as the
+	// walk goes writes its manifest to, line by line, so that it is never
+	// held: the Result's Manifest then has no Entries, and its File is
+	// ManifestTo. A layer's manifest, and that of a tree found unchanged,
+	// is known only at the end: the caller writes it (WriteManifestFile).
+	// ManifestTo is refused with Tree, and with Parent and Layer.
+	ManifestTo string
 	// Out is the archive to write. When Parent is set, Layer is not, and the
 	// tree has not changed, nothing is written there.
 	Out string
@@ -82,31 +108,65 @@ type Result struct {
 	LayerFiles      int      `json:"layer_files"`          // files whose content this archive holds
 	Skipped         []string `json:"skipped,omitempty"`    // sockets, FIFOs, devices
 	Unreadable      []string `json:"unreadable,omitempty"` // could not be read: not in the snapshot, and a restore leaves them alone
-	// Manifest describes the tree as captured (with content hashes).
+	// Manifest describes the tree as captured (with content hashes). Where
+	// Create held the tree (CreateOptions.Tree) it holds every entry; a
+	// layer written as the walk goes holds only what differs from the
+	// parent (Encode it over the parent); a full snapshot written as the
+	// walk goes holds none (see CreateOptions.ManifestTo).
 	Manifest *Manifest `json:"-"`
 }
 
-// Create snapshots the tree at root: what a Walk of it without extra
-// ignore patterns finds.
+// Create snapshots the tree at root into the archive opts.Out.
+//
+// Without opts.Tree, Create walks root itself (with opts.Walk) and writes
+// as the walk goes, in memory that does not grow with the tree. Without
+// opts.Parent that is a full snapshot (see opts.ManifestTo). With a parent
+// opened with OpenManifest and opts.Layer, the walk is compared with the
+// parent as it goes and only what differs is kept, to be written as a
+// layer; where no layer can be laid (a parent read whole, a chain too deep
+// or too large) the tree is walked whole and snapshotted as with opts.Tree.
+// Over a tree that differs from the parent in too many entries to hold,
+// it writes nothing and returns ErrLayerTooBig: the caller then takes a
+// full snapshot. With a parent opened with OpenManifest and no layer, an
+// unchanged tree writes no archive and a changed one is written whole.
+// A parent read whole (ReadManifest) without a layer is refused: the
+// caller walks the tree and passes opts.Tree.
+//
+// With opts.Tree, Create snapshots that tree, held whole, as a layer over
+// opts.Parent where one applies, else in full; with opts.Adopt it takes
+// the archive a restore just read as the snapshot instead.
 func Create(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
-	var walk WalkOptions
-	if opts.Parent != nil {
-		walk.Entries = opts.Parent.Header.entries()
+	switch {
+	case opts.Adopt != nil && opts.Tree == nil:
+		return nil, errors.New("snap: CreateOptions.Adopt takes the tree the restore wrote, walked (Tree)")
+	case opts.Tree != nil && opts.ManifestTo != "":
+		return nil, errors.New("snap: CreateOptions.ManifestTo is written as Create walks the tree, and Tree was walked already")
+	case opts.Tree != nil && (len(opts.Walk.Ignore) > 0 || opts.Walk.Entries != 0):
+		return nil, errors.New("snap: CreateOptions.Walk adjusts Create's own walk, and Tree was walked already")
+	case opts.Adopt != nil:
+		return createFromArchive(ctx, opts.Tree, opts.Adopt, opts)
+	case opts.Tree != nil:
+		return createFromTree(ctx, root, opts.Tree, opts)
+	case opts.Parent == nil:
+		return createFull(ctx, root, opts.Walk, opts, opts.ManifestTo)
+	case opts.Layer && opts.ManifestTo != "":
+		return nil, errors.New("snap: a layer's manifest is written over its parent once the layer is known (WriteManifestFile), not as the walk goes (CreateOptions.ManifestTo)")
+	case opts.Layer:
+		return createOver(ctx, root, opts.Walk, opts)
+	case opts.Parent.stream == nil:
+		return nil, errors.New("snap: a full snapshot compared with its parent as the walk goes takes a parent opened with OpenManifest; with one read whole, walk the tree and pass CreateOptions.Tree")
+	default:
+		return createOverFull(ctx, root, opts.Walk, opts, opts.ManifestTo)
 	}
-	tree, err := Walk(ctx, root, walk)
-	if err != nil {
-		return nil, err
-	}
-	return CreateFromTree(ctx, root, tree, opts)
 }
 
-// CreateFromTree snapshots the tree at root as a Walk of it found it
+// createFromTree snapshots the tree at root as a Walk of it found it
 // (with the caller's WalkOptions). A caller with a parent
 // manifest to read can read it while the tree is walked, which is most of
 // an unchanged snapshot's time. The snapshot takes over tree.Entries (their
 // hashes and locations are filled in place): the caller must not use them
 // after.
-func CreateFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
+func createFromTree(ctx context.Context, root string, tree *Tree, opts CreateOptions) (*Result, error) {
 	scanStarted := tree.Started
 	limits := opts.Limits.Or(DefaultLimits)
 	if err := limits.check(tree.Entries); err != nil {

@@ -85,7 +85,7 @@ func TestDiffHandsOnChangesAsFound(t *testing.T) {
 	// Ended by fn's error, at the first change.
 	stop := errors.New("stop")
 	calls := 0
-	err = DiffManifestEach(context.Background(), dir, m, WalkOptions{}, func(Change) error {
+	err = diffManifestTree(context.Background(), dir, m, WalkOptions{}, func(Change) error {
 		calls++
 		return stop
 	})
@@ -101,14 +101,14 @@ func TestDiffHandsOnChangesAsFound(t *testing.T) {
 			t.Fatal(err1, err2)
 		}
 		var got []Change
-		if err := DiffManifestsEach(old, cur, fold, func(ch Change) error { got = append(got, ch); return nil }); err != nil {
+		if err := diffManifests(old, cur, fold, func(ch Change) error { got = append(got, ch); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, streamed) {
 			t.Errorf("between two snapshots (%v): %d changes, want %d", fold, len(got), len(streamed))
 		}
 		calls = 0
-		if err := DiffManifestsEach(old, cur, fold, func(Change) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		if err := diffManifests(old, cur, fold, func(Change) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
 			t.Errorf("between two snapshots (%v), ended by fn: %v after %d calls", fold, err, calls)
 		}
 	}
@@ -243,5 +243,28 @@ func TestFetcherReadsOnInAMember(t *testing.T) {
 	for i, j := 0, len(es)-1; i < j; i, j = i+7, j-11 {
 		check("to and fro", &es[i], false)
 		check("to and fro", &es[j], true)
+	}
+}
+
+// TestDiffRefuses: Diff compares one snapshot with one other side, and
+// refuses options that choose none, two, or do not apply.
+func TestDiffRefuses(t *testing.T) {
+	t.Parallel()
+	m := &Manifest{}
+	dir := t.TempDir()
+	for name, opts := range map[string]DiffOptions{
+		"nothing":                 {},
+		"no from":                 {Root: dir},
+		"two froms":               {From: m, FromArchive: "a.tar.gz", Root: dir},
+		"no to":                   {From: m},
+		"two tos":                 {From: m, Root: dir, To: m},
+		"archive to a manifest":   {FromArchive: "a.tar.gz", To: m},
+		"walk with two manifests": {From: m, To: m, Walk: WalkOptions{Entries: 1}},
+		"fold with a tree":        {From: m, Root: dir, Fold: Folding{Case: true}},
+		"restore's walk":          {FromArchive: "a.tar.gz", Root: dir, Restore: RestoreOptions{Walk: WalkOptions{Ignore: []string{"x"}}}},
+	} {
+		if err := DiffEach(context.Background(), opts, func(Change) error { return nil }); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }

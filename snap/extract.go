@@ -17,7 +17,7 @@ import (
 )
 
 // adoptHeld is how many entries an extraction indexes for
-// CreateFromArchive (RestoreIndexed): past it the index, which holds every
+// adopting (RestoreOptions.Index, CreateOptions.Adopt): past it the index, which holds every
 // entry, is dropped, and the caller snapshots the tree as usual, in
 // bounded memory.
 const adoptHeld = 1 << 16

@@ -194,7 +194,7 @@ func TestExtractOutOfWalkOrder(t *testing.T) {
 }
 
 // TestExtractIndexes: an extraction indexes the archive for
-// CreateFromArchive as the plan does, and drops the index past adoptHeld
+// createFromArchive as the plan does, and drops the index past adoptHeld
 // entries (the caller then snapshots the tree as usual).
 func TestExtractIndexes(t *testing.T) {
 	t.Parallel()
@@ -205,14 +205,14 @@ func TestExtractIndexes(t *testing.T) {
 	res, want := layerSave(t, src, snaps, 0, 0)
 	archive := res.Manifest.Header.Archive
 
-	_, x, err := RestoreIndexed(ctx, t.TempDir(), archive, RestoreOptions{})
+	_, x, err := restoreIndexedTest(ctx, t.TempDir(), archive, RestoreOptions{})
 	if err != nil || x == nil {
 		t.Fatalf("restore indexed: %v, index %v", err, x != nil)
 	}
 	checkIndex(t, x, want)
 
 	dir := t.TempDir()
-	_, x, err = RestoreIndexed(ctx, dir, archive, RestoreOptions{adoptHeld: len(want.Entries) - 1})
+	_, x, err = restoreIndexedTest(ctx, dir, archive, RestoreOptions{adoptHeld: len(want.Entries) - 1})
 	if err != nil || x != nil {
 		t.Fatalf("restore indexed past adoptHeld: %v, index %v; want no index", err, x != nil)
 	}

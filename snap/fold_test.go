@@ -119,7 +119,7 @@ func rename(t *testing.T, root, from, to string) {
 
 func diffNow(t *testing.T, root string, m *Manifest) []Change {
 	t.Helper()
-	chs, err := DiffManifest(context.Background(), root, m, WalkOptions{})
+	chs, err := Diff(context.Background(), DiffOptions{From: m, Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestDiffRenamedNotDeletedAndAdded(t *testing.T) {
 	if got := diffNow(t, root, snap.Manifest); !reflect.DeepEqual(got, want) {
 		t.Fatalf("diff = %+v, want %+v", got, want)
 	}
-	chs, err := DiffArchive(context.Background(), root, snap.Archive, RestoreOptions{})
+	chs, err := Diff(context.Background(), DiffOptions{FromArchive: snap.Archive, Root: root})
 	if err != nil || !reflect.DeepEqual(chs, want) {
 		t.Fatalf("diff of the archive = %+v, %v; want %+v", chs, err, want)
 	}
@@ -477,7 +477,7 @@ func TestArchiveRespeltThroughASymlink(t *testing.T) {
 // only as long as its other spelling may come (respeltQueue); over random
 // edits and entries respelt both ways (upper to lower case and back, a
 // name out of ASCII), it says what a restore's plan says of the same
-// tree (DiffArchive, which pairs spellings over the whole tree, or over
+// tree (Diff from its archive, which pairs spellings over the whole tree, or over
 // each block of its plan written out), in path order, and so does the
 // diff between two snapshots of it.
 func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
@@ -497,12 +497,12 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 				if k == 1 {
 					os.Rename(filepath.Join(root, "Écrit"), filepath.Join(root, "écrit"))
 				}
-				want, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{})
+				want, err := Diff(context.Background(), DiffOptions{FromArchive: old.Archive, Root: root})
 				if err != nil {
 					t.Fatal(err)
 				}
 				// (so does its plan written out a few entries a block)
-				spilled, err := DiffArchive(context.Background(), root, old.Archive, RestoreOptions{spillAt: 1 + k})
+				spilled, err := Diff(context.Background(), DiffOptions{FromArchive: old.Archive, Root: root, Restore: RestoreOptions{spillAt: 1 + k}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -535,7 +535,7 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 					t.Fatal("no change of spelling to pair")
 				}
 				cur := create(t, root, filepath.Join(out, fmt.Sprint(k, ".tar.gz")))
-				between, err := DiffManifests(old.Manifest, cur.Manifest, ProbeFolding(root))
+				between, err := Diff(context.Background(), DiffOptions{From: old.Manifest, To: cur.Manifest, Fold: ProbeFolding(root)})
 				if err != nil {
 					t.Fatal(err)
 				}

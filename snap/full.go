@@ -16,14 +16,14 @@ import (
 	"rewind.dev/internal/layout"
 )
 
-// CreateFull is Create for a full snapshot (no parent) written as the walk
-// goes, in memory that does not grow with the tree: the walk's entries
+// createFull is Create for a full snapshot (no parent) written as the walk
+// goes (no CreateOptions.Tree), in memory that does not grow with the tree: the walk's entries
 // (WalkEach) are archived a batch at a time, and, when manifest is not "",
 // their lines written to a file beside it, which becomes the manifest once
 // the archive is closed (a file's place in the archive is known then: its
 // line holds the number of its gzip member until). The Result's Manifest
 // has no Entries; its File is manifest.
-func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateOptions, manifest string) (*Result, error) {
+func createFull(ctx context.Context, root string, walk WalkOptions, opts CreateOptions, manifest string) (*Result, error) {
 	limits := opts.Limits.Or(DefaultLimits)
 	if opts.Out == "" {
 		return nil, ErrNoArchive
@@ -124,7 +124,7 @@ func CreateFull(ctx context.Context, root string, walk WalkOptions, opts CreateO
 	return res, nil
 }
 
-// fullBatch is how many entries CreateFull archives at once. Tests make
+// fullBatch is how many entries createFull archives at once. Tests make
 // batches of a few (CreateOptions.fullBatch).
 const fullBatch = 1 << 14
 

@@ -13,10 +13,10 @@ import (
 	"testing"
 )
 
-// TestCreateFullIsCreate snapshots random trees with CreateFull, in
+// TestCreateFullIsCreate snapshots random trees with createFull, in
 // batches of a few entries and of the default size, and with Create: the
 // two archives must be the same bytes, the manifests the same lines and
-// figures, and CreateFull's manifest must restore the tree.
+// figures, and createFull's manifest must restore the tree.
 func TestCreateFullIsCreate(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
@@ -26,14 +26,14 @@ func TestCreateFullIsCreate(t *testing.T) {
 				rng := rand.New(rand.NewSource(seed))
 				dir, out := t.TempDir(), t.TempDir()
 				genTree(t, rng, dir, 120)
-				want, err := Create(context.Background(), dir, CreateOptions{Out: filepath.Join(out, "a.tar.gz")})
+				want, err := createWalked(context.Background(), dir, CreateOptions{Out: filepath.Join(out, "a.tar.gz")})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := WriteManifestFile(filepath.Join(out, "a.m"), want.Manifest, nil); err != nil {
 					t.Fatal(err)
 				}
-				got, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "b.tar.gz"), fullBatch: batch}, filepath.Join(out, "b.m"))
+				got, err := createFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "b.tar.gz"), fullBatch: batch}, filepath.Join(out, "b.m"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -45,20 +45,20 @@ func TestCreateFullIsCreate(t *testing.T) {
 				fw, fg := *want, *got
 				fw.Manifest, fg.Manifest, fw.Archive, fg.Archive = nil, nil, "", ""
 				if !reflect.DeepEqual(fw, fg) {
-					t.Fatalf("CreateFull's result\n%+v\nCreate's\n%+v", fg, fw)
+					t.Fatalf("createFull's result\n%+v\nCreate's\n%+v", fg, fw)
 				}
 				ma, _ := os.ReadFile(filepath.Join(out, "a.m"))
 				mb, _ := os.ReadFile(filepath.Join(out, "b.m"))
 				ha, la, _ := strings.Cut(string(ma), "\n")
 				hb, lb, _ := strings.Cut(string(mb), "\n")
 				if la != lb {
-					t.Fatalf("CreateFull's lines\n%s\nCreate's\n%s", lb, la)
+					t.Fatalf("createFull's lines\n%s\nCreate's\n%s", lb, la)
 				}
 				ha = strings.Replace(ha, fmt.Sprint(want.Manifest.Header.ScanStarted), "T", 1)
 				hb = strings.Replace(hb, fmt.Sprint(got.Manifest.Header.ScanStarted), "T", 1)
 				hb = strings.Replace(hb, `"archive":"b.tar.gz"`, `"archive":"a.tar.gz"`, 1)
 				if ha != hb {
-					t.Fatalf("CreateFull's header\n%s\nCreate's\n%s", hb, ha)
+					t.Fatalf("createFull's header\n%s\nCreate's\n%s", hb, ha)
 				}
 				m, err := OpenManifest(filepath.Join(out, "b.m"))
 				if err != nil {
@@ -71,7 +71,7 @@ func TestCreateFullIsCreate(t *testing.T) {
 				wantState, _ := splitIgnored(state(t, dir))
 				gotState, _ := splitIgnored(state(t, to))
 				if d := diffStates(wantState, gotState); d != "" {
-					t.Fatalf("restore of CreateFull's snapshot differs:\n%s", d)
+					t.Fatalf("restore of createFull's snapshot differs:\n%s", d)
 				}
 				if names := ls(t, out); !reflect.DeepEqual(names, []string{"a.m", "a.tar.gz", "b.m", "b.tar.gz"}) {
 					t.Fatalf("the folder holds %q", names)
@@ -89,7 +89,7 @@ func TestCreateFullPastALimit(t *testing.T) {
 	dir, out := t.TempDir(), t.TempDir()
 	genTree(t, rand.New(rand.NewSource(1)), dir, 60)
 	for _, l := range []Limits{{MaxEntries: 20}, {MaxBytes: 100}} {
-		_, err := CreateFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "s.tar.gz"), Limits: l, fullBatch: 5}, filepath.Join(out, "m"))
+		_, err := createFull(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(out, "s.tar.gz"), Limits: l, fullBatch: 5}, filepath.Join(out, "m"))
 		var le *LimitError
 		if !errors.As(err, &le) {
 			t.Fatalf("limits %+v: %v, want a LimitError", l, err)

@@ -29,7 +29,7 @@ func TestInterruptedCreateAndRestoreReturn(t *testing.T) {
 			go func() {
 				var err error
 				if op == "create" {
-					_, err = Create(ctx, dir, CreateOptions{Out: filepath.Join(out, fmt.Sprint("c", i, ".tar.gz"))})
+					_, err = createWalked(ctx, dir, CreateOptions{Out: filepath.Join(out, fmt.Sprint("c", i, ".tar.gz"))})
 				} else {
 					_, err = Restore(ctx, t.TempDir(), archive, RestoreOptions{})
 				}

@@ -28,7 +28,7 @@ func layerSave(t *testing.T, dir, snaps string, n int, maxDepth int) (*Result, *
 		}
 		opts.Parent = parent
 	}
-	res, err := Create(context.Background(), dir, opts)
+	res, err := createWalked(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestReuseWritesNothingWhileMetadataHolds(t *testing.T) {
 	create := func() *Result {
 		t.Helper()
 		out := filepath.Join(t.TempDir(), "layer.tar.gz")
-		res, err := Create(context.Background(), dir, CreateOptions{Out: out, Parent: parent, Layer: true, Reuse: true})
+		res, err := createWalked(context.Background(), dir, CreateOptions{Out: out, Parent: parent, Layer: true, Reuse: true})
 		if err != nil {
 			t.Fatal(err)
 		}

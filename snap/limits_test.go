@@ -29,7 +29,7 @@ func TestSaveRefusesWhatRestoreWould(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, map[string]string{tc.file: strings.Repeat("z", 200), "b": "b"})
 			out := filepath.Join(t.TempDir(), "s.tar.gz")
-			_, err := Create(context.Background(), dir, CreateOptions{Out: out, Limits: tc.limits})
+			_, err := createWalked(context.Background(), dir, CreateOptions{Out: out, Limits: tc.limits})
 			var le *LimitError
 			if !errors.As(err, &le) || le.Limit != tc.limit {
 				t.Fatalf("err = %v, want a %s refusal", err, tc.limit)
@@ -44,7 +44,7 @@ func TestSaveRefusesWhatRestoreWould(t *testing.T) {
 	writeTree(t, dir, map[string]string{deep: "deep", "top": "top"})
 	snaps := t.TempDir()
 	raised := Limits{MaxDepth: 2 * DefaultLimits.MaxDepth}
-	res, err := Create(context.Background(), dir, CreateOptions{Out: filepath.Join(snaps, "s.tar.gz"), Limits: raised})
+	res, err := createWalked(context.Background(), dir, CreateOptions{Out: filepath.Join(snaps, "s.tar.gz"), Limits: raised})
 	if err != nil {
 		t.Fatal(err)
 	}

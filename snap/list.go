@@ -579,18 +579,7 @@ func (r *FileReader) pass() {
 	}
 }
 
-// DiffManifests lists the changes from snapshot old to snapshot cur, as
-// DiffManifestsEach hands them on.
-func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
-	var out []Change
-	err := DiffManifestsEach(old, cur, fold, func(ch Change) error {
-		out = append(out, ch)
-		return nil
-	})
-	return out, err
-}
-
-// DiffManifestsEach hands fn the changes from snapshot old to snapshot cur
+// diffManifests hands fn the changes from snapshot old to snapshot cur
 // in path order, either opened with OpenManifest (then read in a pass, not
 // held). With fold, the way the file system the snapshots were taken on
 // compares names (see ProbeFolding), a path the two spell otherwise is one
@@ -598,7 +587,7 @@ func DiffManifests(old, cur *Manifest, fold Folding) ([]Change, error) {
 // and one added: a change is then held as long as a spelling that pairs
 // with it may come (see respeltQueue). The zero Folding compares names
 // byte for byte. An error from fn ends the comparison and is returned.
-func DiffManifestsEach(old, cur *Manifest, fold Folding, fn func(Change) error) error {
+func diffManifests(old, cur *Manifest, fold Folding, fn func(Change) error) error {
 	if old == cur {
 		return nil
 	}
@@ -654,12 +643,12 @@ type ChangeCounts struct {
 	Added, Deleted, Modified int
 }
 
-// CountChanges counts what DiffManifestsEach hands on, in memory that does
+// CountChanges counts what Diff from old to cur hands on, in memory that does
 // not grow with the changes: a save of a whole tree counts its changes
 // however many.
 func CountChanges(old, cur *Manifest, fold Folding) (ChangeCounts, error) {
 	var c ChangeCounts
-	err := DiffManifestsEach(old, cur, fold, func(ch Change) error {
+	err := diffManifests(old, cur, fold, func(ch Change) error {
 		switch {
 		case ch.Kind == KindDir.String():
 		case ch.Op == OpAdded:

@@ -57,7 +57,7 @@ type Manifest struct {
 	stream  *entryStream     // for OpenManifest's: where Entries are read from on each pass
 	srcs    *sources         // for OpenManifest's: sources, once found
 	recall  *recall          // for OpenManifest's: what the last inherit from it learned
-	// sparse: Entries hold only what differs from the parent (CreateOver's
+	// sparse: Entries hold only what differs from the parent (createOver's
 	// layer), read through the parent's recall.
 	sparse bool
 }

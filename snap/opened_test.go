@@ -141,7 +141,7 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 
 // TestCountChangesIsDiffManifests counts the changes between every two
 // snapshots of a chain, the newer read whole or opened: the counts are
-// DiffManifests' list counted (folders not counted; a change of kind
+// Diff's list counted (folders not counted; a change of kind
 // counted by the new one's).
 func TestCountChangesIsDiffManifests(t *testing.T) {
 	t.Parallel()
@@ -156,7 +156,7 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			changes, err := DiffManifests(read(ReadManifest, i), read(ReadManifest, j), Folding{})
+			changes, err := Diff(context.Background(), DiffOptions{From: read(ReadManifest, i), To: read(ReadManifest, j)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,8 +200,8 @@ func TestDiffManifestsOpened(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err1 := DiffManifests(old, whole, Folding{})
-			got, err2 := DiffManifests(old, opened, Folding{})
+			want, err1 := Diff(context.Background(), DiffOptions{From: old, To: whole})
+			got, err2 := Diff(context.Background(), DiffOptions{From: old, To: opened})
 			if err1 != nil || err2 != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%d to %d: opened %v (%v), whole %v (%v)", i, j, got, err2, want, err1)
 			}

@@ -10,24 +10,24 @@ import (
 	"unsafe"
 )
 
-// CreateOver is Create for a layer over a parent opened with OpenManifest
-// (opts.Layer and opts.Parent), in memory that does not grow with the tree:
+// createOver is Create for a layer over a parent opened with OpenManifest
+// (opts.Layer and opts.Parent, no opts.Tree), in memory that does not grow with the tree:
 // the walk is compared with the parent as it goes (WalkEach), and of the
 // tree only what differs is kept, with the folders above it. The Result's
 // Manifest then holds only those entries (see sparseSave): it is written
-// with Encode over opts.Parent and compared with DiffManifests against it,
+// with Encode over opts.Parent and compared with Diff against it,
 // as a layer's always is, and nothing else. Where no layer can be laid (no
 // parent read that way, a chain too deep or too large) it is Walk and
-// CreateFromTree. Over a tree that differs from the parent in more than
+// createFromTree. Over a tree that differs from the parent in more than
 // layerMost entries it writes nothing and returns ErrLayerTooBig.
-func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateOptions) (*Result, error) {
+func createOver(ctx context.Context, root string, walk WalkOptions, opts CreateOptions) (*Result, error) {
 	parent := opts.Parent
 	if !opts.Layer || parent == nil || parent.stream == nil || parent.File == "" || parent.Header.Archive == "" || !layerFits(parent, opts.MaxDepth) {
 		tree, err := Walk(ctx, root, walk)
 		if err != nil {
 			return nil, err
 		}
-		return CreateFromTree(ctx, root, tree, opts)
+		return createFromTree(ctx, root, tree, opts)
 	}
 	limits := opts.Limits.Or(DefaultLimits)
 	s, tree, err := sparseWalk(ctx, root, walk, parent, limits, opts)
@@ -89,31 +89,32 @@ func CreateOver(ctx context.Context, root string, walk WalkOptions, opts CreateO
 // ErrLayerTooBig.
 const layerMost = 1 << 15
 
-// ErrLayerTooBig is a layer save (CreateOver) over a tree that differs from
-// its parent in more than layerMost entries: the layer would be held whole
-// to be written, so none is; the caller writes a full snapshot instead
-// (CreateFull), as the walk goes.
+// ErrLayerTooBig is a layer written as the walk goes (Create with Parent
+// and Layer, without Tree) over a tree that differs from its parent in
+// more than layerMost entries: the layer would be held whole to be
+// written, so none is; the caller writes a full snapshot instead (Create
+// without Parent), as the walk goes.
 var ErrLayerTooBig = errors.New("snap: the tree differs from the parent in too many entries for a layer")
 
-// CreateOverFull is Create for a full snapshot judged against a parent
-// opened with OpenManifest (opts.Parent, without opts.Layer: rewind-snap
-// create --parent-manifest), in memory that does not grow with the tree.
-// The walk is compared with the parent as it goes (as CreateOver's). An
+// createOverFull is Create for a full snapshot judged against a parent
+// opened with OpenManifest (opts.Parent, without opts.Layer or opts.Tree:
+// rewind-snap create --parent-manifest), in memory that does not grow with the tree.
+// The walk is compared with the parent as it goes (as createOver's). An
 // unchanged tree writes no archive: its manifest is the parent's with what
 // was touched (same content, other metadata) laid over it
 // (Manifest.Overlay), a full one whatever the parent is, read as it is
-// written. A changed tree is walked again and written whole by CreateFull,
+// written. A changed tree is walked again and written whole by createFull,
 // its manifest to manifest as there.
-func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts CreateOptions, manifest string) (*Result, error) {
+func createOverFull(ctx context.Context, root string, walk WalkOptions, opts CreateOptions, manifest string) (*Result, error) {
 	parent := opts.Parent
 	if parent == nil || parent.stream == nil || opts.Layer {
-		return nil, errors.New("snap: CreateOverFull takes a parent opened with OpenManifest, and no layer")
+		return nil, errors.New("snap: a full snapshot compared with its parent as the walk goes takes a parent opened with OpenManifest, and no layer")
 	}
 	limits := opts.Limits.Or(DefaultLimits)
 	s, tree, err := sparseWalk(ctx, root, walk, parent, limits, opts)
 	if errors.Is(err, ErrLayerTooBig) {
 		opts.Parent = nil // changed: written whole
-		return CreateFull(ctx, root, walk, opts, manifest)
+		return createFull(ctx, root, walk, opts, manifest)
 	}
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func CreateOverFull(ctx context.Context, root string, walk WalkOptions, opts Cre
 	unreadable := sortedUnion(tree.Unreadable, nil)
 	if !s.same || !slices.Equal(unreadable, parent.Header.Unreadable) || !sameRules(parent.Header.Rules, tree.Rules) {
 		opts.Parent = nil
-		return CreateFull(ctx, root, walk, opts, manifest)
+		return createFull(ctx, root, walk, opts, manifest)
 	}
 	var recorded *Limits
 	if limits != DefaultLimits {
@@ -151,7 +152,7 @@ func layerFits(parent *Manifest, maxDepth int) bool {
 	return p.Depth+1 <= maxDepth && (p.Depth == 0 || p.ChainCompressed <= p.BaseCompressed)
 }
 
-// limitsUnchecked are limits nothing reaches: CreateOver checks the tree's
+// limitsUnchecked are limits nothing reaches: createOver checks the tree's
 // own, which the sparse list it archives does not show.
 var limitsUnchecked = Limits{MaxEntries: int(^uint(0) >> 1), MaxBytes: int64(^uint64(0) >> 1), MaxPath: int(^uint(0) >> 1), MaxDepth: int(^uint(0) >> 1)}
 
@@ -167,7 +168,7 @@ func sameFigures(a, b []Entry) bool {
 	return true
 }
 
-// A sparseSave is CreateOver's pass: the walk merged with the parent in
+// A sparseSave is createOver's pass: the walk merged with the parent in
 // walk order, each fresh entry settled as inherit settles it, then let go
 // unless it differs from the parent's. What it keeps (entries) is, in walk
 // order, every fresh entry that differs and the folders above each path

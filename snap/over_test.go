@@ -15,9 +15,9 @@ import (
 
 // TestCreateOverIsCreate saves one tree, through random edits, touches and
 // unchanged rounds, as two layer chains: one by Create over the parent
-// opened, holding the tree, one by CreateOver, holding what differs. Each
+// opened, holding the tree, one by createOver, holding what differs. Each
 // layer must be the same in every figure, manifest line, change and archive
-// member, and every CreateOver layer must restore its tree. It runs with
+// member, and every createOver layer must restore its tree. It runs with
 // the whole hashing budget, and with none (the tree hash then taken again
 // after the archive), and with chunks that split every manifest line.
 func TestCreateOverIsCreate(t *testing.T) {
@@ -48,10 +48,10 @@ func createOverIsCreate(t *testing.T, budget int64, chunk int) {
 			}
 			opts.Parent = p
 		}
-		create := Create
+		create := createWalked
 		if sparse {
 			create = func(ctx context.Context, root string, opts CreateOptions) (*Result, error) {
-				return CreateOver(ctx, root, WalkOptions{}, opts)
+				return createOver(ctx, root, WalkOptions{}, opts)
 			}
 		}
 		res, err := create(context.Background(), dir, opts)
@@ -68,7 +68,7 @@ func createOverIsCreate(t *testing.T, budget int64, chunk int) {
 		}
 		var changes []Change
 		if i > 0 {
-			if changes, err = DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+			if changes, err = Diff(context.Background(), DiffOptions{From: opts.Parent, To: res.Manifest}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -104,20 +104,20 @@ func createOverIsCreate(t *testing.T, budget int64, chunk int) {
 		rw, cw := save(whole, i, false)
 		ro, co := save(over, i, true)
 		if a, b := figures(rw), figures(ro); !reflect.DeepEqual(a, b) {
-			t.Fatalf("layer %d: CreateOver's result\n%+v\nCreate's\n%+v", i, b, a)
+			t.Fatalf("layer %d: createOver's result\n%+v\nCreate's\n%+v", i, b, a)
 		}
 		if !reflect.DeepEqual(cw, co) {
-			t.Fatalf("layer %d: CreateOver's changes\n%v\nCreate's\n%v", i, co, cw)
+			t.Fatalf("layer %d: createOver's changes\n%v\nCreate's\n%v", i, co, cw)
 		}
 		a, _ := os.ReadFile(filepath.Join(whole, fmt.Sprint(i), "manifest"))
 		b, _ := os.ReadFile(filepath.Join(over, fmt.Sprint(i), "manifest"))
 		_, la, _ := strings.Cut(string(a), "\n")
 		_, lb, _ := strings.Cut(string(b), "\n")
 		if la != lb {
-			t.Fatalf("layer %d: CreateOver's lines\n%s\nCreate's\n%s", i, lb, la)
+			t.Fatalf("layer %d: createOver's lines\n%s\nCreate's\n%s", i, lb, la)
 		}
 		if ma, mb := members(whole, i), members(over, i); ma != mb {
-			t.Fatalf("layer %d: CreateOver's archive holds\n%s\nCreate's\n%s", i, mb, ma)
+			t.Fatalf("layer %d: createOver's archive holds\n%s\nCreate's\n%s", i, mb, ma)
 		}
 		want, _ := splitIgnored(state(t, dir))
 		m, err := openChunked(chunk)(filepath.Join(over, fmt.Sprint(i), "manifest"))
@@ -152,25 +152,25 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	mutate(t, rng, dir)
-	res, err := CreateOver(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(snaps, "1.tar.gz"), Parent: p, Layer: true})
+	res, err := createOver(context.Background(), dir, WalkOptions{}, CreateOptions{Out: filepath.Join(snaps, "1.tar.gz"), Parent: p, Layer: true})
 	if err != nil || !res.Manifest.sparse {
-		t.Fatalf("CreateOver: %v (sparse %v)", err, res != nil && res.Manifest.sparse)
+		t.Fatalf("createOver: %v (sparse %v)", err, res != nil && res.Manifest.sparse)
 	}
 	other, _ := OpenManifest(filepath.Join(snaps, "0", "manifest"))
 	if err := WriteManifestFile(filepath.Join(snaps, "1.manifest"), res.Manifest, other); err == nil {
 		t.Fatal("a sparse manifest was written over a parent it was not kept against")
 	}
-	if _, err := DiffManifests(other, res.Manifest, Folding{}); err == nil {
+	if _, err := Diff(context.Background(), DiffOptions{From: other, To: res.Manifest}); err == nil {
 		t.Fatal("a sparse manifest was compared with a parent it was not kept against")
 	}
 	p.recall = nil
-	if _, err := DiffManifests(p, res.Manifest, Folding{}); err == nil {
+	if _, err := Diff(context.Background(), DiffOptions{From: p, To: res.Manifest}); err == nil {
 		t.Fatal("a sparse manifest was compared once its parent's recall was gone")
 	}
 }
 
 // TestCreateOverFullIsCreate: a full snapshot judged against its parent
-// (rewind-snap create --parent-manifest) is the same by CreateOverFull,
+// (rewind-snap create --parent-manifest) is the same by createOverFull,
 // which holds what was touched, as by Create over the parent read whole,
 // which holds the tree — unchanged (no archive), touched (no archive, the
 // fresh times laid over the parent's), changed (written whole) — over a
@@ -194,7 +194,7 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 		parent := filepath.Join(snaps, fmt.Sprint(round/3), "manifest")
 		rw, ro, byCreate, byOver := createBothWays(t, dir, parent, 0)
 		if want := round%3 != 2; rw.Unchanged != want || ro.Unchanged != want || (ro.Archive == "") != want {
-			t.Fatalf("round %d: unchanged %v by Create, %v (archive %q) by CreateOverFull; want %v", round, rw.Unchanged, ro.Unchanged, ro.Archive, want)
+			t.Fatalf("round %d: unchanged %v by Create, %v (archive %q) by createOverFull; want %v", round, rw.Unchanged, ro.Unchanged, ro.Archive, want)
 		}
 		figures := func(r *Result) Result {
 			c := *r
@@ -202,10 +202,10 @@ func TestCreateOverFullIsCreate(t *testing.T) {
 			return c
 		}
 		if a, b := figures(rw), figures(ro); !reflect.DeepEqual(a, b) {
-			t.Fatalf("round %d: CreateOverFull's result\n%+v\nCreate's\n%+v", round, b, a)
+			t.Fatalf("round %d: createOverFull's result\n%+v\nCreate's\n%+v", round, b, a)
 		}
 		if la, lb := manifestLines(t, byCreate), manifestLines(t, byOver); la != lb {
-			t.Fatalf("round %d: CreateOverFull's lines\n%s\nCreate's\n%s", round, lb, la)
+			t.Fatalf("round %d: createOverFull's lines\n%s\nCreate's\n%s", round, lb, la)
 		}
 		m, err := OpenManifest(byOver)
 		if err != nil {
@@ -249,7 +249,7 @@ func TestLayerTooBig(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "layer.tar.gz")
-		res, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: out, Parent: opened, Layer: true, layerMost: most})
+		res, err := createOver(ctx, dir, WalkOptions{}, CreateOptions{Out: out, Parent: opened, Layer: true, layerMost: most})
 		if _, serr := os.Stat(out); most == 10 && (!errors.Is(err, ErrLayerTooBig) || serr == nil) {
 			t.Fatalf("a layer of every file, at most %d entries: %v, archive written %v", most, err, serr == nil)
 		}
@@ -260,7 +260,7 @@ func TestLayerTooBig(t *testing.T) {
 	rw, ro, byCreate, byOver := createBothWays(t, dir, parent, 10)
 	la, lb := manifestLines(t, byCreate), manifestLines(t, byOver)
 	if ro.Archive == "" || ro.TreeHash != rw.TreeHash || la != lb {
-		t.Fatalf("CreateOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
+		t.Fatalf("createOverFull of a tree too changed for a layer: archive %q, tree %s, want %s; lines\n%s\nCreate's\n%s", ro.Archive, ro.TreeHash, rw.TreeHash, lb, la)
 	}
 	// A tree emptied: what a layer holds of it is the parent's side.
 	emptyButIgnored(t, dir)
@@ -268,15 +268,15 @@ func TestLayerTooBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CreateOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true, layerMost: 10}); !errors.Is(err, ErrLayerTooBig) {
+	if _, err := createOver(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(t.TempDir(), "l.tar.gz"), Parent: opened, Layer: true, layerMost: 10}); !errors.Is(err, ErrLayerTooBig) {
 		t.Fatalf("a layer over a tree emptied: %v, want ErrLayerTooBig", err)
 	}
 }
 
 // createBothWays writes a full snapshot of dir judged against the parent
-// manifest, by Create over it read whole and by CreateOverFull over it
-// opened, and the manifest of each (CreateOverFull's, unless it wrote it).
-// CreateOverFull keeps layerMost entries at most (0: as in production).
+// manifest, by Create over it read whole and by createOverFull over it
+// opened, and the manifest of each (createOverFull's, unless it wrote it).
+// createOverFull keeps layerMost entries at most (0: as in production).
 func createBothWays(t *testing.T, dir, parent string, layerMost int) (byCreate, byOver *Result, createManifest, overManifest string) {
 	t.Helper()
 	ctx := context.Background()
@@ -285,7 +285,7 @@ func createBothWays(t *testing.T, dir, parent string, layerMost int) (byCreate, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if byCreate, err = Create(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(createManifest), "s.tar.gz"), Parent: whole}); err != nil {
+	if byCreate, err = createWalked(ctx, dir, CreateOptions{Out: filepath.Join(filepath.Dir(createManifest), "s.tar.gz"), Parent: whole}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteManifestFile(createManifest, byCreate.Manifest, nil); err != nil {
@@ -295,7 +295,7 @@ func createBothWays(t *testing.T, dir, parent string, layerMost int) (byCreate, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if byOver, err = CreateOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(overManifest), "s.tar.gz"), Parent: opened, layerMost: layerMost}, overManifest); err != nil {
+	if byOver, err = createOverFull(ctx, dir, WalkOptions{}, CreateOptions{Out: filepath.Join(filepath.Dir(overManifest), "s.tar.gz"), Parent: opened, layerMost: layerMost}, overManifest); err != nil {
 		t.Fatal(err)
 	}
 	if byOver.Archive == "" {

@@ -12,7 +12,7 @@ import (
 // planned what to write: they set the totals then.
 type Progress = progress.Counter
 
-// WithProgress returns a context under which Create, CreateFromTree, CreateOver and Restore
+// WithProgress returns a context under which Create and Restore
 // count their work in p.
 func WithProgress(ctx context.Context, p *Progress) context.Context {
 	return progress.With(ctx, progress.Files, p)

@@ -16,7 +16,7 @@ func TestProgress(t *testing.T) {
 	writeTree(t, dir, map[string]string{"a.txt": "12345", "b/c.txt": "123", "d.txt": ""})
 	var p Progress
 	out := filepath.Join(t.TempDir(), "s.tar.gz")
-	if _, err := Create(WithProgress(context.Background(), &p), dir, CreateOptions{Out: out}); err != nil {
+	if _, err := createWalked(WithProgress(context.Background(), &p), dir, CreateOptions{Out: out}); err != nil {
 		t.Fatal(err)
 	}
 	if f, b := p.Done.Load(), p.Bytes.Load(); f != 3 || b != 8 {
@@ -54,7 +54,7 @@ func TestProgressTotals(t *testing.T) {
 	var p Progress
 	out := filepath.Join(snaps, "1")
 	os.MkdirAll(out, 0o755)
-	if _, err := Create(WithProgress(context.Background(), &p), dir, CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Parent: m}); err != nil {
+	if _, err := createWalked(WithProgress(context.Background(), &p), dir, CreateOptions{Out: filepath.Join(out, "snapshot.tar.gz"), Layer: true, Parent: m}); err != nil {
 		t.Fatal(err)
 	}
 	if f, b, tf, tb := p.Done.Load(), p.Bytes.Load(), p.Total.Load(), p.TotalBytes.Load(); f != 2 || b != 10 || tf != f || tb != b || p.Began.Load() == 0 {

@@ -42,8 +42,16 @@ type RestoreOptions struct {
 	// write and change the mode of (the counts stay): a check that the
 	// restore would go through, in memory that does not grow with it.
 	Brief bool
+	// Index, for an archive read whole (no Manifest, no Paths), also
+	// indexes it in the same read, for Create to adopt (CreateOptions.Adopt):
+	// each file's content is hashed as the restore reads it and its place
+	// recorded, in RestoreResult.Index. That is nil when the archive is not
+	// a full snapshot or holds too many entries to index (then it is not
+	// adoptable), and when the restore fails. Index is refused with
+	// Manifest or Paths.
+	Index bool
 
-	index *ArchiveIndex // see RestoreIndexed
+	index *ArchiveIndex // where Index fills in the index
 
 	// Set by tests to force a path the production sizes reach only over
 	// large trees; zero is the production value.
@@ -84,6 +92,8 @@ type RestoreResult struct {
 	LeftIgnored []string `json:"spared_paths,omitempty"`     // not in the snapshot but ignored by its rules, so left alone
 	Inputs      []string `json:"kept_inputs,omitempty"`      // the snapshot's own archive and manifests, in the tree: never deleted or written
 	Unreadable  []string `json:"unreadable_paths,omitempty"` // could not be read, now or when the snapshot was taken: left alone
+	// Index is the archive's index (see RestoreOptions.Index), or nil.
+	Index *ArchiveIndex `json:"-"`
 }
 
 // Changed reports whether the restore changed (or would change) anything
@@ -150,6 +160,9 @@ const (
 // (see sparseArchive). An archive out of walk order (not Rewind's) is
 // copied into walk order first, in TMPDIR (see inWalkOrder).
 func Restore(ctx context.Context, root, archive string, opts RestoreOptions) (*RestoreResult, error) {
+	if opts.Index {
+		return restoreIndexed(ctx, root, archive, opts)
+	}
 	var res *RestoreResult
 	err := withArchiveInOrder(ctx, root, archive, &opts, func(archive string) (err error) {
 		res, err = restore(ctx, root, archive, opts)
@@ -211,24 +224,13 @@ type StoppedError struct{ Err error }
 func (e *StoppedError) Error() string { return e.Err.Error() }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
-// DiffArchive lists the changes between the snapshot in archive and the
-// tree at root, as DiffArchiveEach hands them on.
-func DiffArchive(ctx context.Context, root, archive string, opts RestoreOptions) ([]Change, error) {
-	var out []Change
-	err := DiffArchiveEach(ctx, root, archive, opts, func(ch Change) error {
-		out = append(out, ch)
-		return nil
-	})
-	return out, err
-}
-
-// DiffArchiveEach hands fn the changes between the snapshot in archive and
+// diffArchive hands fn the changes between the snapshot in archive and
 // the tree at root, in path order, comparing file contents byte for byte.
 // They are what a dry run of the restore plans: a plan too big to hold is
 // written to a temporary folder (TMPDIR) as it is made, and its changes
 // handed on as it is read back (see eachChange). An error from fn ends it
 // and is returned.
-func DiffArchiveEach(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
+func diffArchive(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
 	return withArchiveInOrder(ctx, root, archive, &opts, func(archive string) error {
 		p, err := plan(ctx, root, archive, opts.Manifest, opts, false)
 		if err != nil {
@@ -304,7 +306,7 @@ type restorePlan struct {
 	// snapshot replaces, each looked at as the walk went through it.
 	replaceChecked map[string]*replaceCheck
 	rulesOnly      []*Entry
-	// index, when set (RestoreIndexed), gets every entry of the archive
+	// index, when set (RestoreOptions.Index), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
 	// The sizes RestoreOptions sets (tests), else the production ones.

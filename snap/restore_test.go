@@ -76,7 +76,7 @@ func diffStates(a, b map[string]string) string {
 
 func create(t *testing.T, root, out string) *Result {
 	t.Helper()
-	res, err := Create(context.Background(), root, CreateOptions{Out: out})
+	res, err := createWalked(context.Background(), root, CreateOptions{Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,14 +305,14 @@ func testUnchangedNeverWrong(t *testing.T, _ int) {
 	fi, _ := os.Stat(p)
 	os.WriteFile(p, []byte("AAAA"), 0o644)
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
-	res2, err := Create(context.Background(), dir, CreateOptions{Out: filepath.Join(t.TempDir(), "s2.tar.gz"), Parent: res.Manifest})
+	res2, err := createWalked(context.Background(), dir, CreateOptions{Out: filepath.Join(t.TempDir(), "s2.tar.gz"), Parent: res.Manifest})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res2.Unchanged {
 		t.Fatal("a same-tick, same-size write was reported as unchanged")
 	}
-	res3, err := Create(context.Background(), dir, CreateOptions{Out: filepath.Join(t.TempDir(), "s3.tar.gz"), Parent: res2.Manifest})
+	res3, err := createWalked(context.Background(), dir, CreateOptions{Out: filepath.Join(t.TempDir(), "s3.tar.gz"), Parent: res2.Manifest})
 	if err != nil || !res3.Unchanged || res3.TreeHash != res2.TreeHash {
 		t.Fatalf("untouched tree not reported unchanged: %+v %v", res3, err)
 	}

@@ -64,7 +64,7 @@ func TestRestoreFromAnArchiveOutOfWalkOrder(t *testing.T) {
 		if d := diffStates(state(t, src), state(t, empty)); d != "" {
 			t.Fatalf("seed %d: restored into an empty folder:\n%s", seed, d)
 		}
-		changes, err := DiffArchive(ctx, src, archives[0], RestoreOptions{tempDir: tmp, sortRun: perRun})
+		changes, err := Diff(ctx, DiffOptions{FromArchive: archives[0], Root: src, Restore: RestoreOptions{tempDir: tmp, sortRun: perRun}})
 		if err != nil || len(changes) > 0 {
 			t.Fatalf("seed %d: diff of the tree the archive was made of: %v, %v", seed, changes, err)
 		}
@@ -219,7 +219,7 @@ func TestArchiveImplyingFoldersIsCopied(t *testing.T) {
 		var diffs [3][]Change
 		for i := range trees {
 			run(i, func() (err error) {
-				diffs[i], err = DiffArchive(ctx, trees[i], archives[i], optsOf(i, RestoreOptions{}))
+				diffs[i], err = Diff(ctx, DiffOptions{FromArchive: archives[i], Root: trees[i], Restore: optsOf(i, RestoreOptions{})})
 				return err
 			})
 		}

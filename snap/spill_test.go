@@ -490,7 +490,7 @@ func TestDryRunWritesItsPlanOutside(t *testing.T) {
 
 // TestSpilledDiffIsTheHeldDiff lists the changes between an archive and
 // its tree edited every way a restore undoes, with the plan held and
-// written out a few entries a block (DiffArchiveEach reads it back): the
+// written out a few entries a block (diffArchive reads it back): the
 // lists must be the same, in path order, and nothing left in TMPDIR. An
 // error from the caller's function ends the listing and is returned.
 func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
@@ -512,7 +512,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 			}
 			for k, edit := range edits {
 				edit()
-				held, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: 1 << 30})
+				held, err := Diff(context.Background(), DiffOptions{FromArchive: snap.Archive, Root: dir, Restore: RestoreOptions{tempDir: tmp, spillAt: 1 << 30}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -523,7 +523,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				if len(held) <= at {
 					t.Fatalf("edit %d: %d changes, too few to write the plan out %d entries a block", k, len(held), at)
 				}
-				spilled, err := DiffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at})
+				spilled, err := Diff(context.Background(), DiffOptions{FromArchive: snap.Archive, Root: dir, Restore: RestoreOptions{tempDir: tmp, spillAt: at}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -532,7 +532,7 @@ func TestSpilledDiffIsTheHeldDiff(t *testing.T) {
 				}
 				stop := errors.New("stop")
 				n := 0
-				err = DiffArchiveEach(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at}, func(Change) error {
+				err = diffArchive(context.Background(), dir, snap.Archive, RestoreOptions{tempDir: tmp, spillAt: at}, func(Change) error {
 					if n++; n == 3 {
 						return stop
 					}

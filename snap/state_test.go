@@ -50,7 +50,7 @@ func TestStateFoldersLeftAlone(t *testing.T) {
 	archive := filepath.Join(snapDir, "s.tar.gz")
 	t.Setenv("REWIND_HOME", filepath.Join(src, "no-such"))
 	t.Setenv("HOME", filepath.Join(src, "no-such"))
-	res, err := Create(context.Background(), src, CreateOptions{Out: archive})
+	res, err := createWalked(context.Background(), src, CreateOptions{Out: archive})
 	if err != nil {
 		t.Fatal(err)
 	}

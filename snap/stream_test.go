@@ -138,7 +138,7 @@ func layersOverOpenedParents(t *testing.T, recallMax, chunk int) {
 			}
 			opts.Parent = p
 		}
-		res, err := Create(context.Background(), dir, opts)
+		res, err := createWalked(context.Background(), dir, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +147,7 @@ func layersOverOpenedParents(t *testing.T, recallMax, chunk int) {
 			if used := opts.Parent.recall.of(res.Manifest.Entries); used != (open && recalled) {
 				t.Fatalf("layer %d: recall used %v, want %v", i, used, open && recalled)
 			}
-			if changes, err = DiffManifests(opts.Parent, res.Manifest, Folding{}); err != nil {
+			if changes, err = Diff(context.Background(), DiffOptions{From: opts.Parent, To: res.Manifest}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -175,8 +175,8 @@ func layersOverOpenedParents(t *testing.T, recallMax, chunk int) {
 		}
 		if i > 0 {
 			m, _ := ReadManifest(filepath.Join(read, fmt.Sprint(i), "manifest"))
-			ca, err1 := DiffManifests(pr, m, Folding{})
-			cb, err2 := DiffManifests(po, m, Folding{})
+			ca, err1 := Diff(context.Background(), DiffOptions{From: pr, To: m})
+			cb, err2 := Diff(context.Background(), DiffOptions{From: po, To: m})
 			if err1 != nil || err2 != nil || !reflect.DeepEqual(ca, cb) {
 				t.Fatalf("layer %d: changes differ: %v %v\n%v\n%v", i, err1, err2, ca, cb)
 			}

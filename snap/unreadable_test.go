@@ -115,7 +115,7 @@ func testUnreadableEntriesLeftAlone(t *testing.T, spill int) {
 	// So does one from an archive read whole, compared with the tree as the
 	// two are read.
 	archive := filepath.Join(snaps, "s.tar.gz")
-	if _, err := Create(context.Background(), dir, CreateOptions{Out: archive}); err != nil {
+	if _, err := createWalked(context.Background(), dir, CreateOptions{Out: archive}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "secret.key"), []byte("newer secret"), 0o644)

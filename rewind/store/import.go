@@ -128,8 +128,10 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		}
 		// The restore indexes the archive as it reads it (each file's hash
 		// and place): the import's checkpoint takes it as its snapshot.
-		code, x, err := snap.RestoreIndexed(ctx, dir, b.Tree, snap.RestoreOptions{})
-		adopt = x
+		code, err := snap.Restore(ctx, dir, b.Tree, snap.RestoreOptions{Index: true})
+		if code != nil {
+			adopt = code.Index
+		}
 		if err != nil {
 			if !exists {
 				os.RemoveAll(dir) // made here, and nothing of the user's is in it

@@ -203,7 +203,7 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 		return nil, err
 	}
 	res := &RevertResult{Type: "restore", Kind: KindRevert, Checkpoint: cp.ID, TreeChange: TreeChange{DryRun: o.DryRun}}
-	p, err := planRevert(before, after, now, cp, to, o.Markers)
+	p, err := planRevert(ctx, before, after, now, cp, to, o.Markers)
 	if err != nil {
 		return nil, err
 	}
@@ -236,11 +236,11 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 			if after != nil {
 				st.base = manifestState(after)
 			} else {
-				if st.steps, err = snap.DiffManifests(before, bm, snap.Folding{}); err != nil { // by path, as the merge compares
+				if st.steps, err = snap.Diff(ctx, snap.DiffOptions{From: before, To: bm}); err != nil { // by path, as the merge compares
 					return nil, err
 				}
 			}
-			if p, err = planRevert(before, after, st, cp, to, o.Markers); err != nil {
+			if p, err = planRevert(ctx, before, after, st, cp, to, o.Markers); err != nil {
 				return nil, err
 			}
 			res.Plan = &p.RevertPlan
@@ -428,7 +428,7 @@ func (s *Store) treeNow(ctx context.Context, before, after *snap.Manifest, walk 
 	if ref == nil {
 		ref = before
 	}
-	changes, err := snap.DiffManifest(ctx, s.Project, ref, walk)
+	changes, err := snap.Diff(ctx, snap.DiffOptions{From: ref, Root: s.Project, Walk: walk})
 	if err != nil {
 		return stateOf{}, err
 	}
@@ -466,7 +466,7 @@ func (p *revertPlan) conflictError(cp string) error {
 
 // planRevert decides, for every path that changed from before to after
 // (the tree now, in now, when after is nil), what the revert does.
-func planRevert(before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, markers bool) (*revertPlan, error) {
+func planRevert(ctx context.Context, before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, markers bool) (*revertPlan, error) {
 	p := &revertPlan{RevertPlan: RevertPlan{From: cp.ID, Markers: markers, Paths: []RevertPath{}},
 		result: map[string]*snap.Entry{}, content: map[string][]byte{}}
 	if to != nil {
@@ -479,7 +479,7 @@ func planRevert(before, after *snap.Manifest, now stateOf, cp, to *Checkpoint, m
 	steps := now.steps
 	if after != nil {
 		var err error
-		if steps, err = snap.DiffManifests(before, after, snap.Folding{}); err != nil {
+		if steps, err = snap.Diff(ctx, snap.DiffOptions{From: before, To: after}); err != nil {
 			return p, err
 		}
 	}
@@ -751,7 +751,7 @@ func snapshotContent(ctx context.Context, dir string, content map[string][]byte)
 		tree.Entries = append(tree.Entries, snap.Entry{Path: q, Kind: snap.KindFile, Mode: fi.Mode().Perm(), Size: fi.Size(), MTime: fi.ModTime().UnixNano()})
 	}
 	snap.SortEntries(tree.Entries)
-	res, err := snap.CreateFromTree(ctx, root, tree, snap.CreateOptions{Out: filepath.Join(dir, "merged.tar.gz")})
+	res, err := snap.Create(ctx, root, snap.CreateOptions{Tree: tree, Out: filepath.Join(dir, "merged.tar.gz")})
 	if err != nil {
 		return nil, err
 	}

@@ -181,7 +181,7 @@ func (s *Store) changesSince(parent *snap.Manifest, res *snap.Result, stage stri
 		return Changes{Added: res.Files + res.Symlinks}, nil
 	}
 	cur := res.Manifest
-	if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateFull): read as it is compared
+	if cur.File == filepath.Join(stage, ManifestFile) { // written as the walk went (snap.CreateOptions.ManifestTo): read as it is compared
 		var err error
 		if cur, err = snap.OpenManifest(cur.File); err != nil {
 			return Changes{}, err
@@ -207,7 +207,7 @@ func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveO
 		parentc := s.checkParent(newest, k)
 		walk, err := s.walkOptions()
 		if err == nil {
-			res, err = snap.CreateFull(ctx, s.Project, walk, snap.CreateOptions{Out: layerFile, Limits: s.Limits()}, filepath.Join(stage, ManifestFile))
+			res, err = snap.Create(ctx, s.Project, snap.CreateOptions{Walk: walk, Out: layerFile, Limits: s.Limits(), ManifestTo: filepath.Join(stage, ManifestFile)})
 		}
 		p := <-parentc
 		if err != nil {
@@ -235,11 +235,11 @@ func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveO
 		}
 		err = snap.ErrNotAdoptable
 		if parent == nil && damage == nil {
-			res, err = snap.CreateFromArchive(ctx, tree, opts.adopt, snap.CreateOptions{Out: layerFile, Limits: s.Limits()})
+			res, err = snap.Create(ctx, s.Project, snap.CreateOptions{Tree: tree, Adopt: opts.adopt, Out: layerFile, Limits: s.Limits()})
 		}
 		if errors.Is(err, snap.ErrNotAdoptable) {
-			res, err = snap.CreateFromTree(ctx, s.Project, tree, snap.CreateOptions{
-				Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
+			res, err = snap.Create(ctx, s.Project, snap.CreateOptions{
+				Tree: tree, Out: layerFile, Parent: base, Layer: !opts.Full, Reuse: !opts.Full, Limits: s.Limits(),
 			})
 		}
 		if err != nil {
@@ -250,8 +250,8 @@ func (s *Store) snapshotTree(ctx context.Context, newest *Checkpoint, opts SaveO
 }
 
 // layerOver takes the snapshot of a save that lays a layer over the newest
-// checkpoint, comparing the tree with it as the walk goes (snap.CreateOver:
-// the tree is not held), while the newest checkpoint's chain is checked.
+// checkpoint, comparing the tree with it as the walk goes (snap.Create
+// without a Tree: the tree is not held), while the newest checkpoint's chain is checked.
 // It returns a nil Result where such a save does not apply (no checkpoint,
 // --full, an import, a chain that takes no more layers, a tree that
 // differs from it in too many entries: snap.ErrLayerTooBig) or the chain
@@ -272,8 +272,8 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	}
 	checked := make(chan error, 1)
 	go func() { checked <- k.CheckSnapshot(parent) }() // read only where the verified file does not vouch
-	res, err := snap.CreateOver(ctx, s.Project, walk, snap.CreateOptions{
-		Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
+	res, err := snap.Create(ctx, s.Project, snap.CreateOptions{
+		Walk: walk, Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
 	})
 	if damage := <-checked; damage != nil {
 		if err == nil && res.Archive != "" {
@@ -362,7 +362,7 @@ func stageSnapshot(stage string, res *snap.Result, parent *snap.Manifest) error 
 		return nil
 	}
 	if res.Manifest.File == filepath.Join(stage, ManifestFile) {
-		return nil // written as the tree was walked (snap.CreateFull)
+		return nil // written as the tree was walked (snap.CreateOptions.ManifestTo)
 	}
 	var layerParent *snap.Manifest
 	if res.Layer {

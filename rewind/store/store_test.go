@@ -1074,7 +1074,7 @@ func TestCopilotForkFolderMovesWhole(t *testing.T) {
 }
 
 // TestFirstSaveWrittenAsItWalks: the first checkpoint's archive and
-// manifest are written as the tree is walked (snap.CreateFull): its
+// manifest are written as the tree is walked (snap.CreateOptions.ManifestTo): its
 // manifest reads back as the tree, counts every file and symlink as added
 // (as a diff against nothing does), validates, and restores the tree.
 func TestFirstSaveWrittenAsItWalks(t *testing.T) {
@@ -1091,7 +1091,7 @@ func TestFirstSaveWrittenAsItWalks(t *testing.T) {
 	if m.Header.TreeHash != c.Snapshot.TreeHash || len(m.Entries) != c.Snapshot.Files+c.Snapshot.Dirs+c.Snapshot.Symlinks {
 		t.Fatalf("manifest holds %d entries (%s), metadata says %+v", len(m.Entries), m.Header.TreeHash, c.Snapshot)
 	}
-	changes, err := snap.DiffManifests(&snap.Manifest{}, m, snap.Folding{})
+	changes, err := snap.Diff(context.Background(), snap.DiffOptions{From: &snap.Manifest{}, To: m})
 	if err != nil {
 		t.Fatal(err)
 	}

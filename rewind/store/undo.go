@@ -52,7 +52,7 @@ var errFound = errors.New("found")
 // Diff hands fn what changed from checkpoint from to checkpoint to, or,
 // when to is nil, to the project's tree as it is now (walked with the
 // project's ignore patterns, as a save would), in path order and as they
-// are found (see snap.DiffManifestEach). An error from fn ends it and is
+// are found (see snap.DiffEach). An error from fn ends it and is
 // returned.
 func (s *Store) Diff(ctx context.Context, from, to *Checkpoint, fn func(snap.Change) error) error {
 	old, err := snap.OpenManifest(from.ManifestPath()) // (compared in walk order: not held)
@@ -64,11 +64,11 @@ func (s *Store) Diff(ctx context.Context, from, to *Checkpoint, fn func(snap.Cha
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: %w", to.ID, err)
 		}
-		return snap.DiffManifestsEach(old, cur, snap.ProbeFolding(s.Project), fn)
+		return snap.DiffEach(ctx, snap.DiffOptions{From: old, To: cur, Fold: snap.ProbeFolding(s.Project)}, fn)
 	}
 	walk, err := s.walkOptions()
 	if err != nil {
 		return err
 	}
-	return snap.DiffManifestEach(ctx, s.Project, old, walk, fn)
+	return snap.DiffEach(ctx, snap.DiffOptions{From: old, Root: s.Project, Walk: walk}, fn)
 }

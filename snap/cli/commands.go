@@ -64,19 +64,20 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 	if opts.Parent == nil {
 		// A full snapshot is archived, and its manifest written, as the tree
 		// is walked: not held.
-		res, err := snap.CreateFull(ctx, c.root, snap.WalkOptions{}, opts, c.manifest)
+		opts.ManifestTo = c.manifest
+		res, err := snap.Create(ctx, c.root, opts)
 		if err != nil {
 			return err
 		}
 		return e.out.Encode(res)
 	}
 	// The tree is compared with the parent as it is walked, not held: a
-	// layer over it (CreateOver), or a full snapshot that is written only
-	// when something changed (CreateOverFull, which then writes the
-	// manifest itself).
-	walk := snap.WalkOptions{Entries: opts.Parent.Header.Files + opts.Parent.Header.Dirs + opts.Parent.Header.Symlinks}
+	// layer over it, or a full snapshot that is written only when
+	// something changed (which then writes the manifest itself).
+	opts.Walk = snap.WalkOptions{Entries: opts.Parent.Header.Files + opts.Parent.Header.Dirs + opts.Parent.Header.Symlinks}
 	if !opts.Layer {
-		res, err := snap.CreateOverFull(ctx, c.root, walk, opts, c.manifest)
+		opts.ManifestTo = c.manifest
+		res, err := snap.Create(ctx, c.root, opts)
 		if err != nil {
 			return err
 		}
@@ -87,11 +88,11 @@ func (c *createCmd) Exec(ctx context.Context, e *env, _ []string) error {
 		}
 		return e.out.Encode(res)
 	}
-	res, err := snap.CreateOver(ctx, c.root, walk, opts)
+	res, err := snap.Create(ctx, c.root, opts)
 	if errors.Is(err, snap.ErrLayerTooBig) {
 		// Most of the tree changed: a full snapshot, written as it walks.
-		opts.Parent, opts.Layer = nil, false
-		if res, err = snap.CreateFull(ctx, c.root, walk, opts, c.manifest); err != nil {
+		opts.Parent, opts.Layer, opts.ManifestTo = nil, false, c.manifest
+		if res, err = snap.Create(ctx, c.root, opts); err != nil {
 			return err
 		}
 		return e.out.Encode(res)
@@ -168,10 +169,10 @@ func (c *diffCmd) Exec(ctx context.Context, e *env, _ []string) error {
 			return err
 		}
 		// (handed on as the tree is walked and m read: neither held)
-		return snap.DiffManifestEach(ctx, c.root, m, snap.WalkOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
+		return snap.DiffEach(ctx, snap.DiffOptions{From: m, Root: c.root}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 	}
 	// (handed on as the plan is read back: a plan too big to hold is written to TMPDIR)
-	return snap.DiffArchiveEach(ctx, c.root, c.from, snap.RestoreOptions{}, func(ch snap.Change) error { return e.out.Encode(&ch) })
+	return snap.DiffEach(ctx, snap.DiffOptions{FromArchive: c.from, Root: c.root}, func(ch snap.Change) error { return e.out.Encode(&ch) })
 }
 
 type lsCmd struct{ from string }
