@@ -14,6 +14,7 @@ import (
 // leaves nothing behind: where both places share a file system (a rename), and across file
 // systems (a copy, as root with a tmpfs for Rewind's home).
 func TestMoveBetweenModes(t *testing.T) {
+	t.Parallel()
 	for _, across := range []bool{false, true} {
 		name := "one file system"
 		if across {
