@@ -90,6 +90,7 @@ func writeTar(t *testing.T, ms []tarMember) string {
 }
 
 func TestBundleRoundTrip(t *testing.T) {
+	t.Parallel()
 	out, ms := exportFixture(t)
 	var names []string
 	for _, m := range ms {
@@ -111,6 +112,7 @@ func TestBundleRoundTrip(t *testing.T) {
 // Every way an archive can be wrong is refused by bundle.Open, as a
 // bundle.Error, before anything is made of it.
 func TestBundleRefused(t *testing.T) {
+	t.Parallel()
 	_, ms := exportFixture(t)
 	top := ms[0].hdr.Name[:strings.IndexByte(ms[0].hdr.Name, '/')]
 	edit := func(name string, f func(m *tarMember)) []tarMember {
@@ -156,6 +158,7 @@ func TestBundleRefused(t *testing.T) {
 }
 
 func TestClaudeProjectName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/home/me/my proj": "-home-me-my-proj",
 		"/tmp/a.b_c":       "-tmp-a-b-c",

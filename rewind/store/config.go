@@ -38,7 +38,7 @@ func (s *Store) loadConfig() *loadedConfig {
 	s.configOnce.Do(func() {
 		c := &loadedConfig{}
 		var err error
-		c.config, err = layout.LoadConfig(layout.UserHome(), s.Dir)
+		c.config, err = layout.LoadConfig(s.Homes.Rewind, s.Dir)
 		if err != nil {
 			c.err = fmt.Errorf("config: %w; fix or remove it", err)
 		} else if len(c.config.Limits) > 0 {
@@ -60,14 +60,22 @@ func (s *Store) walkOptions() (snap.WalkOptions, error) {
 }
 
 // DefaultMode is where a new store goes: the global config's mode, else global
-// (layout.Config.NewStoreMode). A broken global config counts as none.
-func DefaultMode() layout.Mode {
-	c, _ := layout.LoadConfig(layout.UserHome(), "")
+// (layout.Config.NewStoreMode). A broken global config counts as none. It
+// is EnvHomes().DefaultMode.
+func DefaultMode() layout.Mode { return EnvHomes().DefaultMode() }
+
+// DefaultMode is where a new store goes in the homes h (see the package's
+// DefaultMode).
+func (h Homes) DefaultMode() layout.Mode {
+	c, _ := layout.LoadConfig(h.Rewind, "")
 	return c.NewStoreMode()
 }
 
 // GlobalConfigPath is ~/.rewind/config.json.
-func GlobalConfigPath() string { return layout.GlobalConfig(layout.UserHome()) }
+func GlobalConfigPath() string { return EnvHomes().GlobalConfigPath() }
+
+// GlobalConfigPath is the global config.json in the homes h.
+func (h Homes) GlobalConfigPath() string { return layout.GlobalConfig(h.Rewind) }
 
 // ProjectConfigPath is the store's config.json.
 func (s *Store) ProjectConfigPath() string { return s.path(layout.ConfigFile) }

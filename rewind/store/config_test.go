@@ -15,6 +15,7 @@ import (
 // before it (it used to compare without the patterns, see the ignored file
 // as a change, and pick the newest).
 func TestUndoWalksWithTheIgnorePatterns(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	write(t, s.Dir, "config.json", `{"version": 1, "ignore": ["*.log"]}`)
 	write(t, s.Project, "x.txt", "1")
@@ -37,6 +38,7 @@ func TestUndoWalksWithTheIgnorePatterns(t *testing.T) {
 // TestUndoReportsWhatItCannotCompare: an unreadable manifest of the newest
 // checkpoint is an error naming it, not a silent guess.
 func TestUndoReportsWhatItCannotCompare(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	save(t, s, SaveOptions{})
 	write(t, s.Project, "x.txt", "2")
@@ -54,10 +56,11 @@ func TestUndoReportsWhatItCannotCompare(t *testing.T) {
 // command that walks the tree (its ignore patterns would be lost), with the
 // file named; reading the store does not need it.
 func TestBrokenConfigStopsWhatWalks(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	c := save(t, s, SaveOptions{})
 	write(t, s.Dir, "config.json", "{\"ignore\": [\"*.log\",]}")
-	fresh, err := Open(s.Project)
+	fresh, err := s.Homes.Open(s.Project)
 	if err != nil {
 		t.Fatal(err)
 	}

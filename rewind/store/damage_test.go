@@ -119,7 +119,7 @@ func cloneStore(t *testing.T, s *Store) *Store {
 	if out, err := exec.Command("cp", "-a", s.Project, dst).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v %s", err, out)
 	}
-	return &Store{Dir: filepath.Join(dst, layout.ProjectStore), Project: dst, Mode: s.Mode}
+	return &Store{Dir: filepath.Join(dst, layout.ProjectStore), Project: dst, Mode: s.Mode, Homes: s.Homes}
 }
 
 // restoresWhole reports whether checkpoint id of s restores — tree and
@@ -128,7 +128,7 @@ func cloneStore(t *testing.T, s *Store) *Store {
 func restoresWhole(t *testing.T, s *Store, id, want string) error {
 	t.Helper()
 	empty := t.TempDir()
-	c := &Store{Dir: s.Dir, Project: empty, Mode: s.Mode, LockWait: s.LockWait} // s's store, restoring elsewhere
+	c := &Store{Dir: s.Dir, Project: empty, Mode: s.Mode, LockWait: s.LockWait, Homes: s.Homes} // s's store, restoring elsewhere
 	cp, err := c.Load(id)
 	if err != nil {
 		return err
@@ -151,6 +151,7 @@ func restoresWhole(t *testing.T, s *Store, id, want string) error {
 // flags is refused before anything changes; a save after the damage builds
 // on nothing damaged, and restores.
 func TestValidateAndRestoreAgree(t *testing.T) {
+	t.Parallel()
 	base, trees := chainStore(t)
 	files := storeFiles(base)
 	kinds := []string{"removed", "truncated", "a flipped byte", "garbage"}
@@ -197,6 +198,7 @@ func TestValidateAndRestoreAgree(t *testing.T) {
 // that restore, undo-restore brings the user's newer file back, and
 // save --full on an unchanged tree writes a full snapshot of its own.
 func TestSavesNeverBuildOnADamagedChain(t *testing.T) {
+	t.Parallel()
 	s, _ := chainStore(t)
 	cps, _, _ := s.List()
 	os.Remove(filepath.Join(s.layersDir(), cps[2].ID+".tar.gz")) // a layer in the middle, which sub/deep.txt is read from

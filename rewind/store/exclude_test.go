@@ -17,6 +17,7 @@ import (
 // the entry — and a save outside a repository makes none. git status and
 // git add -A see nothing of the store, and the entry is written once.
 func TestStoreOutOfGitWhateverTheOrder(t *testing.T) {
+	t.Parallel()
 	git := func(t *testing.T, dir string, args ...string) string {
 		t.Helper()
 		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput()
@@ -30,22 +31,22 @@ func TestStoreOutOfGitWhateverTheOrder(t *testing.T) {
 		// setup makes the project (returned, with its work tree's top) and
 		// its store, and the repository whose exclude file lacks the store
 		// when the save comes.
-		setup func(t *testing.T, root string) (project, top string)
+		setup func(t *testing.T, h Homes, root string) (project, top string)
 		entry string // the line the exclude file gets
 	}{
-		{"git init after rewind init", func(t *testing.T, root string) (string, string) {
-			initStore(t, root)
+		{"git init after rewind init", func(t *testing.T, h Homes, root string) (string, string) {
+			initStore(t, h, root)
 			git(t, root, "init", "-q")
 			return root, root
 		}, "/.agent/rewind/"},
-		{"git init above the project after rewind init", func(t *testing.T, root string) (string, string) {
+		{"git init above the project after rewind init", func(t *testing.T, h Homes, root string) (string, string) {
 			p := filepath.Join(root, "sub[1]", "proj")
 			os.MkdirAll(p, 0o755)
-			initStore(t, p)
+			initStore(t, h, p)
 			git(t, root, "init", "-q")
 			return p, root
 		}, `/sub\[1]/proj/.agent/rewind/`},
-		{"linked worktree", func(t *testing.T, root string) (string, string) {
+		{"linked worktree", func(t *testing.T, h Homes, root string) (string, string) {
 			main := filepath.Join(root, "main")
 			os.MkdirAll(main, 0o755)
 			git(t, main, "init", "-q")
@@ -54,7 +55,7 @@ func TestStoreOutOfGitWhateverTheOrder(t *testing.T) {
 			git(t, main, "commit", "-qm", "a")
 			wt := filepath.Join(root, "wt")
 			git(t, main, "worktree", "add", "-q", wt)
-			initStore(t, wt)
+			initStore(t, h, wt)
 			exclude := filepath.Join(main, ".git", "info", "exclude")
 			if !strings.Contains(read(t, exclude), "\n/.agent/rewind/\n") {
 				t.Fatalf("init left the store out of the shared exclude file:\n%s", read(t, exclude))
@@ -62,20 +63,18 @@ func TestStoreOutOfGitWhateverTheOrder(t *testing.T) {
 			os.WriteFile(exclude, nil, 0o644) // (as an older Rewind, or a failed init, left it)
 			return wt, wt
 		}, "/.agent/rewind/"},
-		{"no repository", func(t *testing.T, root string) (string, string) {
-			initStore(t, root)
+		{"no repository", func(t *testing.T, h Homes, root string) (string, string) {
+			initStore(t, h, root)
 			return root, ""
 		}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			home := t.TempDir()
-			t.Setenv("HOME", home)
-			t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-			t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+			t.Parallel()
+			h := testHomes(t)
 			root := t.TempDir()
-			project, top := tt.setup(t, root)
+			project, top := tt.setup(t, h, root)
 			write(t, project, "main.go", "package main\n")
-			s, err := Open(project)
+			s, err := h.Open(project)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,10 +107,10 @@ func TestStoreOutOfGitWhateverTheOrder(t *testing.T) {
 	}
 }
 
-// initStore makes a project-mode store in dir.
-func initStore(t *testing.T, dir string) {
+// initStore makes a project-mode store in dir, in the homes h.
+func initStore(t *testing.T, h Homes, dir string) {
 	t.Helper()
-	if _, _, err := Init(dir, layout.ModeProject); err != nil {
+	if _, _, err := h.Init(dir, layout.ModeProject); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -328,7 +327,7 @@ func (s *Store) ExportPath(cp *Checkpoint, wd string) (string, error) {
 	if !underDir(realPath(wd), realPath(s.Project)) {
 		return exportName(wd, cp), nil
 	}
-	dir, err := ExportsDir()
+	dir, err := s.Homes.exportsDir()
 	if err != nil {
 		return "", err
 	}
@@ -336,25 +335,6 @@ func (s *Store) ExportPath(cp *Checkpoint, wd string) (string, error) {
 		return "", fmt.Errorf("exports folder: %w", err)
 	}
 	return exportName(dir, cp), nil
-}
-
-// ExportsDir is the user's folder for the exports of checkpoints taken
-// inside a project: on macOS ~/Library/Application Support/rewind/exports;
-// elsewhere $XDG_DATA_HOME/rewind/exports, or ~/.local/share/rewind/exports
-// when that is unset (or not an absolute path, as the XDG spec has it).
-func ExportsDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("exports folder: %w", err)
-	}
-	data := filepath.Join(home, ".local", "share")
-	switch xdg := os.Getenv("XDG_DATA_HOME"); {
-	case runtime.GOOS == "darwin":
-		data = filepath.Join(home, "Library", "Application Support")
-	case filepath.IsAbs(xdg):
-		data = xdg
-	}
-	return filepath.Join(data, "rewind", "exports"), nil
 }
 
 // underDir reports whether path is dir or lies inside it (both clean and

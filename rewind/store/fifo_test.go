@@ -31,7 +31,7 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 // hook, the hook still takes its checkpoint of the tree, records why the
 // transcript is not in it, and later hooks do too.
 func TestNonRegularTranscriptsNeverBlock(t *testing.T) {
-	s := project(t)
+	s := envProject(t)
 	fifo := agentTranscript(t, "t.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)

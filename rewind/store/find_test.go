@@ -15,6 +15,7 @@ import (
 // newest mention, never a restore backup), an id or unique id prefix, then a
 // pin label, then a description, whole.
 func TestResolveWords(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	prompt := func(text string) *Checkpoint {
 		return save(t, s, SaveOptions{Trigger: Trigger{Kind: TriggerHook, Event: hookd.EventPrompt, Prompt: text}})
@@ -61,6 +62,7 @@ func TestResolveWords(t *testing.T) {
 // TestBackByWordsInAgent: back :/TEXT run by the agent counts as back N does there — the
 // running prompt is the newest, written or not — and finds it by its words too.
 func TestBackByWordsInAgent(t *testing.T) {
+	t.Parallel()
 	data := fixtureBytes(t)
 	for _, written := range []bool{false, true} {
 		t.Run(fmt.Sprint("written=", written), func(t *testing.T) {

@@ -37,17 +37,22 @@ type ForgottenTitles struct {
 // match); a line goes only when both its session id and its title are what
 // Rewind wrote (fork.ForgetTitles), and only from the index of a fork whose
 // recorded path lies in its agent's session folders. It returns one entry
-// per index it took lines out of.
-func ForgetGoneForkTitles() ([]ForgottenTitles, error) {
+// per index it took lines out of. It reads the registry of the homes the
+// environment names (EnvHomes).
+func ForgetGoneForkTitles() ([]ForgottenTitles, error) { return EnvHomes().ForgetGoneForkTitles() }
+
+// ForgetGoneForkTitles is the package's ForgetGoneForkTitles for the stores
+// the registry in the homes h records.
+func (h Homes) ForgetGoneForkTitles() ([]ForgottenTitles, error) {
 	type key struct{ agent, index string }
 	titles := map[key]map[string]string{}
 	var order []key
-	for _, dir := range registeredStores() {
-		h, err := (&Store{Dir: dir}).History()
+	for _, dir := range h.registeredStores() {
+		hist, err := (&Store{Dir: dir, Homes: h}).History()
 		if err != nil {
 			continue // (a store the user removed, or damaged: validate says why)
 		}
-		for _, f := range h.Forks() {
+		for _, f := range hist.Forks() {
 			if f.Agent == "" || f.SessionID == "" || f.Title == "" || !f.Gone() || jsonl.CheckTranscriptPath(f.Agent, f.Path) != nil {
 				continue
 			}
@@ -84,8 +89,8 @@ func ForgetGoneForkTitles() ([]ForgottenTitles, error) {
 // registeredStores are the folders of the stores this user's Rewind made,
 // as the registry records them, each holding the id the registry names it
 // by; sorted.
-func registeredStores() []string {
-	reg := layout.Registry(layout.UserHome())
+func (h Homes) registeredStores() []string {
+	reg := layout.Registry(h.Rewind)
 	names, _ := filepath.Glob(filepath.Join(reg, "*.json"))
 	var dirs []string
 	for _, name := range names {

@@ -11,6 +11,7 @@ import (
 // still listed still restores, and the newest — what the next save builds
 // on — always does when it did.
 func TestGCKeepsWhatDamagedCheckpointsNeed(t *testing.T) {
+	t.Parallel()
 	base, trees := chainStore(t)
 	kinds := []string{"removed", "truncated", "a flipped byte", "garbage"}
 	for i, f := range storeFiles(base) {
@@ -44,6 +45,7 @@ func TestGCKeepsWhatDamagedCheckpointsNeed(t *testing.T) {
 // metadata.json in the middle of a chain, then gc --keep 1. gc deletes
 // nothing older than it, says why, and the newest still restores.
 func TestGCAroundUnreadableMetadata(t *testing.T) {
+	t.Parallel()
 	s, trees := chainStore(t)
 	cps, _, _ := s.List() // newest first
 	os.WriteFile(filepath.Join(cps[1].Dir, MetadataFile), []byte("{not json"), 0o644)

@@ -109,6 +109,7 @@ func TestGCRebasesEachSurvivorOnce(t *testing.T) {
 // at a hook) gc deletes a round at a time, at least one per run; between
 // runs every checkpoint left is whole, and later runs catch up.
 func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
+	t.Parallel()
 	s, cps, holds := batchStore(t, 24)
 	for run := 1; ; run++ {
 		res, err := s.GC(ctx, GCOptions{Keep: 3, Budget: time.Nanosecond, Round: 5})
@@ -135,6 +136,7 @@ func TestGCBudgetDeletesInRoundsAndCatchesUp(t *testing.T) {
 // (a pinned checkpoint whose parent went): what it opened to plan is
 // opened again, not read from the chain an earlier round deleted.
 func TestGCRoundsOpenManifestsAgain(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	big := make([]byte, 64<<10)
 	rand.New(rand.NewSource(2)).Read(big) // (a base the small layers do not outgrow)

@@ -39,7 +39,7 @@ func (s *Store) recordGlobal() error {
 // recordPaths writes the records outside the store that lead s.Project to it: the project
 // index entry and, when the project is a repository's top, the repository's mark.
 func (s *Store) recordPaths() error {
-	home := layout.UserHome()
+	home := s.Homes.Rewind
 	id := s.storeID()
 	if idx := layout.ProjectIndex(home, s.Project); layout.ReadStoreID(idx) != id {
 		if err := os.MkdirAll(filepath.Dir(idx), layout.DirMode); err != nil {
@@ -66,7 +66,7 @@ func (s *Store) follow() error {
 		return fmt.Errorf("open store %s: %w", s.Dir, err)
 	}
 	old := string(bytes.TrimSpace(recorded))
-	home := layout.UserHome()
+	home := s.Homes.Rewind
 	marked := true
 	if gd := gitdir.Of(s.Project); gd != "" {
 		marked = layout.ReadStoreID(filepath.Join(gd, layout.GitMark)) == s.storeID()
@@ -87,8 +87,12 @@ func (s *Store) follow() error {
 
 // Attach makes the global store recorded for a project that was at old the store of project: a
 // project moved to another folder that is no repository (a repository's mark finds its store
-// by itself). project must have no store of its own.
-func Attach(project, old string) (*Store, error) {
+// by itself). project must have no store of its own. It uses the homes the
+// environment names (EnvHomes).
+func Attach(project, old string) (*Store, error) { return EnvHomes().Attach(project, old) }
+
+// Attach is the package's Attach in the homes h.
+func (h Homes) Attach(project, old string) (*Store, error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return nil, err
@@ -96,7 +100,7 @@ func Attach(project, old string) (*Store, error) {
 	if old, err = filepath.Abs(old); err != nil {
 		return nil, err
 	}
-	home := layout.UserHome()
+	home := h.Rewind
 	if dir, _, ok := layout.FindStore(home, abs); ok {
 		return nil, fmt.Errorf("%s has a store already (%s)", abs, dir)
 	}
@@ -110,7 +114,7 @@ func Attach(project, old string) (*Store, error) {
 			return nil, fmt.Errorf("%w: no global store is recorded for %s", ErrNoStore, old)
 		}
 	}
-	s := &Store{Dir: dir, Project: abs, Mode: layout.ModeGlobal}
+	s := &Store{Dir: dir, Project: abs, Mode: layout.ModeGlobal, Homes: h}
 	if err := s.trust(); err != nil {
 		return nil, err
 	}

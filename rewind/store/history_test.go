@@ -73,6 +73,7 @@ func randomHistory(rng *rand.Rand, n int) History {
 // restores from — in random histories, and in the ones the rule is
 // subtle about.
 func TestInReachIsWhatUndoAndRedoReach(t *testing.T) {
+	t.Parallel()
 	entry := func(id string, kind RestoreKind, undoneBy string) HistoryEntry {
 		return HistoryEntry{ID: id, Kind: kind, BackupCheckpoint: id, UndoneBy: undoneBy}
 	}

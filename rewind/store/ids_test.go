@@ -11,6 +11,7 @@ import (
 // NewestIDs counts what IDs lists and gives its newest, newest first,
 // whatever order the folder reads in.
 func TestNewestIDs(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	var want []string
 	for _, id := range []string{"20261123_101010_002", "20261123_101010_010", "20261122_235959_001", "20261123_101010_001", "20261123_090000_003"} {
@@ -37,6 +38,7 @@ func TestNewestIDs(t *testing.T) {
 // while the clock ran ahead) and after it steps back a day, well past 999
 // ids in one second.
 func TestNewIDWhenTheClockIsBehind(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 11, 22, 14, 30, 52, 0, time.UTC)
 	for _, tc := range []struct {
 		name  string
@@ -106,6 +108,7 @@ func TestNewIDWhenTheClockIsBehind(t *testing.T) {
 // seconds — 20261122_143052_1000 after _999 — : they sort by their count,
 // @0 names the newest, and the next id sorts after them.
 func TestIDsPastACountOf999(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	a := save(t, s, SaveOptions{Description: "a"})
 	write(t, s.Project, "x", "1")

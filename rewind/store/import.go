@@ -41,6 +41,9 @@ type ImportOptions struct {
 	// SHA256, when set, is the archive's SHA-256 as its sender gave it: an
 	// archive that differs is refused.
 	SHA256 string
+	// Homes are the homes of the folder's store; zero: those the
+	// environment names (EnvHomes).
+	Homes Homes
 }
 
 // ImportResult is what Import did.
@@ -116,6 +119,10 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 	if !empty && !o.Force {
 		return nil, &NotEmptyError{Dir: dir}
 	}
+	homes := o.Homes
+	if homes == (Homes{}) {
+		homes = EnvHomes()
+	}
 	var s *Store
 	var adopt *snap.ArchiveIndex
 	if empty {
@@ -146,7 +153,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		if dir, err = filepath.EvalSymlinks(dir); err == nil {
 			res.Dir = dir
 		}
-		if s, res.StoreCreated, err = openOrInit(res.Dir); err != nil {
+		if s, res.StoreCreated, err = openOrInit(homes, res.Dir); err != nil {
 			return res, err
 		}
 	} else {
@@ -154,7 +161,7 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		if dir, err = filepath.EvalSymlinks(dir); err == nil {
 			res.Dir = dir
 		}
-		if s, res.StoreCreated, err = openOrInit(res.Dir); err != nil {
+		if s, res.StoreCreated, err = openOrInit(homes, res.Dir); err != nil {
 			return nil, err
 		}
 		if err := s.importTree(ctx, b, res); err != nil {
@@ -229,12 +236,13 @@ func (s *Store) importTree(ctx context.Context, b *bundle.Archive, res *ImportRe
 	return err
 }
 
-// openOrInit opens dir's store, or makes one as 'rewind init' does.
-func openOrInit(dir string) (*Store, bool, error) {
-	if s, err := Open(dir); err == nil {
+// openOrInit opens dir's store in the homes h, or makes one as 'rewind
+// init' does.
+func openOrInit(h Homes, dir string) (*Store, bool, error) {
+	if s, err := h.Open(dir); err == nil {
 		return s, false, nil
 	}
-	return Init(dir, DefaultMode())
+	return h.Init(dir, h.DefaultMode())
 }
 
 // folderState tells whether dir is empty (or absent) and whether it exists.

@@ -12,6 +12,7 @@ import (
 
 // geminiProject finds a project's slug as Gemini CLI does, and claims one as it does.
 func TestGeminiProject(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	write := func(rel, data string) {
 		t.Helper()

@@ -25,6 +25,7 @@ func indexAgrees(t *testing.T, s *Store) {
 // retention under a budget plans from it in rounds, keeps it current, and
 // leaves every survivor whole and no archive that only the deleted read.
 func TestRetentionFromTheIndex(t *testing.T) {
+	t.Parallel()
 	s, cps, holds := batchStore(t, 20)
 	indexAgrees(t, s)
 	for run := 0; ; run++ {
@@ -59,6 +60,7 @@ func TestRetentionFromTheIndex(t *testing.T) {
 // to delete: retention reads the store as gc does (or, finding the lie only
 // when it reads, deletes nothing and drops the index), and writes it anew.
 func TestRetentionDistrustsTheIndex(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		change func(t *testing.T, s *Store, b string) string
@@ -108,6 +110,7 @@ func TestRetentionDistrustsTheIndex(t *testing.T) {
 // TestRetentionStopsAtDamage: a checkpoint retention would delete whose
 // metadata does not read stops it, as it stops gc: nothing older goes.
 func TestRetentionStopsAtDamage(t *testing.T) {
+	t.Parallel()
 	s, cps, _ := batchStore(t, 8)
 	os.WriteFile(cps[3].Dir+"/metadata.json", []byte("{"), 0o644)
 	if _, err := s.GC(ctx, GCOptions{Keep: 2, Budget: time.Minute}); err != nil {

@@ -24,7 +24,7 @@ func TestLockSaysWhoHoldsItAndGivesUp(t *testing.T) {
 
 	t.Setenv("REWIND_LOCK_WAIT", "2s")
 	var told []string
-	waiter := &Store{Dir: s.Dir, Project: s.Project, Mode: s.Mode, Waiting: func(h string) { told = append(told, h) }}
+	waiter := &Store{Dir: s.Dir, Project: s.Project, Mode: s.Mode, Homes: s.Homes, Waiting: func(h string) { told = append(told, h) }}
 	start := time.Now()
 	_, err = waiter.Lock(ctx)
 	took := time.Since(start)

@@ -38,6 +38,7 @@ func asVersion1(t *testing.T, raw []byte) []byte {
 // it was meant, and rewritten (a pin) with today's name, its checksum anew.
 // What Save and Pin leave in memory is what the file says, sum and all.
 func TestMetadataOfAnEarlierVersion(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tr := filepath.Join(t.TempDir(), "s.jsonl")
 	if err := os.WriteFile(tr, fixtureBytes(t), 0o600); err != nil {

@@ -245,7 +245,7 @@ func TestStoreAgainstModel(t *testing.T) {
 }
 
 func runModel(t *testing.T, rng *rand.Rand, steps int) {
-	s := project(t)
+	s := envProject(t)
 	tp := agentTranscript(t, "1cbbde27-5fcc-4652-9047-4142f5f1912c.jsonl")
 	data := fixtureBytes(t)
 	ts := turns(t, fixture)
@@ -392,7 +392,7 @@ func runModel(t *testing.T, rng *rand.Rand, steps int) {
 					t.Fatal(err)
 				}
 			}
-			hook := &Store{Dir: s.Dir, Project: s.Project, Mode: s.Mode} // (a hook's process reads the config anew)
+			hook := &Store{Dir: s.Dir, Project: s.Project, Mode: s.Mode, Homes: s.Homes} // (a hook's process reads the config anew)
 			l, err := hook.Lock(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -523,7 +523,7 @@ func checkModel(t *testing.T, s *Store, m *storeModel, gcd bool, fail func(strin
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) > 0 {
 		fail("validate after gc: %+v %v", probs, err)
 	}
-	elsewhere := &Store{Dir: s.Dir, Project: t.TempDir(), Mode: s.Mode} // the store, restoring into an empty folder
+	elsewhere := &Store{Dir: s.Dir, Project: t.TempDir(), Mode: s.Mode, Homes: s.Homes} // the store, restoring into an empty folder
 	for _, mc := range m.cps {
 		c, err := elsewhere.Load(mc.id)
 		if err != nil {

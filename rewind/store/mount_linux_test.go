@@ -13,6 +13,7 @@ import (
 // undo-restore the tree it replaced, each exactly. Run as root (it
 // mounts); skipped otherwise.
 func TestRestoreAcrossMountsAndUndo(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	mnt := filepath.Join(s.Project, "sub", "mnt")
 	os.MkdirAll(mnt, 0o755)

@@ -56,9 +56,9 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("store %s: %w", s.Dir, err)
 	}
-	dst := &Store{Project: s.Project, Mode: to, LockWait: s.LockWait, Waiting: s.Waiting}
+	dst := &Store{Project: s.Project, Mode: to, LockWait: s.LockWait, Waiting: s.Waiting, Homes: s.Homes}
 	if to == layout.ModeGlobal {
-		dst.Dir = layout.GlobalStore(layout.UserHome(), rec.ID)
+		dst.Dir = layout.GlobalStore(s.Homes.Rewind, rec.ID)
 	} else {
 		dst.Dir = filepath.Join(s.Project, layout.ProjectStore)
 	}
@@ -122,7 +122,7 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 	// Moved. What follows tidies up; the store is whole whatever of it is not done, and the
 	// next move finishes it (tidyMoves).
 	os.RemoveAll(aside)
-	if err := register(rec.ID, dst.Dir); err != nil {
+	if err := s.Homes.register(rec.ID, dst.Dir); err != nil {
 		return dst, res, err
 	}
 	if to == layout.ModeProject {
@@ -141,7 +141,7 @@ func (s *Store) Move(ctx context.Context, to layout.Mode) (*Store, *MoveResult, 
 // (their names carry the id), and, beside the store s is, a whole copy of it in the other
 // mode, which the project does not find while s is there — so s is ahead of it.
 func (s *Store) tidyMoves(id string) {
-	global := layout.GlobalStore(layout.UserHome(), id)
+	global := layout.GlobalStore(s.Homes.Rewind, id)
 	local := filepath.Join(s.Project, layout.ProjectStore)
 	for _, d := range []string{global, local} {
 		os.RemoveAll(d + ".partial-" + id)
@@ -168,7 +168,7 @@ func (s *Store) tidyMoves(id string) {
 // dropGlobalRecords removes the records that name s's global id for its project.
 func (s *Store) dropGlobalRecords() {
 	id := s.storeID()
-	if idx := layout.ProjectIndex(layout.UserHome(), s.Project); layout.ReadStoreID(idx) == id {
+	if idx := layout.ProjectIndex(s.Homes.Rewind, s.Project); layout.ReadStoreID(idx) == id {
 		os.Remove(idx)
 	}
 	if gd := gitdir.Of(s.Project); gd != "" {

@@ -14,6 +14,7 @@ import (
 // leaves nothing behind: where both places share a file system (a rename), and across file
 // systems (a copy, as root with a tmpfs for Rewind's home).
 func TestMoveBetweenModes(t *testing.T) {
+	t.Parallel()
 	for _, across := range []bool{false, true} {
 		name := "one file system"
 		if across {
@@ -31,13 +32,13 @@ func TestMoveBetweenModes(t *testing.T) {
 				}
 				t.Cleanup(func() { exec.Command("umount", "-l", home).Run() })
 				// The project's store stays the user's: its registry moves with the home.
-				reg, _ := os.ReadDir(layout.Registry(layout.UserHome()))
-				t.Setenv("REWIND_HOME", home)
+				reg, _ := os.ReadDir(layout.Registry(s.Homes.Rewind))
 				os.MkdirAll(layout.Registry(home), 0o700)
 				for _, e := range reg {
-					b, _ := os.ReadFile(filepath.Join(layout.Registry(os.Getenv("HOME")+"/.rewind"), e.Name()))
+					b, _ := os.ReadFile(filepath.Join(layout.Registry(s.Homes.Rewind), e.Name()))
 					os.WriteFile(filepath.Join(layout.Registry(home), e.Name()), b, 0o600)
 				}
+				s.Homes.Rewind = home
 			}
 			write(t, s.Project, "a.txt", "one\n")
 			a := save(t, s, SaveOptions{Description: "one"})
@@ -54,7 +55,7 @@ func TestMoveBetweenModes(t *testing.T) {
 			if _, err := os.Lstat(filepath.Join(s.Project, ".agent")); err == nil {
 				t.Error(".agent is still in the project")
 			}
-			checkMoved(t, s.Project, layout.ModeGlobal, a.ID, b.ID)
+			checkMoved(t, s.Homes, s.Project, layout.ModeGlobal, a.ID, b.ID)
 
 			p, res, err := g.Move(ctx, layout.ModeProject)
 			if err != nil {
@@ -66,15 +67,16 @@ func TestMoveBetweenModes(t *testing.T) {
 			if _, err := os.Lstat(g.Dir); err == nil {
 				t.Errorf("the global store %s is still there", g.Dir)
 			}
-			checkMoved(t, s.Project, layout.ModeProject, a.ID, b.ID)
+			checkMoved(t, s.Homes, s.Project, layout.ModeProject, a.ID, b.ID)
 		})
 	}
 }
 
-// checkMoved opens the store of project: in mode, with the checkpoints ids, each restoring.
-func checkMoved(t *testing.T, project string, mode layout.Mode, ids ...string) {
+// checkMoved opens the store of project in the homes h: in mode, with the checkpoints ids,
+// each restoring.
+func checkMoved(t *testing.T, h Homes, project string, mode layout.Mode, ids ...string) {
 	t.Helper()
-	s, err := Open(project)
+	s, err := h.Open(project)
 	if err != nil {
 		t.Fatalf("open after the move: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 // stays — and what it keeps aside never replaces an earlier copy taken in
 // the same second.
 func TestUndoKeepsFilesNamedLikeItsOwn(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)

@@ -10,6 +10,7 @@ import (
 // TestTranscriptThroughASymlink: a transcript named through a symlink is
 // recorded, and forked, where it really is.
 func TestTranscriptThroughASymlink(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	real := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(real, fixtureBytes(t), 0o644)
@@ -32,6 +33,7 @@ func TestTranscriptThroughASymlink(t *testing.T) {
 // TestBackMissingTranscript: back on a transcript that does not exist says
 // so, not that the conversation has no prompts.
 func TestBackMissingTranscript(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	_, err := s.Back(ctx, BackOptions{N: 1, TranscriptPath: filepath.Join(t.TempDir(), "gone.jsonl")})
 	if err == nil || !strings.Contains(err.Error(), "no such file or directory") || strings.Contains(err.Error(), "prompts") {

@@ -8,6 +8,7 @@ import (
 
 // A label that could never name its checkpoint is refused, saying why.
 func TestCheckLabel(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		label string
 		want  LabelProblem // 0: taken
@@ -61,6 +62,7 @@ func TestCheckLabel(t *testing.T) {
 // and not its label unless Force moves it (that one stays pinned). Save's
 // --pin follows the same rules.
 func TestPinTakesNoOtherName(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	a := save(t, s, SaveOptions{Description: "first"})
 	write(t, s.Project, "x", "1")
@@ -135,6 +137,7 @@ func TestPinTakesNoOtherName(t *testing.T) {
 // Pinned finds every pinned checkpoint, newest first, and only those: text
 // that reads "pinned": in a description is not a label.
 func TestPinned(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	a := save(t, s, SaveOptions{Description: `"pinned": "no"`, Pin: "release-1"})
 	write(t, s.Project, "x", "1")

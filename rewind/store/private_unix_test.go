@@ -315,13 +315,13 @@ func privateFiles(t *testing.T, s *Store) []string {
 // (0755 folders, in global mode storage/ too) is private once opened: its
 // folder, and storage/ above it, lose group's and others' bits.
 func TestOpenClosesAnOlderStore(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []layout.Mode{layout.ModeProject, layout.ModeGlobal} {
 		t.Run(string(mode), func(t *testing.T) {
-			home := t.TempDir()
-			t.Setenv("HOME", home)
-			t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+			t.Parallel()
+			h := testHomes(t)
 			dir := t.TempDir()
-			s, _, err := Init(dir, mode)
+			s, _, err := h.Init(dir, mode)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -332,7 +332,7 @@ func TestOpenClosesAnOlderStore(t *testing.T) {
 			for _, d := range opened {
 				os.Chmod(d, 0o755)
 			}
-			if _, err := Open(dir); err != nil {
+			if _, err := h.Open(dir); err != nil {
 				t.Fatal(err)
 			}
 			for _, d := range opened {

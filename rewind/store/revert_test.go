@@ -28,6 +28,7 @@ func lines(n int, prefix string) string {
 // other files; reverting the middle one keeps the first's and the third's
 // edits exactly.
 func TestRevertMiddlePrompt(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	dir := s.Project
 	top, mid, end := lines(5, "top"), lines(5, "mid"), lines(5, "end")
@@ -94,6 +95,7 @@ func actions(p *RevertPlan) string {
 }
 
 func TestRevertConflicts(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	dir := s.Project
 	write(t, dir, "a.txt", "one\ntwo\nthree\n")
@@ -151,6 +153,7 @@ func TestRevertConflicts(t *testing.T) {
 // A prompt's step runs to the next checkpoint not taken inside the prompt
 // (its tool hooks); the newest checkpoint's runs to the tree now.
 func TestStepEnd(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	dir := s.Project
 	write(t, dir, "a.txt", "1\n")
@@ -188,6 +191,7 @@ func TestStepEnd(t *testing.T) {
 // nothing changed since, a folder later work put a file in; and a step
 // named by its two ends.
 func TestRevertKinds(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	dir := s.Project
 	write(t, dir, "run.sh", "echo hi\n")

@@ -13,7 +13,7 @@ import (
 // for a fork.
 func rewoundSetup(t *testing.T) (s *Store, session, tp string) {
 	t.Helper()
-	s = project(t)
+	s = envProject(t)
 	session = "1cbbde27-5fcc-4652-9047-4142f5f1912c"
 	tp = agentTranscript(t, session+".jsonl")
 	data := fixtureBytes(t)

@@ -51,6 +51,10 @@ type Store struct {
 	Waiting func(holder string)
 	// Now is the clock a save names its checkpoint by; nil is time.Now.
 	Now func() time.Time
+	// Homes are the folders outside the project the store uses (the
+	// registry of the stores Rewind made, global storage, the global
+	// config, the exports folder), as the constructor was given them.
+	Homes Homes
 
 	configOnce sync.Once
 	config     *loadedConfig // read at the first Config or Limits
@@ -58,8 +62,11 @@ type Store struct {
 
 // FindProject returns the project root for dir: the nearest folder (dir or
 // above) that has a store, else the git work tree top, else dir itself. dir
-// must be an existing folder.
-func FindProject(dir string) (string, error) {
+// must be an existing folder. It is EnvHomes().FindProject.
+func FindProject(dir string) (string, error) { return EnvHomes().FindProject(dir) }
+
+// FindProject is the package's FindProject in the homes h.
+func (h Homes) FindProject(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -72,7 +79,7 @@ func FindProject(dir string) (string, error) {
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = r
 	}
-	if root, ok := layout.StoreRoot(layout.UserHome(), abs); ok {
+	if root, ok := layout.StoreRoot(h.Rewind, abs); ok {
 		return root, nil
 	}
 	if out, err := exec.Command("git", "-C", abs, "rev-parse", "--show-toplevel").Output(); err == nil {
@@ -85,8 +92,12 @@ func FindProject(dir string) (string, error) {
 
 // TooBroad says why project is too broad a folder to hold a store — the
 // file system's root, or the user's home folder: every checkpoint would
-// hold everything under it — or "" when it is not.
-func TooBroad(project string) string {
+// hold everything under it — or "" when it is not. It is
+// EnvHomes().TooBroad.
+func TooBroad(project string) string { return EnvHomes().TooBroad(project) }
+
+// TooBroad is the package's TooBroad for the user whose home is h.User.
+func (h Homes) TooBroad(project string) string {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return ""
@@ -97,7 +108,7 @@ func TooBroad(project string) string {
 	if abs == "/" {
 		return "it is the root of the file system"
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home := h.User; home != "" {
 		if r, err := filepath.EvalSymlinks(home); err == nil {
 			home = r
 		}
@@ -108,14 +119,18 @@ func TooBroad(project string) string {
 	return ""
 }
 
-// Open opens the store of project (already a root, see FindProject).
-func Open(project string) (*Store, error) {
+// Open opens the store of project (already a root, see FindProject), in
+// the homes the environment names (EnvHomes).
+func Open(project string) (*Store, error) { return EnvHomes().Open(project) }
+
+// Open opens the store of project in the homes h.
+func (h Homes) Open(project string) (*Store, error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return nil, err
 	}
-	if dir, mode, ok := layout.FindStore(layout.UserHome(), abs); ok {
-		s := &Store{Dir: dir, Project: abs, Mode: mode}
+	if dir, mode, ok := layout.FindStore(h.Rewind, abs); ok {
+		s := &Store{Dir: dir, Project: abs, Mode: mode, Homes: h}
 		if err := s.trust(); err != nil {
 			return nil, err
 		}
@@ -163,13 +178,19 @@ func (e *ModeError) Error() string {
 // In project mode inside a git repository it adds the store to
 // .git/info/exclude, so git never sees it (and every save checks it again:
 // the repository may come later). created is false when the store already
-// existed.
+// existed. It uses the homes the environment names (EnvHomes).
 func Init(project string, mode layout.Mode) (s *Store, created bool, err error) {
+	return EnvHomes().Init(project, mode)
+}
+
+// Init creates the store of project in mode in the homes h, or returns the
+// existing one (see the package's Init).
+func (h Homes) Init(project string, mode layout.Mode) (s *Store, created bool, err error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return nil, false, err
 	}
-	existing, err := Open(abs)
+	existing, err := h.Open(abs)
 	if err == nil {
 		if existing.Mode != mode {
 			return existing, false, &ModeError{Project: abs, Dir: existing.Dir, Mode: existing.Mode, Want: mode}
@@ -182,9 +203,9 @@ func Init(project string, mode layout.Mode) (s *Store, created bool, err error) 
 	id := uuid.NewString()
 	dir := filepath.Join(abs, layout.ProjectStore)
 	if mode == layout.ModeGlobal {
-		dir = layout.GlobalStore(layout.UserHome(), id)
+		dir = layout.GlobalStore(h.Rewind, id)
 	}
-	s = &Store{Dir: dir, Project: abs, Mode: mode}
+	s = &Store{Dir: dir, Project: abs, Mode: mode, Homes: h}
 	if err := s.checkFolders(true); err != nil {
 		return nil, false, err
 	}

@@ -31,20 +31,49 @@ var fixture = fixtures.Path("claude/realclient-cc2.1.197-4-prompts-resumed.jsonl
 
 var ctx = context.Background()
 
-// project makes a git project with a store, isolated from the developer's
-// HOME and git configuration.
+// project makes a git project with a store in homes of its own
+// (testHomes). It reads and sets nothing of the environment, so a test using
+// it may run in parallel.
 func project(t *testing.T) *Store {
 	t.Helper()
-	home := t.TempDir()
+	return projectIn(t, testHomes(t))
+}
+
+// envProject is project in the homes of a user whose HOME, XDG_CONFIG_HOME
+// and REWIND_HOME name a temporary folder (setHome): for a test of what
+// reads the environment itself, an agent's session folders (jsonl) or
+// Rewind's and the agents' state folders (snap). It cannot run in parallel.
+func envProject(t *testing.T) *Store {
+	t.Helper()
+	setHome(t, t.TempDir())
+	return projectIn(t, EnvHomes())
+}
+
+// testHomes are the homes of a user whose home is a temporary folder, as
+// EnvHomes would give them with HOME naming it and no REWIND_HOME or
+// XDG_DATA_HOME.
+func testHomes(t *testing.T) Homes {
+	user := t.TempDir()
+	return Homes{Rewind: filepath.Join(user, layout.HomeName), User: user, Exports: exportsIn(user, "")}
+}
+
+// setHome makes home the user's home for the test: HOME, XDG_CONFIG_HOME
+// and REWIND_HOME name it and folders in it.
+func setHome(t *testing.T, home string) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("REWIND_HOME", filepath.Join(home, ".rewind"))
+	t.Setenv("REWIND_HOME", filepath.Join(home, layout.HomeName))
+}
+
+// projectIn makes a git project with a store in the homes h.
+func projectIn(t *testing.T, h Homes) *Store {
+	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	write(t, dir, "main.go", "package main\n")
-	s, created, err := Init(dir, layout.ModeProject)
+	s, created, err := h.Init(dir, layout.ModeProject)
 	if err != nil || !created {
 		t.Fatalf("init: %v %v", created, err)
 	}
@@ -70,7 +99,8 @@ func read(t *testing.T, p string) string {
 }
 
 // agentTranscript is a path in Claude Code's session folders under the test's
-// HOME (set by project): where a hook's or session.json's transcript must lie.
+// HOME (set by envProject): where a hook's or session.json's transcript must
+// lie.
 func agentTranscript(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(os.Getenv("HOME"), ".claude", "projects", "-p")
@@ -115,8 +145,9 @@ func turns(t *testing.T, path string) []jsonl.Turn {
 }
 
 func TestInitIdempotentAndExcluded(t *testing.T) {
+	t.Parallel()
 	s := project(t)
-	if _, created, err := Init(s.Project, layout.ModeProject); err != nil || created {
+	if _, created, err := s.Homes.Init(s.Project, layout.ModeProject); err != nil || created {
 		t.Fatalf("second init: created=%v err=%v", created, err)
 	}
 	ex := read(t, filepath.Join(s.Project, ".git", "info", "exclude"))
@@ -127,12 +158,13 @@ func TestInitIdempotentAndExcluded(t *testing.T) {
 	if strings.Contains(string(out), ".agent") {
 		t.Errorf("git sees the store:\n%s", out)
 	}
-	if _, _, err := Init(s.Project, layout.ModeGlobal); err == nil {
+	if _, _, err := s.Homes.Init(s.Project, layout.ModeGlobal); err == nil {
 		t.Error("switching modes silently")
 	}
 }
 
 func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)
@@ -164,6 +196,7 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 // not grow. It restores exactly, a layer over it reads right, and gc of the
 // checkpoint it shares with leaves it whole.
 func TestNoopCheckpointSharesTheNewest(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	write(t, s.Project, "a.txt", "a\n")
 	write(t, s.Project, "sub/b.txt", "b\n")
@@ -245,6 +278,7 @@ func inflate(t *testing.T, s *Store, c *Checkpoint) []byte {
 // TestTranscriptRewrittenFallsBackToFull: when the file no longer starts
 // with the captured bytes (truncated and regrown), the capture is whole.
 func TestTranscriptRewrittenFallsBackToFull(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)
@@ -263,6 +297,7 @@ func TestTranscriptRewrittenFallsBackToFull(t *testing.T) {
 }
 
 func TestConcurrentSaves(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	var wg sync.WaitGroup
 	ids := make([]string, 16)
@@ -296,6 +331,7 @@ func TestConcurrentSaves(t *testing.T) {
 }
 
 func TestStaleStagingCleanedAndNeverListed(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	save(t, s, SaveOptions{})
 	// A crash mid-save leaves a staging folder, and a folder without
@@ -313,6 +349,7 @@ func TestStaleStagingCleanedAndNeverListed(t *testing.T) {
 }
 
 func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)
@@ -360,6 +397,7 @@ func TestRestoreThenUndoRestoreBringsBackTreeAndTranscript(t *testing.T) {
 // forked from — for Claude, whose forks are byte prefixes, and for Droid,
 // whose forks rewrite the first line (session_start) and so shift the rest.
 func TestBackBothLineageAcrossForks(t *testing.T) {
+	t.Parallel()
 	droid := droidTranscript(t, 4)
 	pi, err := os.ReadFile(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"))
 	if err != nil {
@@ -436,6 +474,7 @@ func TestBackBothLineageAcrossForks(t *testing.T) {
 // checkpoint by the ids of the lines the checkpoint saw last: offsets differ, since the fork
 // drops the branches the conversation had left.
 func TestBackBothInAgentsOwnFork(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	data, err := os.ReadFile(fixtures.Path("pi/realclient-pi0.73.1-tree-branches.jsonl"))
 	if err != nil {
@@ -529,6 +568,7 @@ func firstLine(t *testing.T, path string) string {
 }
 
 func TestBackSaysWhyItCannot(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(tp, fixtureBytes(t), 0o644)
@@ -555,6 +595,7 @@ func TestBackSaysWhyItCannot(t *testing.T) {
 }
 
 func TestUndoChoosesTheStepJustTaken(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	write(t, s.Project, "a.txt", "1")
 	save(t, s, SaveOptions{})
@@ -588,6 +629,7 @@ func TestUndoChoosesTheStepJustTaken(t *testing.T) {
 }
 
 func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)
@@ -620,6 +662,7 @@ func TestGCKeepsPinnedReferencedAndMergesChains(t *testing.T) {
 }
 
 func TestValidateFindsDamage(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	c := save(t, s, SaveOptions{})
 	f, _ := os.OpenFile(c.SnapshotPath(), os.O_RDWR, 0)
@@ -633,6 +676,7 @@ func TestValidateFindsDamage(t *testing.T) {
 }
 
 func TestResolveNames(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	a := save(t, s, SaveOptions{})
 	write(t, s.Project, "x", "1")
@@ -651,6 +695,7 @@ func TestResolveNames(t *testing.T) {
 }
 
 func TestStoreNeverCapturedOrRestoredOver(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	c := save(t, s, SaveOptions{})
 	m, err := snap.ReadManifest(c.ManifestPath())
@@ -675,6 +720,7 @@ func TestStoreNeverCapturedOrRestoredOver(t *testing.T) {
 // TestIDsNeverReused: after gc deletes the newest-but-one checkpoints, a
 // new checkpoint still sorts after every id the store ever used.
 func TestIDsNeverReused(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	a := save(t, s, SaveOptions{})
 	write(t, s.Project, "x", "1")
@@ -696,6 +742,7 @@ func TestIDsNeverReused(t *testing.T) {
 }
 
 func TestLockWaitsAndHonoursContext(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	l, err := s.Lock(ctx)
 	if err != nil {
@@ -718,6 +765,7 @@ func TestLockWaitsAndHonoursContext(t *testing.T) {
 // of a layer chain leaves every other one restoring exactly, and frees the
 // archives nothing reads any more.
 func TestGCOverLayerChains(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	big := make([]byte, 256<<10)
 	rand.New(rand.NewSource(1)).Read(big) // incompressible: the layers never outgrow the base
@@ -802,6 +850,7 @@ func TestHookdFindsTheStore(t *testing.T) {
 }
 
 func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	req := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project, SessionID: "s1", TranscriptPath: "/t.jsonl", Checkpoint: "none"}
 	if _, err := s.Hook(ctx, req); err != nil {
@@ -826,7 +875,7 @@ func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
 // (hookd.Skip) only when Hook would answer the same and write nothing;
 // every other case goes to Hook.
 func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
-	s := project(t)
+	s := envProject(t)
 	base := hookd.Request{Version: 1, Event: "PreToolUse", Agent: "claude", ProjectDir: s.Project,
 		SessionID: "s1", TranscriptPath: agentTranscript(t, "t.jsonl"), Checkpoint: "throttled", MinIntervalMS: 30_000}
 	first := base
@@ -890,6 +939,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 // adding an empty link to the chain; a grown one adds a link. Every
 // checkpoint reconstructs exactly, also after gc merges the links.
 func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	tp := filepath.Join(t.TempDir(), "t.jsonl")
 	data := fixtureBytes(t)
@@ -939,6 +989,7 @@ func TestUnchangedTranscriptSharesItsFile(t *testing.T) {
 // writes it late in interactive mode, early with -p): the prompt hook's checkpoint tells where
 // the file ended when it was submitted.
 func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
+	t.Parallel()
 	data := fixtureBytes(t)
 	for _, written := range []bool{false, true} {
 		t.Run(fmt.Sprint("written=", written), func(t *testing.T) {
@@ -990,6 +1041,7 @@ func TestBackInAgentCountsTheRunningPrompt(t *testing.T) {
 // checkpoint before the prompt is SessionStart's — taken before Droid rewrites its
 // session_start line (0.225.2 adds a field once the hook has run). back 1 --both still finds it.
 func TestBackBothAfterDroidRewritesItsFirstLine(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	data, err := os.ReadFile(fixtures.Path("droid/realclient-droid0.225.2-tools.jsonl"))
 	if err != nil {
@@ -1019,6 +1071,7 @@ func TestBackBothAfterDroidRewritesItsFirstLine(t *testing.T) {
 // TestSwappedID: the view of a Gemini fork as its parent reads every window as the whole file
 // with the id swapped back, also where an occurrence is cut by the window's edges.
 func TestSwappedID(t *testing.T) {
+	t.Parallel()
 	from, to := "aaaaaaaa-bbbb", "11111111-2222"
 	src := `{"sessionId":"` + from + `"}` + "\n" + `{"$set":{"sessionId":"` + from + `"}}` + "\n" + from
 	want := strings.ReplaceAll(src, from, to)
@@ -1039,6 +1092,7 @@ func TestSwappedID(t *testing.T) {
 // and workspace.yaml); undo-restore moves the folder aside whole — a folder left with only
 // workspace.yaml would list as an empty session — and redo brings it back.
 func TestCopilotForkFolderMovesWhole(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	data, err := os.ReadFile(fixtures.Path("copilot/realclient-copilot1.0.102-2-prompts-resumed.jsonl"))
 	if err != nil {
@@ -1078,6 +1132,7 @@ func TestCopilotForkFolderMovesWhole(t *testing.T) {
 // manifest reads back as the tree, counts every file and symlink as added
 // (as a diff against nothing does), validates, and restores the tree.
 func TestFirstSaveWrittenAsItWalks(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	for i := range 30 {
 		write(t, s.Project, fmt.Sprintf("d%d/f%02d.go", i%4, i), strings.Repeat("x", i*50))
@@ -1122,6 +1177,7 @@ func TestFirstSaveWrittenAsItWalks(t *testing.T) {
 // that checkpoint (the two manifests read side by side); one over a damaged
 // chain says why it is full and counts every file added.
 func TestFullSaveOverACheckpoint(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	for i := range 20 {
 		write(t, s.Project, fmt.Sprintf("d%d/f%02d.go", i%3, i), strings.Repeat("y", i*40+1))
@@ -1154,6 +1210,7 @@ func TestFullSaveOverACheckpoint(t *testing.T) {
 // its full snapshot, the next save is a full checkpoint, written as the
 // walk goes like the first, its changes counted against the newest.
 func TestSaveOverAChainThatTakesNoMoreLayers(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	write(t, s.Project, "a.txt", "a\n")
 	save(t, s, SaveOptions{})
@@ -1179,51 +1236,5 @@ func TestSaveOverAChainThatTakesNoMoreLayers(t *testing.T) {
 	}
 	if got := read(t, filepath.Join(s.Project, "big.bin")); got != string(big) {
 		t.Fatal("restore of the full checkpoint did not bring big.bin back")
-	}
-}
-
-// TestSaveAndRestoreOfATreeEmptied: a tree of more entries than a layer
-// holds (snap.ErrLayerTooBig), emptied by hand: the save of it is a full
-// checkpoint, written as the walk goes, its changes counted against the
-// newest; the restore of the first brings every file back (its plan
-// written to the staging folder a block at a time).
-func TestSaveAndRestoreOfATreeEmptied(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a tree of 35,000 files")
-	}
-	s := project(t)
-	const folders, each = 175, 200 // (past both snap's layer and its plan held)
-	for d := range folders {
-		dir := filepath.Join(s.Project, fmt.Sprintf("d%03d", d))
-		os.Mkdir(dir, 0o755)
-		for f := range each {
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte{byte(f)}, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	first := save(t, s, SaveOptions{})
-	for d := range folders {
-		if err := os.RemoveAll(filepath.Join(s.Project, fmt.Sprintf("d%03d", d))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	emptied := save(t, s, SaveOptions{})
-	want := Changes{Deleted: folders * each, Since: first.ID}
-	if emptied.Snapshot.Layer || emptied.Snapshot.FullBecause != "" || emptied.Changes != want || emptied.Snapshot.Files != 1 {
-		t.Fatalf("save of the tree emptied: %+v, changes %+v (want %+v)", emptied.Snapshot, emptied.Changes, want)
-	}
-	res, err := s.Restore(ctx, first, RestoreOptions{Code: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Code.Written != folders*each || res.Code.Folders != folders || res.Code.Deleted != 0 {
-		t.Fatalf("restore of the first: %+v", res.Code)
-	}
-	if got := read(t, filepath.Join(s.Project, "d174/f199")); got != string([]byte{199}) {
-		t.Fatalf("d174/f199 holds %q", got)
-	}
-	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
-		t.Fatalf("validate: %+v %v", probs, err)
 	}
 }

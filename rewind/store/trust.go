@@ -66,10 +66,10 @@ func (s *Store) trust() error {
 	if err != nil {
 		return untrusted(err.Error(), aside)
 	}
-	reg, err := readStoreRecord(registryEntry(rec.ID))
+	reg, err := readStoreRecord(s.Homes.registryEntry(rec.ID))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &UntrustedStoreError{Dir: s.Dir, Unknown: true,
-			Reason: "your Rewind did not make it (its id is not in " + layout.Registry(layout.UserHome()) + "): it came with the project, or from another machine or user",
+			Reason: "your Rewind did not make it (its id is not in " + layout.Registry(s.Homes.Rewind) + "): it came with the project, or from another machine or user",
 			Fix:    aside + "; if it is yours, from another machine, 'rewind init --trust' adopts it"}
 	}
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Store) trust() error {
 		if there, err := readStoreRecord(filepath.Join(reg.Path, layout.StoreFile)); err == nil && there.ID == rec.ID {
 			return s.stamp("")
 		}
-		return register(rec.ID, s.Dir)
+		return s.Homes.register(rec.ID, s.Dir)
 	}
 	return nil
 }
@@ -135,7 +135,7 @@ func (s *Store) adopt(anyTime bool) error {
 		}
 	}
 	if !anyTime {
-		since, err := registrySince()
+		since, err := s.Homes.registrySince()
 		if err != nil {
 			return fmt.Errorf("open store %s: %w", s.Dir, err)
 		}
@@ -154,8 +154,8 @@ func (s *Store) adopt(anyTime bool) error {
 
 // registrySince is when this user's Rewind first recorded a store (the change time of the
 // registry's marker, made then): 0 where the system keeps no change times.
-func registrySince() (int64, error) {
-	reg := layout.Registry(layout.UserHome())
+func (h Homes) registrySince() (int64, error) {
+	reg := layout.Registry(h.Rewind)
 	name := filepath.Join(reg, ".since")
 	fi, err := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -184,23 +184,27 @@ func (s *Store) stamp(id string) error {
 	if err := durable.WriteFile(s.path(layout.StoreFile), append(b, '\n'), layout.FileMode); err != nil {
 		return fmt.Errorf("record the store %s: %w", s.Dir, err)
 	}
-	return register(id, s.Dir)
+	return s.Homes.register(id, s.Dir)
 }
 
 // Trust adopts the store of project as the user's own ('rewind init --trust'): a store made by
 // the user's Rewind elsewhere (another machine, another account's home), which Open refuses
 // because this home does not know it. Git must track none of it, and its folders must be the
-// user's; it gets a new id.
-func Trust(project string) (*Store, error) {
+// user's; it gets a new id. It uses the homes the environment names
+// (EnvHomes).
+func Trust(project string) (*Store, error) { return EnvHomes().Trust(project) }
+
+// Trust is the package's Trust in the homes h.
+func (h Homes) Trust(project string) (*Store, error) {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return nil, err
 	}
-	dir, mode, ok := layout.FindStore(layout.UserHome(), abs)
+	dir, mode, ok := layout.FindStore(h.Rewind, abs)
 	if !ok {
 		return nil, fmt.Errorf("%w (%s)", ErrNoStore, abs)
 	}
-	s := &Store{Dir: dir, Project: abs, Mode: mode}
+	s := &Store{Dir: dir, Project: abs, Mode: mode, Homes: h}
 	err = s.trust()
 	var ue *UntrustedStoreError
 	if err == nil || !errors.As(err, &ue) {
@@ -240,17 +244,17 @@ func readStoreRecord(name string) (storeRecord, error) {
 }
 
 // registryEntry is the registry's file for store id (a UUID).
-func registryEntry(id string) string {
-	return filepath.Join(layout.Registry(layout.UserHome()), id+".json")
+func (h Homes) registryEntry(id string) string {
+	return filepath.Join(layout.Registry(h.Rewind), id+".json")
 }
 
 // register records in Rewind's home that store id, at dir, is the user's.
-func register(id, dir string) error {
-	if _, err := registrySince(); err != nil { // (the first store recorded marks the time)
+func (h Homes) register(id, dir string) error {
+	if _, err := h.registrySince(); err != nil { // (the first store recorded marks the time)
 		return fmt.Errorf("register the store %s: %w", dir, err)
 	}
 	b, _ := json.Marshal(storeRecord{Version: Version, ID: id, Path: dir})
-	if err := durable.WriteFile(registryEntry(id), append(b, '\n'), layout.FileMode); err != nil {
+	if err := durable.WriteFile(h.registryEntry(id), append(b, '\n'), layout.FileMode); err != nil {
 		return fmt.Errorf("register the store %s: %w", dir, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 )
 
@@ -15,7 +16,7 @@ import (
 // inside its agent's session folders — unless the user named it when saving — and only when
 // it is a regular file of the user's.
 func TestCheckpointTranscriptOnlyWhereItMayBe(t *testing.T) {
-	s := project(t)
+	s := envProject(t)
 	inside := agentTranscript(t, "ebb31263-7b6a-4122-bff9-6eef5ee5652d.jsonl")
 	if err := os.WriteFile(inside, fixtureBytes(t), 0o600); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestCheckpointTranscriptOnlyWhereItMayBe(t *testing.T) {
 // the newest checkpoint recorded: read from metadata, it is checked as any
 // recorded path, and one that fails the check is not read.
 func TestBackTakesOnlyARecordedTranscriptItMay(t *testing.T) {
-	s := project(t)
+	s := envProject(t)
 	inside := agentTranscript(t, "ebb31263-7b6a-4122-bff9-6eef5ee5652d.jsonl")
 	if err := os.WriteFile(inside, fixtureBytes(t), 0o600); err != nil {
 		t.Fatal(err)
@@ -103,19 +104,20 @@ func TestBackTakesOnlyARecordedTranscriptItMay(t *testing.T) {
 // A store's id is what makes it the user's: a store.json naming an id the home does not hold
 // is refused before anything else is read, says why, and 'rewind init --trust' adopts it.
 func TestStoreOfAnotherHomeIsRefused(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	save(t, s, SaveOptions{Description: "mine"})
 	// Another machine's home: the same store, the registry gone.
-	os.RemoveAll(filepath.Join(os.Getenv("REWIND_HOME"), "stores"))
-	_, err := Open(s.Project)
+	os.RemoveAll(layout.Registry(s.Homes.Rewind))
+	_, err := s.Homes.Open(s.Project)
 	var ue *UntrustedStoreError
 	if !errors.As(err, &ue) || !ue.Unknown || !strings.Contains(ue.Fix, "rewind init --trust") {
 		t.Fatalf("open: %v, want an unknown store with the way to adopt it", err)
 	}
-	if _, err := Trust(s.Project); err != nil {
+	if _, err := s.Homes.Trust(s.Project); err != nil {
 		t.Fatalf("trust: %v", err)
 	}
-	if _, err := Open(s.Project); err != nil {
+	if _, err := s.Homes.Open(s.Project); err != nil {
 		t.Fatalf("open after trust: %v", err)
 	}
 	// A copy of the project: its store is the user's too, and gets an id of its own, so that
@@ -124,7 +126,7 @@ func TestStoreOfAnotherHomeIsRefused(t *testing.T) {
 	if out, err := exec.Command("cp", "-a", s.Project, copied).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v %s", err, out)
 	}
-	c, err := Open(copied)
+	c, err := s.Homes.Open(copied)
 	if err != nil {
 		t.Fatalf("open the copy: %v", err)
 	}
@@ -133,7 +135,7 @@ func TestStoreOfAnotherHomeIsRefused(t *testing.T) {
 	if a.ID == "" || a.ID == b.ID {
 		t.Errorf("the copy's id %q, the original's %q", b.ID, a.ID)
 	}
-	if _, err := Open(s.Project); err != nil {
+	if _, err := s.Homes.Open(s.Project); err != nil {
 		t.Errorf("the original after the copy: %v", err)
 	}
 }

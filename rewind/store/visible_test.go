@@ -14,6 +14,7 @@ import (
 // it. Retention at a hook, which plans from the store's index, counts the
 // same way.
 func TestGCKeepCountsWhatListShows(t *testing.T) {
+	t.Parallel()
 	for _, hook := range []bool{false, true} {
 		t.Run(map[bool]string{false: "gc", true: "retention"}[hook], func(t *testing.T) {
 			s := project(t)
@@ -67,6 +68,7 @@ func TestGCKeepCountsWhatListShows(t *testing.T) {
 // step: revert takes back what changed between the two, as it would had
 // nothing been restored between them.
 func TestRevertStepEndsAtTheNextListed(t *testing.T) {
+	t.Parallel()
 	s := project(t)
 	write(t, s.Project, "f.txt", "1\n")
 	p1 := save(t, s, SaveOptions{})
