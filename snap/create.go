@@ -575,14 +575,7 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 	}
 	// Each file written here is read once: the prefetcher takes the small
 	// ones, in plan order, which is walk order.
-	written := make([]int32, 0, 64)
-	var bytes int64
-	for n := range items {
-		if it := item(n); it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
-			written = append(written, int32(it.entry))
-			bytes += entries[it.entry].Size
-		}
-	}
+	written, bytes := filesWritten(entries, items, item)
 	w := 0
 	pre := startPrefetch(ctx, root, entries, func(i int) bool {
 		for w < len(written) && int(written[w]) < i {
@@ -603,23 +596,14 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 				return nil, err
 			}
 		}
-		if it.whiteout != "" {
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: a.uid, Gid: a.gid}
-			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, fmt.Errorf("write %s: %w", out, err)
+		if it.whiteout != "" || it.header {
+			if err := a.headerOnly(it, entries); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		i := it.entry
 		e := &entries[i]
-		if it.header {
-			// A folder written only so the layer extracts on its own.
-			hdr := &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: a.uid, Gid: a.gid}
-			if err := tw.WriteHeader(hdr); err != nil {
-				return nil, fmt.Errorf("write %s: %w", out, err)
-			}
-			continue
-		}
 		if !it.write {
 			continue
 		}
@@ -666,6 +650,34 @@ func (a *archiveWriter) add(ctx context.Context, root string, entries []Entry, p
 		}
 	}
 	return kept, nil
+}
+
+// filesWritten are the indexes of the files among the items written, in order, and their
+// bytes.
+func filesWritten(entries []Entry, items int, item func(int) tarItem) ([]int32, int64) {
+	written := make([]int32, 0, 64)
+	var bytes int64
+	for n := range items {
+		if it := item(n); it.write && it.whiteout == "" && entries[it.entry].Kind == KindFile {
+			written = append(written, int32(it.entry))
+			bytes += entries[it.entry].Size
+		}
+	}
+	return written, bytes
+}
+
+// headerOnly writes an item that is a header alone: a whiteout, or a folder written only so
+// the layer extracts on its own.
+func (a *archiveWriter) headerOnly(it tarItem, entries []Entry) error {
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: it.whiteout, Mode: 0o644, ModTime: time.Now(), Uid: a.uid, Gid: a.gid}
+	if it.whiteout == "" {
+		e := &entries[it.entry]
+		hdr = &tar.Header{Typeflag: tar.TypeDir, Name: e.Path + "/", Mode: int64(e.Mode), ModTime: time.Unix(0, e.MTime), Uid: a.uid, Gid: a.gid}
+	}
+	if err := a.tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("write %s: %w", a.out, err)
+	}
+	return nil
 }
 
 // tarItem is one thing a layer's tar holds: an entry, only the header of
