@@ -16,23 +16,26 @@ import (
 	"rewind.dev/internal/layout"
 )
 
-// A restore from a manifest that differs from the tree in many entries (a
-// tree emptied by hand, every file rewritten) would hold an operation per
-// entry, and the entries, and a map of their paths: hundreds of bytes a
-// file, most of a gigabyte at a million. Past spillAt entries kept, the
-// plan is made a block at a time instead, each block's operations written
-// to files in the staging folder (spillFile), then the staging and the
-// changes to the tree done from them as they are read back: memory holds
-// one block, whatever the tree's size. The plan's checks are the same
-// ones, over the same entries: a block is planned with the entries above
-// it (the folders open at its start, and the last entry each side) as
-// context (a folder the snapshot replaces by a file, whose check needs all
-// it holds, was looked at as the walk went through it: see replaceCheck),
-// and is never cut, where names fold, where an entry in it may yet be
-// paired with a spelling to come (see spellingsOpen): a block is planned
-// with its own spellings — and so not inside a folder of the snapshot's
-// either that a file of the tree's spelt otherwise stands for (the file is
-// no entry above the next block).
+// A spilled plan is a restore's plan kept in files instead of memory.
+//
+// A restore from a manifest that differs from the tree in many entries (a tree emptied by
+// hand, every file rewritten) would hold an operation per entry, the entries, and a map of
+// their paths. That is hundreds of bytes a file: most of a gigabyte at a million files.
+//
+// Past spillAt entries, the plan is made a block at a time. Each block's operations are
+// written to files in the staging folder (spillFile). The staging and the changes to the tree
+// are then done from those files as they are read back, so memory holds one block whatever the
+// tree's size.
+//
+// The checks are the same ones, over the same entries. A block is planned with the entries
+// above it as context: the folders open at its start, and the last entry of each side. A
+// folder that the snapshot replaces by a file needs all it holds checked; that was done as the
+// walk went through it (see replaceCheck).
+//
+// Where names fold, a block is never cut while an entry in it may still be paired with a
+// spelling to come (see spellingsOpen). Each block is planned with its own spellings, so a
+// block never starts inside a snapshot's folder that a tree's file, spelt otherwise, stands
+// for.
 
 // spillAt is how many entries, of both sides, the plan over what differs
 // holds before it writes them to the staging folder as a block. Tests make
