@@ -179,26 +179,8 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 		Trigger: Trigger{Kind: TriggerImport, Agent: b.Info.Agent}, adopt: adopt}
 	var unsupported error
 	if b.Transcript != "" {
-		inst, err := installSession(ctx, b, dir)
-		var um *fork.UnmovableError
-		switch {
-		case errors.As(err, &um):
-			kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
-			if err := copyFile(b.Transcript, kept, layout.FileMode, durable.NoReplace); err != nil {
-				return res, err
-			}
-			unsupported = &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}
-		case err != nil:
-			return res, fmt.Errorf("install the conversation: %w", err)
-		default:
-			res.SessionID, res.Transcript, res.Title = inst.SessionID, inst.Path, inst.Title
-			res.Warnings = append(res.Warnings, inst.Warnings...)
-			res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
-			res.ResumeCommand = "cd " + cmdline.ShellQuote(dir) + " && " + res.Resume
-			save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
-			if err := s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID}); err != nil {
-				return res, err
-			}
+		if unsupported, err = s.importSession(ctx, b, dir, res, &save); err != nil {
+			return res, err
 		}
 	}
 	cp, err := s.SaveLocked(ctx, save)
@@ -207,6 +189,31 @@ func Import(ctx context.Context, file string, o ImportOptions) (*ImportResult, e
 	}
 	res.Checkpoint = cp.ID
 	return res, unsupported
+}
+
+// importSession installs b's conversation as a session of the agent's for the project dir,
+// records it as the store's session and names it in res and in the import's save. An agent
+// whose sessions cannot move keeps the transcript in the store's backups instead: unsupported
+// then says so, and the import goes on.
+func (s *Store) importSession(ctx context.Context, b *bundle.Archive, dir string, res *ImportResult, save *SaveOptions) (unsupported, err error) {
+	inst, err := installSession(ctx, b, dir)
+	var um *fork.UnmovableError
+	switch {
+	case errors.As(err, &um):
+		kept := filepath.Join(s.backupDir(), "imported-"+b.Info.Checkpoint+".jsonl.gz")
+		if err := copyFile(b.Transcript, kept, layout.FileMode, durable.NoReplace); err != nil {
+			return nil, err
+		}
+		return &UnsupportedAgentError{Agent: b.Info.Agent, Dir: dir, Transcript: kept}, nil
+	case err != nil:
+		return nil, fmt.Errorf("install the conversation: %w", err)
+	}
+	res.SessionID, res.Transcript, res.Title = inst.SessionID, inst.Path, inst.Title
+	res.Warnings = append(res.Warnings, inst.Warnings...)
+	res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
+	res.ResumeCommand = "cd " + cmdline.ShellQuote(dir) + " && " + res.Resume
+	save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
+	return nil, s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID})
 }
 
 // importTree restores b's tree over a project that holds something, after
