@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fixtures"
 )
 
 // failAt makes the nth file operation fail with errno (n < 1: none fail) and counts the

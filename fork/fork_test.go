@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"rewind.dev/internal/fixtures"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fixtures"
 	"rewind.dev/jsonl"
 )
 

@@ -11,10 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"testing"
+
+	"rewind.dev/internal/fixtures"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden/forks.txt from what Create writes now")

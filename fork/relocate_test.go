@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"rewind.dev/internal/fixtures"
 	"testing"
 
+	"rewind.dev/internal/fixtures"
 	"rewind.dev/jsonl"
 )
 

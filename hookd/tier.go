@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"rewind.dev/internal/cmdline"
 )
 
 //go:embed tiers/*.json
@@ -127,7 +129,7 @@ func (t *Tier) Entries(a *Agent, hookPath string) ([]Entry, error) {
 		}
 		e := Entry{
 			Event:   native,
-			Command: shellQuote(hookPath) + " " + action + " --agent " + a.Name + a.HookFile.CommandSuffix,
+			Command: cmdline.ShellQuote(hookPath) + " " + action + " --agent " + a.Name + a.HookFile.CommandSuffix,
 			Timeout: t.HookTimeoutS,
 		}
 		if h.Tools != "" {
@@ -179,15 +181,4 @@ func ActionForEvent(event string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// shellQuote quotes s for /bin/sh when it holds anything but safe characters.
-func shellQuote(s string) string {
-	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
-	}) < 0
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"rewind.dev/internal/fixtures"
 )
 
 func TestCursorMissingFile(t *testing.T) {

@@ -7,9 +7,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
+
+	"rewind.dev/internal/fixtures"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
+
+	"rewind.dev/internal/fixtures"
 )
 
 // lineStarts returns the start offset of each line (1-based: starts[1] is line 1).

@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"os"
-	"rewind.dev/internal/fixtures"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"rewind.dev/internal/fixtures"
 	jsonlcli "rewind.dev/jsonl/cli"
 )
 

@@ -119,10 +119,11 @@ func hidden(r rune) bool {
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it: as it is when it
-// holds only letters, digits and /._-+:@, else in single quotes.
+// holds only letters, digits and /._-+:,@%, else in single quotes. "=" is
+// quoted: a first word holding one is an assignment, not a command.
 func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@", r))
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@%", r))
 	}) < 0 {
 		return s
 	}

@@ -99,6 +99,8 @@ func TestShellQuote(t *testing.T) {
 		"my project":       "'my project'",
 		"it's":             `'it'\''s'`,
 		"$HOME;rm":         "'$HOME;rm'",
+		"/a,b/100%":        "/a,b/100%",
+		"/opt/x=y/hook":    "'/opt/x=y/hook'",
 	} {
 		if got := ShellQuote(in); got != want {
 			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)

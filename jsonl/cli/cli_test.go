@@ -5,11 +5,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"rewind.dev/internal/fixtures"
 	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"rewind.dev/internal/fixtures"
 )
 
 func TestMain(m *testing.M) {

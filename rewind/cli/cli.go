@@ -298,7 +298,7 @@ func (c *common) projectDir(e *env) (string, error) {
 	if project != "" {
 		again := ""
 		if fi, err := os.Stat(wd); err == nil && fi.IsDir() {
-			again = "; 'cd " + shellQuote(wd) + "' enters it as it is now" // (undo-restore made it again)
+			again = "; 'cd " + cmdline.ShellQuote(wd) + "' enters it as it is now" // (undo-restore made it again)
 		}
 		fmt.Fprintf(e.stderr, "%s: warning: the current folder (%s) was removed; working on its project, %s%s\n", name, cmdline.QuotePath(wd), cmdline.QuotePath(project), cmdline.QuoteText(again))
 		return project, nil

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	forkcli "rewind.dev/fork/cli"
 	hookcli "rewind.dev/hookd/cli"
+	"rewind.dev/internal/fixtures"
 	"rewind.dev/internal/layout"
 	jsonlcli "rewind.dev/jsonl/cli"
 	"rewind.dev/rewind/store"

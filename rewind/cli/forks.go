@@ -126,7 +126,7 @@ func describeFork(h *store.History, f store.ForkState) forkJSON {
 			if dir := filepath.Dir(f.Path); filepath.Base(dir) == f.SessionID {
 				to = dir // a fork that is a folder of its own (Copilot) moved whole
 			}
-			out.BringBack = "mv " + shellQuote(f.Removed) + " " + shellQuote(to)
+			out.BringBack = "mv " + cmdline.ShellQuote(f.Removed) + " " + cmdline.ShellQuote(to)
 		}
 	default:
 		out.Open = store.ResumeHint(f.Agent, f.SessionID)
@@ -164,16 +164,6 @@ func showFork(e *env, f forkJSON, h *store.History) error {
 		fmt.Fprintf(tw, "State\tgone: %s no longer exists\n", cmdline.QuotePath(where))
 	}
 	return tw.Flush()
-}
-
-// shellQuote quotes p for a POSIX shell when it needs it.
-func shellQuote(p string) string {
-	if p != "" && strings.IndexFunc(p, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%", r))
-	}) < 0 {
-		return p
-	}
-	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 func (c *forksCmd) doc() doc {

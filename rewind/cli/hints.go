@@ -153,7 +153,7 @@ func hintOf(err error) string {
 func labelHint(e *store.LabelError) string {
 	switch e.Problem {
 	case store.LabelTaken:
-		return fmt.Sprintf("--force moves it: rewind pin <cp> %s --force (%s stays pinned, as %q)", shellQuote(e.Label), e.Holder, store.DefaultLabel)
+		return fmt.Sprintf("--force moves it: rewind pin <cp> %s --force (%s stays pinned, as %q)", cmdline.ShellQuote(e.Label), e.Holder, store.DefaultLabel)
 	case store.LabelDescription:
 		return "choose another label; " + e.Holder + " is named by its description already"
 	case store.LabelEmpty:

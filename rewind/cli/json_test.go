@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"rewind.dev/internal/fixtures"
 	"slices"
 	"strings"
 	"testing"
 
+	"rewind.dev/internal/fixtures"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )

@@ -3,6 +3,8 @@ package cli
 import (
 	"testing"
 	"time"
+
+	"rewind.dev/internal/cmdline"
 )
 
 // The words the commands print for ages, sizes, counts and paths.
@@ -22,12 +24,12 @@ func TestWords(t *testing.T) {
 		{pronoun(1), "it"}, {pronoun(2), "they"},
 		{oneLine("  a\n\tb  c ", 10), "a b c"},
 		{oneLine("héllo wörld", 6), "héllo…"},
-		// shellQuote leaves a plain path alone and quotes anything a shell would read.
-		{shellQuote("/home/me/.agent/rewind/x_1.jsonl"), "/home/me/.agent/rewind/x_1.jsonl"},
-		{shellQuote("/a b/c"), "'/a b/c'"},
-		{shellQuote("/it's"), `'/it'\''s'`},
-		{shellQuote(""), "''"},
-		{shellQuote("$HOME"), "'$HOME'"},
+		// cmdline.ShellQuote leaves a plain path alone and quotes anything a shell would read.
+		{cmdline.ShellQuote("/home/me/.agent/rewind/x_1.jsonl"), "/home/me/.agent/rewind/x_1.jsonl"},
+		{cmdline.ShellQuote("/a b/c"), "'/a b/c'"},
+		{cmdline.ShellQuote("/it's"), `'/it'\''s'`},
+		{cmdline.ShellQuote(""), "''"},
+		{cmdline.ShellQuote("$HOME"), "'$HOME'"},
 		// quoted puts a title or label in quotes as %q would, with git's escapes.
 		{quoted("plain"), `"plain"`},
 		{quoted(`say "hi"`), `"say \"hi\""`},

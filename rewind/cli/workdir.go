@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"rewind.dev/internal/cmdline"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store"
 )
@@ -40,7 +41,7 @@ func (e *GoneError) Error() string {
 // hint says what to do about it.
 func (e *GoneError) hint() string {
 	if e.Project != "" {
-		return fmt.Sprintf("cd to the project (%s) and run it again, or name it with -C DIR", shellQuote(e.Project))
+		return fmt.Sprintf("cd to the project (%s) and run it again, or name it with -C DIR", cmdline.ShellQuote(e.Project))
 	}
 	return "cd to the project and run it again, or name it with -C DIR"
 }

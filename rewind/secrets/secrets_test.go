@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/fixtures"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"rewind.dev/internal/fixtures"
 )
 
 // Samples are written in pieces ("gh"+"p_…") so that this file holds no

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"rewind.dev/internal/durable"
 	"runtime/debug"
 	"time"
 
+	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"

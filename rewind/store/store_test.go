@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"rewind.dev/internal/fixtures"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"rewind.dev/hookd"
 	"rewind.dev/internal/durable"
+	"rewind.dev/internal/fixtures"
 	"rewind.dev/internal/layout"
 	"rewind.dev/jsonl"
 	"rewind.dev/snap"
