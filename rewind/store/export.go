@@ -16,6 +16,7 @@ import (
 
 	"rewind.dev/fork"
 	"rewind.dev/internal/cmdline"
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/secrets"
@@ -202,18 +203,7 @@ func (e *export) write(ctx context.Context, out bundle.File) (*bundle.Info, erro
 // are the masked bytes'.
 func (e *export) writeTranscript(ctx context.Context, w io.Writer, info *bundle.Info) error {
 	if !e.o.Redact || len(e.x.transcript) == 0 {
-		for _, f := range e.chain {
-			r, err := os.Open(f)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(w, r)
-			r.Close()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return ctxio.Concat(w, e.chain...)
 	}
 	sum := (*record.TranscriptSum)(nil).Clone()
 	defer sum.Recycle()

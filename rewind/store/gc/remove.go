@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/fileid"
 	"rewind.dev/internal/layout"
@@ -205,18 +206,7 @@ func (st Store) mergeTranscript(c *record.Checkpoint, r *rebase) error {
 // concatFiles writes the files srcs one after the other as the new file dst, durably.
 func concatFiles(dst string, srcs ...string) error {
 	return durable.Write(dst, layout.FileMode, func(w io.Writer) error {
-		for _, src := range srcs {
-			in, err := os.Open(src)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(w, in)
-			in.Close()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return ctxio.Concat(w, srcs...)
 	}, durable.NoReplace)
 }
 
