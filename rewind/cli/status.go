@@ -70,7 +70,7 @@ func (c *statusCmd) Exec(ctx context.Context, e *env, args []string) error {
 		if cfg, err := s.Config(); err == nil {
 			st.Tier, st.Retention = cfg.Tier, cfg.Retention
 		}
-		if sess, err := s.Session(); err == nil && sess.SessionID != "" {
+		if sess, err := s.LastSession(); err == nil && sess.SessionID != "" {
 			st.Session = &statusSession{Session: &sess, Path: sess.TranscriptPath}
 		}
 		ids, _ := s.IDs()

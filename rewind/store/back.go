@@ -146,7 +146,7 @@ func (s *Store) backSessions(o BackOptions) ([]backSession, error) {
 			return out, nil
 		}
 	} else {
-		sess, err := s.Session()
+		sess, err := s.LastSession()
 		if err != nil {
 			return nil, err
 		}
@@ -301,7 +301,7 @@ func (s *Store) newestPromptCheckpoint(path string) *Checkpoint {
 // session.json's when it names that session, else the newest checkpoint's of that session
 // (checked as any path a checkpoint recorded: checkpointTranscript).
 func (s *Store) SessionTranscript(id string) (path, agent string, ok bool) {
-	if sess, err := s.Session(); err == nil && sess.SessionID == id && sess.TranscriptPath != "" {
+	if sess, err := s.LastSession(); err == nil && sess.SessionID == id && sess.TranscriptPath != "" {
 		return sess.TranscriptPath, sess.Agent, true
 	}
 	ids, err := s.IDs()

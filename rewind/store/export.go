@@ -312,7 +312,7 @@ func exportName(dir string, cp *Checkpoint) string {
 // ExportPath is where cp's export archive goes when the user names no
 // file: into wd, the current folder, when it lies outside the project's
 // tree; inside it the next save would capture the archive, so it goes into
-// the user's exports folder (ExportsDir) instead, made if need be.
+// the user's exports folder (Homes.Exports) instead, made if need be.
 func (s *Store) ExportPath(cp *Checkpoint, wd string) (string, error) {
 	if !underDir(realPath(wd), realPath(s.Project)) {
 		return exportName(wd, cp), nil

@@ -27,12 +27,13 @@ func writeJSON(name string, v any, perm fs.FileMode, flags ...durable.Flag) erro
 	return durable.WriteFile(name, append(b, '\n'), perm, flags...)
 }
 
-// Session reads session.json (zero when absent).
+// LastSession reads session.json: the agent session the last hook
+// recorded (zero when none has).
 //
 // Its fields are data: an agent Rewind does not know, a session id that is
 // not one, or a transcript outside that agent's session folders is an
 // error, and the session returned holds none of them.
-func (s *Store) Session() (layout.Session, error) {
+func (s *Store) LastSession() (layout.Session, error) {
 	var v layout.Session
 	if err := layout.ReadJSON(s.path(layout.SessionFile), &v); err != nil {
 		return layout.Session{}, err
@@ -56,8 +57,9 @@ func (s *Store) Session() (layout.Session, error) {
 	return v, nil
 }
 
-// SetSession writes session.json; call it under the lock.
-func (s *Store) SetSession(v layout.Session) error {
+// SetLastSession records the agent session a hook saw in session.json;
+// call it under the lock.
+func (s *Store) SetLastSession(v layout.Session) error {
 	v.Version = Version
 	v.UpdatedAt = time.Now().UTC()
 	return writeJSON(s.path(layout.SessionFile), v, layout.FileMode)

@@ -24,10 +24,9 @@ type Unremovable = gc.Unremovable
 // forGC is the store as gc sees it.
 func (s *Store) forGC() gc.Store {
 	return gc.Store{
-		Dir:  s.Dir,
-		IDs:  s.IDs,
-		List: s.List,
-		Load: s.Load,
+		Store: s.checks(),
+		IDs:   s.IDs,
+		List:  s.List,
 		InReach: func(n int) (map[string]bool, error) {
 			h, err := s.History()
 			if err != nil {
@@ -39,7 +38,6 @@ func (s *Store) forGC() gc.Store {
 			return h.inReach(n), nil
 		},
 		WriteMetadata: writeMetadata,
-		Checks:        s.checks(),
 	}
 }
 

@@ -22,13 +22,16 @@ type Homes struct {
 	// User is the user's home folder, "" when there is none: a project may
 	// not be it (TooBroad).
 	User string
-	// Exports is the folder for the exports of checkpoints taken inside a
-	// project (see ExportsDir), "" when there is no home folder.
+	// Exports is the user's folder for the exports of checkpoints taken
+	// inside a project: on macOS ~/Library/Application Support/rewind/exports;
+	// elsewhere $XDG_DATA_HOME/rewind/exports, or ~/.local/share/rewind/exports
+	// when that is unset (or not an absolute path, as the XDG spec has it).
+	// "" when there is no home folder.
 	Exports string
 }
 
-// EnvHomes are the homes the environment names: $HOME, $REWIND_HOME and
-// $XDG_DATA_HOME, as layout.UserHome and ExportsDir read them.
+// EnvHomes are the homes the environment names: $HOME, $REWIND_HOME (see
+// layout.Home) and $XDG_DATA_HOME.
 func EnvHomes() Homes {
 	user, _ := os.UserHomeDir()
 	h := Homes{Rewind: layout.Home(user), User: user}
@@ -36,18 +39,6 @@ func EnvHomes() Homes {
 		h.Exports = exportsIn(user, os.Getenv("XDG_DATA_HOME"))
 	}
 	return h
-}
-
-// ExportsDir is the user's folder for the exports of checkpoints taken
-// inside a project: on macOS ~/Library/Application Support/rewind/exports;
-// elsewhere $XDG_DATA_HOME/rewind/exports, or ~/.local/share/rewind/exports
-// when that is unset (or not an absolute path, as the XDG spec has it).
-func ExportsDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("exports folder: %w", err)
-	}
-	return exportsIn(home, os.Getenv("XDG_DATA_HOME")), nil
 }
 
 // exportsIn is the exports folder of the user whose home folder is home,

@@ -49,7 +49,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		}
 	}
 	if req.TranscriptPath != "" || req.SessionID != "" || req.EnvFile != "" {
-		sess, _ := s.Session()
+		sess, _ := s.LastSession()
 		before := sess
 		if req.Agent != "" {
 			sess.Agent = req.Agent
@@ -70,7 +70,7 @@ func (s *Store) Hook(ctx context.Context, req hookd.Request) (hookd.Response, er
 		// minute: an unchanged session costs no write (and no fsync) on the
 		// hook's hot path. hookd.Skip mirrors these rules.
 		if sess != before || time.Since(sess.UpdatedAt) > layout.SessionRefresh {
-			if err := s.SetSession(sess); err != nil {
+			if err := s.SetLastSession(sess); err != nil {
 				return resp, err
 			}
 		}

@@ -213,7 +213,7 @@ func (s *Store) importSession(ctx context.Context, b *bundle.Archive, dir string
 	res.Resume = ResumeHint(b.Info.Agent, inst.SessionID)
 	res.ResumeCommand = "cd " + cmdline.ShellQuote(dir) + " && " + res.Resume
 	save.TranscriptPath, save.Agent, save.SessionID = inst.Path, b.Info.Agent, inst.SessionID
-	return nil, s.SetSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID})
+	return nil, s.SetLastSession(layout.Session{Agent: b.Info.Agent, TranscriptPath: inst.Path, SessionID: inst.SessionID})
 }
 
 // importTree restores b's tree over a project that holds something, after

@@ -147,7 +147,7 @@ func nothingWidens(t *testing.T, mode layout.Mode, tmode fs.FileMode) {
 	}
 
 	// The store's other files: session.json, hook-state.json, config.json.
-	if err := s.SetSession(layout.Session{Agent: "claude", TranscriptPath: tp}); err != nil {
+	if err := s.SetLastSession(layout.Session{Agent: "claude", TranscriptPath: tp}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetHookState(layout.HookState{LastCheckpoint: cp.ID}); err != nil {

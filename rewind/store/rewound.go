@@ -40,7 +40,7 @@ func (s *Store) noteRewound(c change, e HistoryEntry) error {
 // or a checkpoint recorded it: session.json's when it names path, else that of the newest
 // checkpoint of path among the newest 256; "" when none did.
 func (s *Store) sessionOf(path string) string {
-	if sess, err := s.Session(); err == nil && sess.SessionID != "" && sess.TranscriptPath != "" && realPath(sess.TranscriptPath) == path {
+	if sess, err := s.LastSession(); err == nil && sess.SessionID != "" && sess.TranscriptPath != "" && realPath(sess.TranscriptPath) == path {
 		return sess.SessionID
 	}
 	ids, err := s.IDs()

@@ -387,7 +387,7 @@ func (s *Store) stageTranscript(ctx context.Context, stage string, opts SaveOpti
 		return &Transcript{Agent: agent, SessionID: session, Problem: opts.TranscriptRefused}, nil
 	}
 	if tpath == "" && opts.UseSession {
-		sess, err := s.Session()
+		sess, err := s.LastSession()
 		var foreign *jsonl.ForeignPathError
 		switch {
 		case errors.As(err, &foreign) && opts.TranscriptBestEffort:

@@ -866,7 +866,7 @@ func TestSessionWrittenOnlyWhenItChanges(t *testing.T) {
 	}
 	req.SessionID = "s2"
 	s.Hook(ctx, req)
-	if sess, _ := s.Session(); sess.SessionID != "s2" {
+	if sess, _ := s.LastSession(); sess.SessionID != "s2" {
 		t.Errorf("session.json not updated: %+v", sess)
 	}
 }
@@ -902,7 +902,7 @@ func TestHookdSkipsOnlyWhatRewindWould(t *testing.T) {
 		{name: "interval passed", change: func(r *hookd.Request) { r.MinIntervalMS = 1 }, before: func() { time.Sleep(5 * time.Millisecond) }},
 		{name: "always", change: func(r *hookd.Request) { r.Checkpoint = "always" }},
 		{name: "session.json stale", before: func() {
-			sess, _ := s.Session()
+			sess, _ := s.LastSession()
 			sess.UpdatedAt = time.Now().Add(-2 * layout.SessionRefresh)
 			writeJSON(s.path("session.json"), sess, 0o644)
 		}},

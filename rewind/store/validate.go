@@ -47,7 +47,7 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	if _, err := s.Config(); err != nil {
 		add("config", "%v", err)
 	}
-	if _, err := s.Session(); err != nil {
+	if _, err := s.LastSession(); err != nil {
 		add(filepath.Join(s.Dir, "session.json"), "%v", err)
 	}
 	if _, err := s.History(); err != nil {

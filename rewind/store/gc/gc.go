@@ -25,15 +25,15 @@ import (
 // store's lock: saves and pins append to the index under it, and no save
 // is writing an archive to layers/ then.
 type Store struct {
-	Dir string // the store's folder
+	// verify.Store is the store as its checks see it (its folder, Load):
+	// gc prunes the verified file of what it deleted.
+	verify.Store
 	// IDs lists the checkpoints' folders, oldest first, without reading
 	// metadata.
 	IDs func() ([]string, error)
 	// List reads every checkpoint, newest first; bad are the folders
 	// whose metadata does not load.
 	List func() (cps []*record.Checkpoint, bad []string, err error)
-	// Load reads one checkpoint's metadata.
-	Load func(id string) (*record.Checkpoint, error)
 	// InReach reads the restore history and returns the backups that some
 	// run of at most n undo-restores and redos would restore from (0: the
 	// store's reach).
@@ -41,9 +41,6 @@ type Store struct {
 	// WriteMetadata replaces a checkpoint's metadata.json atomically, as a
 	// save writes it.
 	WriteMetadata func(dir string, md *record.Metadata) error
-	// Checks is the store as its checks see it: gc prunes the verified
-	// file of what it deleted.
-	Checks verify.Store
 }
 
 func (st Store) checkpointsDir() string         { return filepath.Join(st.Dir, layout.CheckpointsDir) }
@@ -205,7 +202,7 @@ func Run(ctx context.Context, st Store, o Options) (*Result, error) {
 	}
 	freed, err := st.sweepLayers(barrier, g)
 	res.FreedBytes += freed
-	k := verify.New(ctx, st.Checks)
+	k := verify.New(ctx, st.Store)
 	k.Prune()
 	k.Save()
 	if err != nil {

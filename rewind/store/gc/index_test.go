@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"rewind.dev/rewind/store/verify"
 )
 
 // TestIndexReadsBackWhatItWrote: every kind of line (a checkpoint list
@@ -13,7 +15,7 @@ import (
 // reads back as written; a line that no longer checks, or an index that
 // lacks a checkpoint, is not trusted.
 func TestIndexReadsBackWhatItWrote(t *testing.T) {
-	st := Store{Dir: t.TempDir()}
+	st := Store{Store: verify.Store{Dir: t.TempDir()}}
 	arc := filepath.Join(st.Dir, "layers", "20260101_000000_001.tar.gz")
 	idx := map[string]*indexEntry{
 		"20260101_000000_001": {created: 1, bytes: 10, archives: []string{arc}},
@@ -40,7 +42,7 @@ func TestIndexReadsBackWhatItWrote(t *testing.T) {
 // TestIndexSameAs: a line "=<id>" names the archives of that checkpoint's
 // manifest, an archive in its folder read as the one linked into this.
 func TestIndexSameAs(t *testing.T) {
-	st := Store{Dir: t.TempDir()}
+	st := Store{Store: verify.Store{Dir: t.TempDir()}}
 	a, b := "20260101_000000_001", "20260101_000000_002"
 	own := filepath.Join(st.checkpointDir(a), "snapshot.tar.gz")
 	shared := filepath.Join(st.Dir, "layers", a+".tar.gz")

@@ -90,7 +90,7 @@ func (st Store) fromIndex(ctx context.Context, o Options, start time.Time, ids [
 		}
 	}
 	st.writeIndex(idx)
-	verify.Forget(st.Checks, res.Removed, swept)
+	verify.Forget(st.Store, res.Removed, swept)
 	res.Kept, res.KeptBackups = len(idx), backupsIn(idx)
 	slices.SortFunc(res.Protected, record.CompareIDs)
 	slices.SortFunc(res.Unremovable, func(a, b Unremovable) int { return record.CompareIDs(a.ID, b.ID) })
