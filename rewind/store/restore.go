@@ -77,8 +77,9 @@ type Cut struct {
 	Method string `json:"method,omitempty"`
 }
 
-// Move is a file moved from one path to another.
-type Move struct {
+// FileMove is a file an undo-restore or a redo moved from one path to
+// another.
+type FileMove struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }

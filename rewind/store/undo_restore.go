@@ -64,7 +64,7 @@ type UndoRestoreResult struct {
 	What  string `json:"reverts_what,omitempty"`
 	// Moved are the files of a fork that an undo-restore moved aside or a
 	// redo moved back (in a dry run, To is the folder they would go to).
-	Moved []Move `json:"moved,omitempty"`
+	Moved []FileMove `json:"moved,omitempty"`
 	// Transcript is a transcript that got its earlier bytes back.
 	Transcript *Swap    `json:"transcript,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
@@ -240,10 +240,10 @@ func (s *Store) undoFork(f *ForkRecord, res *UndoRestoreResult) (*ForkRecord, er
 			return nil, nil
 		}
 		rec.Removed = moved
-		res.Moved = append(res.Moved, Move{From: f.Path, To: moved})
+		res.Moved = append(res.Moved, FileMove{From: f.Path, To: moved})
 		if side := sidecarOf(f.Path); fileExists(side) {
 			if err := moveFile(side, sidecarOf(moved), layout.FileMode); err == nil {
-				res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(moved)})
+				res.Moved = append(res.Moved, FileMove{From: side, To: sidecarOf(moved)})
 			}
 		}
 		return &rec, nil
@@ -257,10 +257,10 @@ func (s *Store) undoFork(f *ForkRecord, res *UndoRestoreResult) (*ForkRecord, er
 	if err := moveFile(f.Removed, f.Path, modeOf(f.ParentTranscript, layout.FileMode)); err != nil {
 		return nil, &ForkBackError{Path: f.Path, Kept: f.Removed, Err: err}
 	}
-	res.Moved = append(res.Moved, Move{From: f.Removed, To: f.Path})
+	res.Moved = append(res.Moved, FileMove{From: f.Removed, To: f.Path})
 	sideMode := modeOf(sidecarOf(f.ParentTranscript), layout.FileMode)
 	if side := sidecarOf(f.Removed); fileExists(side) && moveFile(side, sidecarOf(f.Path), sideMode) == nil {
-		res.Moved = append(res.Moved, Move{From: side, To: sidecarOf(f.Path)})
+		res.Moved = append(res.Moved, FileMove{From: side, To: sidecarOf(f.Path)})
 	}
 	res.Resume = ResumeHint(f.Agent, f.SessionID)
 	rec.Removed = ""
@@ -284,7 +284,7 @@ func (s *Store) undoForkFolder(f *ForkRecord, dir string, res *UndoRestoreResult
 		// keeps its modes, to go back as it came.
 		os.Chmod(moved, layout.DirMode)
 		rec.Removed = moved
-		res.Moved = append(res.Moved, Move{From: dir, To: moved})
+		res.Moved = append(res.Moved, FileMove{From: dir, To: moved})
 		return &rec, nil
 	}
 	if !fileExists(f.Removed) {
@@ -297,7 +297,7 @@ func (s *Store) undoForkFolder(f *ForkRecord, dir string, res *UndoRestoreResult
 	if err := os.Rename(f.Removed, dir); err != nil {
 		return nil, &ForkBackError{Path: dir, Kept: f.Removed, Err: err}
 	}
-	res.Moved = append(res.Moved, Move{From: f.Removed, To: dir})
+	res.Moved = append(res.Moved, FileMove{From: f.Removed, To: dir})
 	res.Resume = ResumeHint(f.Agent, f.SessionID)
 	rec.Removed = ""
 	return &rec, nil
@@ -344,9 +344,9 @@ func (s *Store) planUndo(ctx context.Context, e HistoryEntry, fk *ForkRecord, ba
 	}
 	switch {
 	case fk != nil && fk.Removed == "" && fileExists(fk.Path):
-		res.Moved = append(res.Moved, Move{From: fk.Path, To: s.backupDir() + string(filepath.Separator)})
+		res.Moved = append(res.Moved, FileMove{From: fk.Path, To: s.backupDir() + string(filepath.Separator)})
 	case fk != nil && fk.Removed != "" && fileExists(fk.Removed):
-		res.Moved = append(res.Moved, Move{From: fk.Removed, To: fk.Path})
+		res.Moved = append(res.Moved, FileMove{From: fk.Removed, To: fk.Path})
 	}
 	if e.Truncate != nil {
 		res.Transcript = &Swap{Path: e.Truncate.Path, From: e.Truncate.Backup}
