@@ -9,11 +9,12 @@ import (
 	"testing"
 )
 
-// TestCreateFromArchive: a tree restored from a full snapshot takes that
-// archive as its snapshot, with the manifest Create would write (same tree
-// hash and content hashes), and restores from it; a tree that is not the
-// archive's is refused with nothing written.
-func TestCreateFromArchive(t *testing.T) {
+// TestCreateAdoptsTheArchiveItWasRestoredFrom: a tree restored from a full
+// snapshot takes that archive as its snapshot (CreateOptions.Adopt), with
+// the manifest Create would write (same tree hash and content hashes), and
+// restores from it; a tree that is not the archive's is refused with
+// nothing written.
+func TestCreateAdoptsTheArchiveItWasRestoredFrom(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()
@@ -76,11 +77,12 @@ func TestCreateFromArchive(t *testing.T) {
 	}
 }
 
-// TestRestoreIndexedOverATree: restoring over a tree that holds some of
-// the archive's files (same, changed, cut short, missing) and more, the
-// index still has every entry with the content hash and place Create
-// recorded — whichever way the restore read each file.
-func TestRestoreIndexedOverATree(t *testing.T) {
+// TestRestoreIndexOverATreeHasEveryEntry: restoring with
+// RestoreOptions.Index over a tree that holds some of the archive's files
+// (same, changed, cut short, missing) and more, the index still has every
+// entry with the content hash and place Create recorded — whichever way
+// the restore read each file.
+func TestRestoreIndexOverATreeHasEveryEntry(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/pgzip"
 
 	"rewind.dev/internal/ctxio"
+	"rewind.dev/snap/gzmember"
 )
 
 // maxDeflateRatio is deflate's best possible compression (about 1032:1): an
@@ -49,7 +50,7 @@ type archiveScanner struct {
 	kind   string  // the archive's mark: "full", "layer", or "" (none; see archiveKind)
 
 	f      *os.File
-	zr     io.Reader // the inflated stream: a *pgzip.Reader, or a *memberStream
+	zr     io.Reader // the inflated stream: a *pgzip.Reader, a *gzmember.Reader or a *gzmember.ReadAhead
 	tr     *tar.Reader
 	cr     *ctxio.CountingReader // what tr has read of zr
 	next0  int64                 // where in zr the next header starts
@@ -124,22 +125,22 @@ func openArchiveMembers(name string, limits Limits, fold Folding, ahead bool) (*
 		f.Close()
 		return nil, fmt.Errorf("archive %s: %w", name, err)
 	}
-	ms, err := newMemberStream(f, fi.Size())
+	ms, err := gzmember.NewReader(f, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, &ArchiveError{Archive: name, Reason: "not a gzip file (" + err.Error() + ")"}
 	}
-	kind := archiveKind(ms.zr.Header.Extra)
+	kind := archiveKind(ms.Extra())
 	if ahead {
-		return newScanner(name, limits, fold, kind, f, newInflateAhead(ms), fi.Size()), nil
+		return newScanner(name, limits, fold, kind, f, gzmember.NewReadAhead(ms), fi.Size()), nil
 	}
 	return newScanner(name, limits, fold, kind, f, ms, fi.Size()), nil
 }
 
 // placer knows where in the archive a byte of the inflated stream is: a
-// memberStream, read directly or through an inflateAhead.
+// gzmember.Reader, read directly or through a gzmember.ReadAhead.
 type placer interface {
-	at(pos int64) (coff, skip int64)
+	At(pos int64) (coff, skip int64)
 }
 
 func newScanner(name string, limits Limits, fold Folding, kind string, f *os.File, zr io.Reader, csize int64) *archiveScanner {
@@ -192,7 +193,7 @@ func (s *archiveScanner) next() (*Entry, io.Reader, error) {
 			continue
 		}
 		if ms, ok := s.zr.(placer); ok {
-			e.COff, e.Skip = ms.at(start)
+			e.COff, e.Skip = ms.At(start)
 		}
 		if e.Kind == KindFile {
 			return e, s.tr, nil

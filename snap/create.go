@@ -24,6 +24,7 @@ import (
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
 	"rewind.dev/internal/layout"
+	"rewind.dev/snap/gzmember"
 )
 
 // CreateOptions adjust Create. Walk, Tree, Adopt and ManifestTo choose how
@@ -521,7 +522,7 @@ type archiveWriter struct {
 	out  string
 	f    *durable.File
 	cw   *ctxio.CountingWriter
-	mw   *memberWriter
+	mw   *gzmember.Writer
 	tw   *tar.Writer
 	buf  []byte
 	lost []string // files it could not read
@@ -538,7 +539,7 @@ func newArchiveWriter(out string, level int, layer bool) (*archiveWriter, error)
 		return nil, err
 	}
 	a := &archiveWriter{out: out, f: f, cw: &ctxio.CountingWriter{W: newWritebackWriter(f.File)}, buf: make([]byte, 256*1024), uid: os.Getuid(), gid: os.Getgid()}
-	a.mw = newMemberWriter(a.cw, level, archiveMark(layer))
+	a.mw = gzmember.NewWriter(a.cw, level, archiveMark(layer))
 	a.tw = tar.NewWriter(a.mw)
 	return a, nil
 }

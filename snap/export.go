@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"rewind.dev/internal/ctxio"
+	"rewind.dev/snap/gzmember"
 )
 
 // Patterns is a list of gitignore-style patterns (gitignore(5), as the walk
@@ -95,7 +96,7 @@ func WriteFull(ctx context.Context, w io.Writer, m *Manifest, o WriteOptions) (f
 	if n, ok, err := writeSpliced(ctx, w, m, kept, rewrite); ok || err != nil {
 		return n, err
 	}
-	mw := newMemberWriter(w, gzip.BestSpeed, archiveMark(false))
+	mw := gzmember.NewWriter(w, gzip.BestSpeed, archiveMark(false))
 	tw := tar.NewWriter(mw)
 	ew := newEntryWriter(tw, limitsOf(m))
 	defer ew.close()

@@ -13,11 +13,12 @@ import (
 	"testing"
 )
 
-// TestCreateFullIsCreate snapshots random trees with createFull, in
-// batches of a few entries and of the default size, and with Create: the
-// two archives must be the same bytes, the manifests the same lines and
-// figures, and createFull's manifest must restore the tree.
-func TestCreateFullIsCreate(t *testing.T) {
+// TestCreateAsTheWalkGoesIsTheWholeTree snapshots random trees as the walk
+// goes (createFull), in batches of a few entries and of the default size,
+// and from the whole tree walked first (createWalked): the two archives
+// must be the same bytes, the manifests the same lines and figures, and
+// the manifest written as the walk went must restore the tree.
+func TestCreateAsTheWalkGoesIsTheWholeTree(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
 	for _, batch := range []int{7, 1 << 14} {
@@ -81,9 +82,10 @@ func TestCreateFullIsCreate(t *testing.T) {
 	}
 }
 
-// TestCreateFullPastALimit: a tree past a limit is refused, and nothing is
-// left of the archive or the manifest, nor of the lines kept on the way.
-func TestCreateFullPastALimit(t *testing.T) {
+// TestCreateAsTheWalkGoesRefusesPastALimit: a tree past a limit is
+// refused, and nothing is left of the archive or the manifest, nor of the
+// lines kept on the way.
+func TestCreateAsTheWalkGoesRefusesPastALimit(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
 	dir, out := t.TempDir(), t.TempDir()

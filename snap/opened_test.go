@@ -139,11 +139,11 @@ func TestEncodeOpenedIsEncode(t *testing.T) {
 	}
 }
 
-// TestCountChangesIsDiffManifests counts the changes between every two
+// TestCountChangesIsDiffCounted counts the changes between every two
 // snapshots of a chain, the newer read whole or opened: the counts are
 // Diff's list counted (folders not counted; a change of kind
 // counted by the new one's).
-func TestCountChangesIsDiffManifests(t *testing.T) {
+func TestCountChangesIsDiffCounted(t *testing.T) {
 	t.Parallel()
 	const n = 5
 	name := savedChain(t, 31, 100, n)
@@ -185,10 +185,10 @@ func TestCountChangesIsDiffManifests(t *testing.T) {
 	}
 }
 
-// TestDiffManifestsOpened lists the changes between every two snapshots of
-// a chain with the newer opened with OpenManifest: the list is the one of
-// both read whole.
-func TestDiffManifestsOpened(t *testing.T) {
+// TestDiffToAnOpenedManifestIsDiffToOneReadWhole lists the changes between
+// every two snapshots of a chain with the newer opened with OpenManifest:
+// the list is the one of both read whole.
+func TestDiffToAnOpenedManifestIsDiffToOneReadWhole(t *testing.T) {
 	t.Parallel()
 	const n = 4
 	name := savedChain(t, 37, 100, n)

@@ -13,14 +13,16 @@ import (
 	"testing"
 )
 
-// TestCreateOverIsCreate saves one tree, through random edits, touches and
-// unchanged rounds, as two layer chains: one by Create over the parent
-// opened, holding the tree, one by createOver, holding what differs. Each
-// layer must be the same in every figure, manifest line, change and archive
-// member, and every createOver layer must restore its tree. It runs with
-// the whole hashing budget, and with none (the tree hash then taken again
-// after the archive), and with chunks that split every manifest line.
-func TestCreateOverIsCreate(t *testing.T) {
+// TestLayerOfWhatDiffersIsTheWholeTreesLayer saves one tree, through random
+// edits, touches and unchanged rounds, as two layer chains: one from the
+// whole tree walked first (createWalked) over the parent opened, one
+// compared with the parent as the walk goes (createOver), holding only what
+// differs. Each layer must be the same in every figure, manifest line,
+// change and archive member, and every layer of what differs must restore
+// its tree. It runs with the whole hashing budget, and with none (the tree
+// hash then taken again after the archive), and with chunks that split
+// every manifest line.
+func TestLayerOfWhatDiffersIsTheWholeTreesLayer(t *testing.T) {
 	t.Parallel()
 	for _, budget := range []int64{64 << 20, -1} {
 		for _, chunk := range []int{1 << 20, 61} {
@@ -169,14 +171,15 @@ func TestSparseManifestOverAnotherParent(t *testing.T) {
 	}
 }
 
-// TestCreateOverFullIsCreate: a full snapshot judged against its parent
-// (rewind-snap create --parent-manifest) is the same by createOverFull,
-// which holds what was touched, as by Create over the parent read whole,
-// which holds the tree — unchanged (no archive), touched (no archive, the
+// TestFullSnapshotAgainstItsParentIsTheWholeTree: a full snapshot judged
+// against its parent (rewind-snap create --parent-manifest) is the same
+// compared as the walk goes (createOverFull), holding what was touched, as
+// from the whole tree walked first (createWalked) over the parent read
+// whole, holding the tree — unchanged (no archive), touched (no archive, the
 // fresh times laid over the parent's), changed (written whole) — over a
 // full parent and over a layer chain, in every figure and manifest line;
 // and each restores its tree.
-func TestCreateOverFullIsCreate(t *testing.T) {
+func TestFullSnapshotAgainstItsParentIsTheWholeTree(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
 	ctx := context.Background()

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"rewind.dev/snap/gzmember"
 )
 
 // writeSpliced writes a layer chain's tree as WriteFull does, without
@@ -72,7 +74,7 @@ func writeSpliced(ctx context.Context, w io.Writer, m *Manifest, kept []bool, re
 	}
 	sp := &splicer{
 		ctx: ctx, src: src, name: archive, size: fi.Size(),
-		mw: newMemberWriter(w, gzip.BestSpeed, archiveMark(false)),
+		mw: gzmember.NewWriter(w, gzip.BestSpeed, archiveMark(false)),
 	}
 	sp.tw = tar.NewWriter(sp.mw)
 	files, err = sp.run(m, bm, kept, rewrite)
@@ -110,7 +112,7 @@ type splicer struct {
 	src  *os.File
 	name string
 	size int64
-	mw   *memberWriter
+	mw   *gzmember.Writer
 	tw   *tar.Writer
 
 	// The member last inflated, kept: a stretch often ends in the member
@@ -341,7 +343,7 @@ func (sp *splicer) copyStream(a, b streamPos) error {
 		return sp.damaged(a.coff, "entries out of place")
 	}
 	if rawFrom < b.coff {
-		if err := sp.mw.writeRaw(sp.ctx, io.NewSectionReader(sp.src, rawFrom, b.coff-rawFrom)); err != nil {
+		if err := sp.mw.WriteRaw(sp.ctx, io.NewSectionReader(sp.src, rawFrom, b.coff-rawFrom)); err != nil {
 			return err
 		}
 	}
@@ -412,12 +414,10 @@ func (sp *splicer) member(coff int64) ([]byte, int64, error) {
 	if coff < 0 || coff >= sp.size {
 		return nil, 0, sp.damaged(coff, "no such member")
 	}
-	in := newBufferedCount(bufio.NewReaderSize(nil, 64<<10), io.NewSectionReader(sp.src, coff, sp.size-coff))
-	zr, err := gzip.NewReader(in.br)
+	zr, err := gzmember.NewSingleReader(io.NewSectionReader(sp.src, coff, sp.size-coff))
 	if err != nil {
 		return nil, 0, sp.damaged(coff, "no gzip member")
 	}
-	zr.Multistream(false)
 	data, err := io.ReadAll(io.LimitReader(zr, maxTrailer*64+1))
 	if err != nil {
 		return nil, 0, sp.damaged(coff, err.Error())
@@ -425,7 +425,7 @@ func (sp *splicer) member(coff int64) ([]byte, int64, error) {
 	if len(data) > maxTrailer*64 {
 		return nil, 0, sp.damaged(coff, "a member larger than any snapshot writes")
 	}
-	n := in.consumed()
+	n := zr.CompressedLen()
 	sp.memberAt, sp.memberData, sp.memberLen, sp.hasMember = coff, data, n, true
 	return data, n, nil
 }

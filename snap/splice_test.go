@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap/gzmember"
 )
 
 // TestWriteFullOfLayerChain exports every snapshot of a deep layer chain
@@ -275,7 +277,7 @@ func archiveOf(t *testing.T, files ...string) string {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "a.tar.gz")
 	var buf bytes.Buffer
-	mw := newMemberWriter(&buf, 1, archiveMark(false))
+	mw := gzmember.NewWriter(&buf, 1, archiveMark(false))
 	tw := tar.NewWriter(mw)
 	for i := 0; i+1 < len(files); i += 2 {
 		tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg})
