@@ -27,13 +27,13 @@ func TestLayerOfWhatDiffersIsTheWholeTreesLayer(t *testing.T) {
 	for _, budget := range []int64{64 << 20, -1} {
 		for _, chunk := range []int{1 << 20, 61} {
 			t.Run(fmt.Sprintf("budget=%d,chunk=%d", budget, chunk), func(t *testing.T) {
-				createOverIsCreate(t, budget, chunk)
+				checkLayerIsTheWholeTreesLayer(t, budget, chunk)
 			})
 		}
 	}
 }
 
-func createOverIsCreate(t *testing.T, budget int64, chunk int) {
+func checkLayerIsTheWholeTreesLayer(t *testing.T, budget int64, chunk int) {
 	gitEnv(t)
 	rng := rand.New(rand.NewSource(5))
 	dir := t.TempDir()
