@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"rewind.dev/internal/gitdir"
+	"rewind.dev/snap/gitignore"
 )
 
 // gitContext is what a walk needs from a git repository whose files it
@@ -25,11 +26,11 @@ import (
 // (git never ignores a tracked file). Inside a nested repository only its
 // own rules apply, as they do for git run there.
 type gitContext struct {
-	base    string        // the repository's top relative to the root; "" for the root's own
-	global  []patternList // info/exclude, then the global excludes file
-	parents []patternList // .gitignore files above the root, outermost first (base "")
-	tracked *pathList     // paths relative to the root (base ""), or to base; nil outside a repository
-	rules   RepoRules     // the texts of global and parents, as a snapshot records them
+	base    string           // the repository's top relative to the root; "" for the root's own
+	global  []gitignore.List // info/exclude, then the global excludes file
+	parents []gitignore.List // .gitignore files above the root, outermost first (base "")
+	tracked *pathList        // paths relative to the root (base ""), or to base; nil outside a repository
+	rules   RepoRules        // the texts of global and parents, as a snapshot records them
 }
 
 // Rules are the ignore rules a snapshot was taken under that do not live in
@@ -129,11 +130,11 @@ func (gc *gitContext) build() {
 	gc.global, gc.parents = nil, nil
 	for _, text := range []string{r.Exclude, r.ExcludesFile} {
 		if text != "" {
-			gc.global = append(gc.global, patternList{base: r.Base, prefix: r.Prefix, patterns: parsePatterns([]byte(text))})
+			gc.global = append(gc.global, gitignore.List{Base: r.Base, Prefix: r.Prefix, Patterns: gitignore.Parse([]byte(text))})
 		}
 	}
 	for _, p := range r.Parents {
-		gc.parents = append(gc.parents, patternList{prefix: p.Prefix, patterns: parsePatterns([]byte(p.Text))})
+		gc.parents = append(gc.parents, gitignore.List{Prefix: p.Prefix, Patterns: gitignore.Parse([]byte(p.Text))})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
+	"rewind.dev/snap/pathspec"
 )
 
 // TestHintOf: each of the store's and the tools' typed errors gets rewind's hint, in rewind's
@@ -57,7 +58,7 @@ func TestHintOf(t *testing.T) {
 		{&store.NoPromptError{Text: "cache", Searched: 3}, "'rewind list --grep TEXT' finds the checkpoints of every session; 'rewind restore :/TEXT' restores one", 1},
 		{&snap.UnmatchedError{Items: []string{"x"}}, "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored", 1},
 		{&snap.SelectionError{Path: "a/b", Outside: "a"}, "add that path to the paths restored, or move it aside; nothing was changed", 1},
-		{&snap.PathspecError{Item: "../x", Reason: "it is outside the project"}, "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out", 1},
+		{&pathspec.Error{Item: "../x", Reason: "it is outside the project"}, "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out", 1},
 		{store.ErrNothingToUndo, "'rewind list' shows the checkpoints", 1},
 		{&store.NoTranscriptError{Checkpoint: "c"}, "restore the code only (--code-only), or pick another checkpoint", 1},
 		{&store.DamagedError{Err: errors.New("x")}, "'rewind validate' lists the damage; restore another checkpoint ('rewind list')", 1},
