@@ -11,6 +11,7 @@ import (
 	"rewind.dev/rewind/store"
 	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
 	"rewind.dev/snap/pathspec"
 )
 
@@ -45,7 +46,7 @@ func exitCode(err error) int {
 func hintOf(err error) string {
 	var (
 		le      *snap.LimitError
-		ie      *snap.IndexError
+		ie      *gitindex.Error
 		cut     *store.CutError
 		project *store.ProjectError
 		nocp    *store.NoCheckpointError

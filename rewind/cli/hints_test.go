@@ -12,6 +12,7 @@ import (
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
 	"rewind.dev/snap/pathspec"
 )
 
@@ -45,7 +46,7 @@ func TestHintOf(t *testing.T) {
 		{forked(&fork.ImportError{Session: "s", Out: "/f.json", Dir: "/p", Err: errors.New("x")}), "the fork is in /f.json; load it with 'opencode import /f.json' in /p", 1},
 		{forked(&fork.AgentError{Agent: "x", Err: &jsonl.UnknownDialectError{Name: "x"}}), "use one of: " + strings.Join(jsonl.DialectNames(), ", "), 1},
 		{forked(errors.New("disk full")), "", 1},
-		{&snap.IndexError{Index: "i", Form: "f", Err: errors.New("x")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)", 1},
+		{&gitindex.Error{Index: "i", Form: "f", Err: errors.New("x")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)", 1},
 		{&snap.LimitError{Limit: "max_depth"}, `leave it out with a pattern in a .rewindignore file, or raise "limits": {"max_depth": …} in the store's config.json (checkpoints record the limits they need)`, 1},
 		{fmt.Errorf("%w (/p)", store.ErrNoStore), "run 'rewind init' in the project first", exitNoStore},
 		{store.ErrNoCheckpoints, "run 'rewind save' or install the hooks ('rewind config --register-hooks')", 1},
