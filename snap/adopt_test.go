@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // TestCreateAdoptsTheArchiveItWasRestoredFrom: a tree restored from a full
@@ -153,7 +155,7 @@ func TestRestoreIndexRefuses(t *testing.T) {
 	if _, err := Restore(context.Background(), t.TempDir(), "a.tar.gz", RestoreOptions{Index: true, Manifest: &Manifest{}}); err == nil {
 		t.Error("an index with a manifest: no error")
 	}
-	if _, err := Restore(context.Background(), t.TempDir(), "a.tar.gz", RestoreOptions{Index: true, Paths: &Pathspec{}}); err == nil {
+	if _, err := Restore(context.Background(), t.TempDir(), "a.tar.gz", RestoreOptions{Index: true, Paths: &pathspec.Pathspec{}}); err == nil {
 		t.Error("an index with paths: no error")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"rewind.dev/internal/fileid"
 	"rewind.dev/snap/foldtest"
+	"rewind.dev/snap/pathspec"
 )
 
 const (
@@ -379,7 +380,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 						case items[0] == "archive":
 							opts.Manifest, from = nil, archive
 						default:
-							if opts.Paths, err = ParsePathspec(items, PathspecOptions{}); err != nil {
+							if opts.Paths, err = pathspec.Parse(items, pathspec.Options{}); err != nil {
 								t.Fatal(err)
 							}
 						}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // mountTmpfs mounts a tmpfs on dir (made if need be), unmounted when the
@@ -134,7 +136,7 @@ func TestRestoreRefusesWhatMountsForbid(t *testing.T) {
 				opts.Manifest, archive = nil, snap.Archive
 			}
 			var err error
-			if opts.Paths, err = ParsePathspec([]string{":(exclude)ro"}, PathspecOptions{}); err != nil {
+			if opts.Paths, err = pathspec.Parse([]string{":(exclude)ro"}, pathspec.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := Restore(context.Background(), root, archive, opts); err != nil {
@@ -148,7 +150,7 @@ func TestRestoreRefusesWhatMountsForbid(t *testing.T) {
 			mountTmpfs(t, filepath.Join(root, "sub", "mnt"))
 			writeTree(t, root, map[string]string{"sub/b": "2", "sub/mnt/m": "m"})
 			before = state(t, root)
-			opts.Paths, _ = ParsePathspec([]string{":(exclude)ro"}, PathspecOptions{})
+			opts.Paths, _ = pathspec.Parse([]string{":(exclude)ro"}, pathspec.Options{})
 			_, err = Restore(context.Background(), root, archive, opts)
 			var me *MountError
 			if !errors.As(err, &me) || me.Mount != "sub/mnt" || me.Path != "sub/mnt" || !strings.Contains(err.Error(), "cannot restore sub/mnt: a file system is mounted there") {

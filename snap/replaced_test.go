@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // TestReplacedFolderLookedAtAsTheWalkGoes: a folder of the tree that the
@@ -46,7 +48,7 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 			opts.Manifest, archive = snap.Manifest, ""
 		}
 		if paths != nil {
-			ps, err := ParsePathspec(paths, PathspecOptions{})
+			ps, err := pathspec.Parse(paths, pathspec.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

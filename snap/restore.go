@@ -21,6 +21,7 @@ import (
 
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
+	"rewind.dev/snap/pathspec"
 )
 
 // RestoreOptions adjust Restore.
@@ -37,7 +38,7 @@ type RestoreOptions struct {
 	// Paths, when set, limits the restore to the paths it selects: the rest
 	// of the tree is neither written nor deleted. An item that selects
 	// nothing, in the snapshot or the tree, is refused (*UnmatchedError).
-	Paths *Pathspec
+	Paths *pathspec.Pathspec
 	// Brief leaves out of a dry run's result the lists of what it would
 	// write and change the mode of (the counts stay): a check that the
 	// restore would go through, in memory that does not grow with it.
@@ -300,7 +301,7 @@ type restorePlan struct {
 	// the snapshot's folders it leaves out, for those a path inside needs
 	// created, and rulesOnly the ignore files it leaves out that are still
 	// read for their rules.
-	paths   *Pathspec
+	paths   *pathspec.Pathspec
 	outDirs map[string]fs.FileMode
 	// replaceChecked holds, in a plan over what differs, the folders the
 	// snapshot replaces, each looked at as the walk went through it.
@@ -338,7 +339,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		paths: opts.Paths, outDirs: map[string]fs.FileMode{}, index: opts.index, replaceChecked: map[string]*replaceCheck{},
 		spillAt: cmp.Or(opts.spillAt, spillAt), prefetchAfter: cmp.Or(opts.prefetchAfter, prefetchAfter),
 		listHeld: opts.listHeld, tempDir: opts.tempDir}
-	p.paths.forget()
+	p.paths.Forget()
 	var inputs []string
 	if archive != "" {
 		inputs = append(inputs, archive)

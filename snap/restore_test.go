@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // state is everything about a tree a restore must get right, keyed by path:
@@ -754,7 +756,7 @@ func TestRestorePaths(t *testing.T) {
 				before := state(t, dir)
 				mutate(t, rng, dir)
 				mutated := state(t, dir)
-				ps, err := ParsePathspec(spec, PathspecOptions{})
+				ps, err := pathspec.Parse(spec, pathspec.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -776,7 +778,7 @@ func TestRestorePaths(t *testing.T) {
 					t.Skipf("refused: %v", err)
 				}
 				after := state(t, dir)
-				check, _ := ParsePathspec(spec, PathspecOptions{})
+				check, _ := pathspec.Parse(spec, pathspec.Options{})
 				for _, k := range keys(before, mutated, after) {
 					want := mutated[k]
 					isDir := strings.HasPrefix(before[k], "dir") || strings.HasPrefix(mutated[k], "dir")
@@ -822,7 +824,7 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("# nothing ignored\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("changed"), 0o644)
 	os.WriteFile(filepath.Join(dir, "b.go"), []byte("changed"), 0o644)
-	ps, _ := ParsePathspec([]string{"a.go", "nothing"}, PathspecOptions{})
+	ps, _ := pathspec.Parse([]string{"a.go", "nothing"}, pathspec.Options{})
 	_, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: res.Manifest})
 	var un *UnmatchedError
 	if !errors.As(err, &un) || len(un.Items) != 1 || un.Items[0] != "nothing" {
@@ -840,7 +842,7 @@ func TestRestorePathsRefusedAndRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []*Manifest{nil, res.Manifest, opened} {
-		ps, _ = ParsePathspec([]string{".", ":!.gitignore", ":!b.go"}, PathspecOptions{})
+		ps, _ = pathspec.Parse([]string{".", ":!.gitignore", ":!b.go"}, pathspec.Options{})
 		r, err := Restore(context.Background(), dir, archive, RestoreOptions{Paths: ps, Manifest: m})
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"rewind.dev/snap/gitignore"
 )
 
 // snapshotRules answers "would this path have been ignored when the snapshot
@@ -24,7 +26,7 @@ type snapshotRules struct {
 	// taken before, or an archive without its rules, is judged to hold none,
 	// so a restore leaves the tree's alone.
 	gitFiles bool
-	extra    []pattern
+	extra    []gitignore.Pattern
 	data     map[string][]byte // the snapshot's ignore files, by path
 }
 
@@ -48,7 +50,7 @@ func newSnapshotRules(root string, opts WalkOptions, recorded *Rules) *snapshotR
 		gc, _ := loadGitContext(abs, false) // only its rules count here, which it reads whatever its index
 		r.top, r.live = &gc, true
 	}
-	r.extra = parsePatterns([]byte(joinLines(ignore)))
+	r.extra = gitignore.Parse([]byte(joinLines(ignore)))
 	return r
 }
 
@@ -83,15 +85,15 @@ func (c *capture) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (r *snapshotRules) listsFor(dir string) []patternList {
-	var out []patternList
+func (r *snapshotRules) listsFor(dir string) []gitignore.List {
+	var out []gitignore.List
 	for _, name := range []string{".gitignore", ".rewindignore"} {
 		f := name
 		if dir != "" {
 			f = dir + "/" + name
 		}
 		if b, ok := r.data[f]; ok && len(b) > 0 {
-			out = append(out, patternList{base: dir, patterns: parsePatterns(b), rewind: name == ".rewindignore"})
+			out = append(out, gitignore.List{Base: dir, Patterns: gitignore.Parse(b), Rewind: name == ".rewindignore"})
 		}
 	}
 	return out
@@ -101,28 +103,28 @@ func (r *snapshotRules) listsFor(dir string) []patternList {
 // snapshot's rules: it, or a folder above it, is ignored. The rules are
 // stacked as a walk stacks them.
 func (r *snapshotRules) ignored(p string, isDir bool) bool {
-	st := &ignoreStack{global: r.top.global}
+	st := gitignore.NewStack(r.top.global)
 	for _, l := range r.top.parents {
-		st = st.push(l)
+		st = st.Push(l)
 	}
 	els := strings.Split(p, "/")
 	for i := range els {
 		dir := strings.Join(els[:i], "/")
 		if i > 0 {
 			if gc := r.repoAt(dir); gc != nil {
-				st = st.nested(gc.global)
+				st = st.Nested(gc.global)
 			}
 		}
 		for _, l := range r.listsFor(dir) {
-			st = st.push(l)
+			st = st.Push(l)
 		}
 		if i == 0 && len(r.extra) > 0 {
-			st = st.push(patternList{patterns: r.extra, rewind: true})
+			st = st.Push(gitignore.List{Patterns: r.extra, Rewind: true})
 		}
 		if i == len(els)-1 && !isDir && els[i] == ".git" {
 			return !r.gitFiles // (no pattern applies to a .git file: see gitFileMax)
 		}
-		if st.ignored(path.Join(els[:i+1]...), i < len(els)-1 || isDir) {
+		if st.Ignored(path.Join(els[:i+1]...), i < len(els)-1 || isDir) {
 			return true
 		}
 	}

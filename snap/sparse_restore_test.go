@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // TestSparseRestorePlansAsTheWholeTree restores layer chains over random
@@ -53,7 +55,7 @@ func TestSparseRestorePlansAsTheWholeTree(t *testing.T) {
 					for j, sparse := range []bool{false, true} {
 						opts := RestoreOptions{Manifest: m, DryRun: true, planWhole: !sparse}
 						if items != nil {
-							if opts.Paths, err = ParsePathspec(items, PathspecOptions{}); err != nil {
+							if opts.Paths, err = pathspec.Parse(items, pathspec.Options{}); err != nil {
 								t.Fatal(err)
 							}
 						}

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"rewind.dev/snap/pathspec"
 )
 
 // TestSpilledPlanIsTheHeldPlan restores layer chains over two copies of a
@@ -327,7 +329,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ps, err := ParsePathspec(spec, PathspecOptions{})
+			ps, err := pathspec.Parse(spec, pathspec.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +384,7 @@ func TestRestorePathsSpilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ps, err := ParsePathspec(c.spec, PathspecOptions{})
+				ps, err := pathspec.Parse(c.spec, pathspec.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -414,7 +416,7 @@ func TestDeletionsListedByTheirFolder(t *testing.T) {
 			var opts RestoreOptions
 			if limited {
 				want = []string{"gone/", "gone/a", "gone/sub/", "gone/sub/b", "gone/sub/c", "x/y", "z"}
-				ps, err := ParsePathspec([]string{"gone", "x", "z"}, PathspecOptions{})
+				ps, err := pathspec.Parse([]string{"gone", "x", "z"}, pathspec.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -588,7 +590,7 @@ func TestArchivePathsOverWhatDiffers(t *testing.T) {
 				t.Fatalf("cp: %v\n%s", err, out)
 			}
 			*whole = 0
-			ps, err := ParsePathspec(spec, PathspecOptions{})
+			ps, err := pathspec.Parse(spec, pathspec.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

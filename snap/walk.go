@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"rewind.dev/internal/fileid"
+	"rewind.dev/snap/gitignore"
 )
 
 // WalkOptions adjust a walk.
@@ -88,11 +89,11 @@ func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry
 	if err != nil {
 		return nil, err
 	}
-	st := &ignoreStack{global: gc.global}
+	st := gitignore.NewStack(gc.global)
 	for _, l := range gc.parents {
-		st = st.push(l)
+		st = st.Push(l)
 	}
-	w := &walker{ctx: ctx, root: abs, extra: parsePatterns([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
+	w := &walker{ctx: ctx, root: abs, extra: gitignore.Parse([]byte(joinLines(opts.Ignore))), state: stateExcludes(abs)}
 	w.rules.Ignore, w.rules.GitFiles = opts.Ignore, true
 	w.gitRoots = sync.OnceValue(func() []string { return resolvedForms(abs) })
 	w.unreadable = opts.unreadable
@@ -175,7 +176,7 @@ type walker struct {
 	root       string
 	gitRoots   func() []string // the root's paths, as given and resolved, once a .git file needs them
 	rules      Rules           // under mu: every repository met
-	extra      []pattern
+	extra      []gitignore.Pattern
 	state      map[string]bool   // Rewind's and the agents' state folders inside the root
 	unreadable func(path string) // see WalkOptions.unreadable
 	readAhead  func(pending int) // see WalkOptions.readAhead
@@ -349,7 +350,7 @@ func (w *walker) failed() bool {
 // ignored but holds tracked files: there only tracked paths count. A folder
 // that is replaced while it is walked is looked at again (entry), up to a
 // few times: a tree an agent is changing never fails the walk.
-func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) {
+func (w *walker) dir(res *dirResult, self *Entry, rel string, st *gitignore.Stack, repo *gitContext, inIgnored bool) {
 	defer w.wg.Done()
 	ready := false
 	defer func() {
@@ -395,7 +396,7 @@ func (w *walker) dir(res *dirResult, self *Entry, rel string, st *ignoreStack, r
 // list opens the folder rel and lists its names. A folder that cannot be opened is
 // recorded in res (denied, gone, replaced by what is there now, in self) and ok is false;
 // a failure of the walk is recorded in w.
-func (w *walker) list(res *dirResult, self *Entry, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (dfd dirFD, names []string, ok bool) {
+func (w *walker) list(res *dirResult, self *Entry, abs, rel string, st *gitignore.Stack, repo *gitContext, inIgnored bool) (dfd dirFD, names []string, ok bool) {
 	for attempt := 0; ; attempt++ {
 		fd, ns, err := w.open(abs)
 		if err == nil {
@@ -444,7 +445,7 @@ func (w *walker) list(res *dirResult, self *Entry, abs, rel string, st *ignoreSt
 // folderRules are the rules in force inside the folder rel, whose names are listed: a
 // repository nested there brings its own, and its .gitignore and .rewindignore files add
 // theirs. ok is false when the walk failed.
-func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (*ignoreStack, *gitContext, bool, bool) {
+func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *gitignore.Stack, repo *gitContext, inIgnored bool) (*gitignore.Stack, *gitContext, bool, bool) {
 	if i := sort.SearchStrings(names, ".git"); rel != "" && i < len(names) && names[i] == ".git" {
 		// A repository nested in the tree: inside it only its own rules
 		// apply, and its own tracked files, as for git run there.
@@ -454,7 +455,7 @@ func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *ign
 			return st, repo, inIgnored, false
 		}
 		if ok {
-			repo, st, inIgnored = &nested, st.nested(nested.global), false
+			repo, st, inIgnored = &nested, st.Nested(nested.global), false
 			w.mu.Lock()
 			w.rules.Repos = append(w.rules.Repos, nested.rules)
 			w.mu.Unlock()
@@ -464,12 +465,12 @@ func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *ign
 		for _, name := range []string{".gitignore", ".rewindignore"} {
 			if i := sort.SearchStrings(names, name); i < len(names) && names[i] == name {
 				if b, ok := readIgnoreFile(dfd, name); ok {
-					st = st.push(patternList{base: rel, patterns: parsePatterns(b), rewind: name == ".rewindignore"})
+					st = st.Push(gitignore.List{Base: rel, Patterns: gitignore.Parse(b), Rewind: name == ".rewindignore"})
 				}
 			}
 		}
 		if rel == "" && len(w.extra) > 0 {
-			st = st.push(patternList{patterns: w.extra, rewind: true})
+			st = st.Push(gitignore.List{Patterns: w.extra, Rewind: true})
 		}
 	}
 	return st, repo, inIgnored, true
@@ -477,7 +478,7 @@ func (w *walker) folderRules(dfd dirFD, names []string, abs, rel string, st *ign
 
 // entries reads the entries of the folder rel in scope into res, and returns the indexes of
 // its folders among them. ok is false when the walk failed.
-func (w *walker) entries(res *dirResult, dfd dirFD, names []string, abs, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (sub []int, ok bool) {
+func (w *walker) entries(res *dirResult, dfd dirFD, names []string, abs, rel string, st *gitignore.Stack, repo *gitContext, inIgnored bool) (sub []int, ok bool) {
 	res.entries = make([]Entry, 0, len(names))
 	for _, name := range names {
 		crel := name
@@ -536,12 +537,12 @@ func (w *walker) entries(res *dirResult, dfd dirFD, names []string, abs, rel str
 
 // descend walks the folders among res's entries (sub), each in a goroutine of its own while
 // the walk has room for one, else in this one.
-func (w *walker) descend(res *dirResult, sub []int, st *ignoreStack, repo *gitContext, inIgnored bool) {
+func (w *walker) descend(res *dirResult, sub []int, st *gitignore.Stack, repo *gitContext, inIgnored bool) {
 	for _, i := range sub {
 		child := res.subs[i]
 		w.wg.Add(1)
 		self := &res.entries[i]
-		crel, ignored := self.Path, inIgnored || st.ignored(self.Path, true)
+		crel, ignored := self.Path, inIgnored || st.Ignored(self.Path, true)
 		select {
 		case w.sem <- struct{}{}:
 			go func() {
@@ -562,7 +563,7 @@ const maxRetries = 3
 // the tree's path rel, and reports whether it is in scope: not ignored, or
 // tracked. A special file has Kind 0. A symlink that stops being one while
 // its target is read is looked at again.
-func (w *walker) entry(at dirFD, name, rel string, st *ignoreStack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
+func (w *walker) entry(at dirFD, name, rel string, st *gitignore.Stack, repo *gitContext, inIgnored bool) (Entry, bool, error) {
 	for attempt := 0; ; attempt++ {
 		e, err := lstatAt(at, name, rel)
 		if err != nil {
@@ -572,7 +573,7 @@ func (w *walker) entry(at dirFD, name, rel string, st *ignoreStack, repo *gitCon
 			return Entry{}, false, fmt.Errorf("cannot stat %s: %w", rel, err)
 		}
 		isDir := e.Kind == KindDir
-		if inIgnored || st.ignored(rel, isDir) {
+		if inIgnored || st.Ignored(rel, isDir) {
 			switch {
 			case repo.tracked == nil:
 				return e, false, nil

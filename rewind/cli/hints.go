@@ -11,6 +11,8 @@ import (
 	"rewind.dev/rewind/store"
 	"rewind.dev/rewind/store/bundle"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
+	"rewind.dev/snap/pathspec"
 )
 
 // Exit statuses of rewind's own that scripts may branch on (rewind(1), EXIT STATUS); 0, 1, 2
@@ -44,7 +46,7 @@ func exitCode(err error) int {
 func hintOf(err error) string {
 	var (
 		le      *snap.LimitError
-		ie      *snap.IndexError
+		ie      *gitindex.Error
 		cut     *store.CutError
 		project *store.ProjectError
 		nocp    *store.NoCheckpointError
@@ -77,7 +79,7 @@ func hintOf(err error) string {
 		return "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored"
 	case errors.As(err, new(*snap.SelectionError)):
 		return "add that path to the paths restored, or move it aside; nothing was changed"
-	case errors.As(err, new(*snap.PathspecError)), errors.Is(err, snap.ErrEmptyPathspec):
+	case errors.As(err, new(*pathspec.Error)), errors.Is(err, pathspec.ErrEmpty):
 		return "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out"
 	case errors.As(err, &ie):
 		return "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"

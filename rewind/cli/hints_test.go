@@ -12,6 +12,8 @@ import (
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
+	"rewind.dev/snap/pathspec"
 )
 
 // TestHintOf: each of the store's and the tools' typed errors gets rewind's hint, in rewind's
@@ -44,7 +46,7 @@ func TestHintOf(t *testing.T) {
 		{forked(&fork.ImportError{Session: "s", Out: "/f.json", Dir: "/p", Err: errors.New("x")}), "the fork is in /f.json; load it with 'opencode import /f.json' in /p", 1},
 		{forked(&fork.AgentError{Agent: "x", Err: &jsonl.UnknownDialectError{Name: "x"}}), "use one of: " + strings.Join(jsonl.DialectNames(), ", "), 1},
 		{forked(errors.New("disk full")), "", 1},
-		{&snap.IndexError{Index: "i", Form: "f", Err: errors.New("x")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)", 1},
+		{&gitindex.Error{Index: "i", Form: "f", Err: errors.New("x")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)", 1},
 		{&snap.LimitError{Limit: "max_depth"}, `leave it out with a pattern in a .rewindignore file, or raise "limits": {"max_depth": …} in the store's config.json (checkpoints record the limits they need)`, 1},
 		{fmt.Errorf("%w (/p)", store.ErrNoStore), "run 'rewind init' in the project first", exitNoStore},
 		{store.ErrNoCheckpoints, "run 'rewind save' or install the hooks ('rewind config --register-hooks')", 1},
@@ -57,7 +59,7 @@ func TestHintOf(t *testing.T) {
 		{&store.NoPromptError{Text: "cache", Searched: 3}, "'rewind list --grep TEXT' finds the checkpoints of every session; 'rewind restore :/TEXT' restores one", 1},
 		{&snap.UnmatchedError{Items: []string{"x"}}, "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored", 1},
 		{&snap.SelectionError{Path: "a/b", Outside: "a"}, "add that path to the paths restored, or move it aside; nothing was changed", 1},
-		{&snap.PathspecError{Item: "../x", Reason: "it is outside the project"}, "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out", 1},
+		{&pathspec.Error{Item: "../x", Reason: "it is outside the project"}, "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out", 1},
 		{store.ErrNothingToUndo, "'rewind list' shows the checkpoints", 1},
 		{&store.NoTranscriptError{Checkpoint: "c"}, "restore the code only (--code-only), or pick another checkpoint", 1},
 		{&store.DamagedError{Err: errors.New("x")}, "'rewind validate' lists the damage; restore another checkpoint ('rewind list')", 1},

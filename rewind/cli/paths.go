@@ -7,7 +7,7 @@ import (
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/rewind/store"
-	"rewind.dev/snap"
+	"rewind.dev/snap/pathspec"
 )
 
 // pathTaker is a command that takes paths after "--" (restore, diff): the
@@ -33,7 +33,7 @@ func splitPaths(args []string) (names, paths []string, err error) {
 // else to the project's root; ":/PATH" is always from the root, and an
 // absolute path names itself, from every folder (refused outside the
 // project).
-func (c *common) pathspec(s *store.Store, items []string) (*snap.Pathspec, error) {
+func (c *common) pathspec(s *store.Store, items []string) (*pathspec.Pathspec, error) {
 	if items == nil {
 		return nil, nil
 	}
@@ -54,7 +54,7 @@ func (c *common) pathspec(s *store.Store, items []string) (*snap.Pathspec, error
 			cwd = filepath.ToSlash(rel)
 		}
 	}
-	ps, err := snap.ParsePathspec(items, snap.PathspecOptions{Cwd: cwd, Root: s.Project})
+	ps, err := pathspec.Parse(items, pathspec.Options{Cwd: cwd, Root: s.Project})
 	if err != nil {
 		return nil, &cmdline.Error{Err: err, Code: cmdline.ExitUsage}
 	}

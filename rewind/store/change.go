@@ -13,6 +13,7 @@ import (
 	"rewind.dev/internal/layout"
 	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
+	"rewind.dev/snap/pathspec"
 )
 
 // Restore, undo, back, undo-restore, redo and revert change the project in one
@@ -31,10 +32,10 @@ import (
 
 // change is what one of those commands does after its backup.
 type change struct {
-	backup SaveOptions    // how the backup checkpoint is taken
-	entry  HistoryEntry   // recorded before anything changes; ID, At and BackupCheckpoint are filled in
-	tree   *Checkpoint    // the tree is restored from it (nil: the tree is left alone)
-	paths  *snap.Pathspec // when set, only the paths it selects are restored from tree
+	backup SaveOptions        // how the backup checkpoint is taken
+	entry  HistoryEntry       // recorded before anything changes; ID, At and BackupCheckpoint are filled in
+	tree   *Checkpoint        // the tree is restored from it (nil: the tree is left alone)
+	paths  *pathspec.Pathspec // when set, only the paths it selects are restored from tree
 	// treeFrom, when set instead of tree, changes the tree once the backup
 	// is taken, from what the backup holds (a revert merges into it).
 	treeFrom func(backup *Checkpoint) (*snap.RestoreResult, error)

@@ -11,6 +11,7 @@ import (
 	"rewind.dev/jsonl"
 	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
+	"rewind.dev/snap/pathspec"
 )
 
 // RestoreOptions say what a restore brings back.
@@ -21,7 +22,7 @@ type RestoreOptions struct {
 	Kind    RestoreKind // recorded in the history: KindRestore (default), KindUndo
 	// Paths, when set, limits the code restore to the paths it selects (git's
 	// pathspec meaning); the rest of the tree is left as it is.
-	Paths *snap.Pathspec
+	Paths *pathspec.Pathspec
 }
 
 // TreeChange is the part every result of restore, undo, back,
@@ -295,7 +296,7 @@ func (s *Store) restoreTree(ctx context.Context, c *Checkpoint, dryRun bool) (*s
 }
 
 // restorePaths is restoreTree limited to the paths selects (all when nil).
-func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *snap.Pathspec, dryRun bool) (*snap.RestoreResult, error) {
+func (s *Store) restorePaths(ctx context.Context, c *Checkpoint, paths *pathspec.Pathspec, dryRun bool) (*snap.RestoreResult, error) {
 	return s.restoreWith(ctx, c, snap.RestoreOptions{DryRun: dryRun, Paths: paths})
 }
 

@@ -6,13 +6,14 @@ import (
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
 )
 
 // hint is rewind-snap's hint-of-error switch: what to do about the snap package's errors, in
 // rewind-snap's own flags.
 func hint(err error) string {
 	var (
-		ie  *snap.IndexError
+		ie  *gitindex.Error
 		le  *snap.LimitError
 		ae  *snap.ArchiveError
 		me  *snap.ManifestError

@@ -7,6 +7,7 @@ import (
 
 	"rewind.dev/internal/cmdline"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitindex"
 )
 
 // TestHint: each of the snap package's errors gets a hint naming rewind-snap's own flags.
@@ -16,7 +17,7 @@ func TestHint(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&snap.IndexError{Index: ".git/index", Form: "a split index", Err: errors.New("exit 128")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"},
+		{&gitindex.Error{Index: ".git/index", Form: "a split index", Err: errors.New("exit 128")}, "install git (it is asked for the index forms Rewind does not read), or run git there without them (git update-index --no-split-index)"},
 		{&snap.LimitError{Limit: "max_bytes", Max: 1, What: "2 bytes"}, "leave it out with a pattern in a .rewindignore file, or raise --max-bytes (restores through the manifest then need no flag)"},
 		{&snap.LimitError{Limit: "max_depth", Max: 1, What: "2 levels"}, "leave it out with a pattern in a .rewindignore file"},
 		{&snap.MountError{Path: "m", Mount: "m"}, "unmount it and restore again"},

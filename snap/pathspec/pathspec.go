@@ -1,4 +1,8 @@
-package snap
+// Package pathspec selects paths of a tree as git's pathspecs do
+// (gitglossary(7), "pathspec"; git's pathspec.c): the paths a command is
+// given after "--". Wildcards match with git's wildmatch, and the tests hold
+// the selection to what git ls-files selects.
+package pathspec
 
 import (
 	"errors"
@@ -6,6 +10,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"rewind.dev/snap/wildmatch"
 )
 
 // Pathspec selects paths of a tree as git's pathspecs do (gitglossary(7),
@@ -36,22 +42,22 @@ type specItem struct {
 	exclude bool
 }
 
-// ErrEmptyPathspec is a pathspec item that is an empty string (git refuses it too).
-var ErrEmptyPathspec = errors.New("an empty string is not a pathspec; use . for everything")
+// ErrEmpty is a pathspec item that is an empty string (git refuses it too).
+var ErrEmpty = errors.New("an empty string is not a pathspec; use . for everything")
 
-// PathspecError is a pathspec item that cannot be used: unknown magic, or a
+// Error is a pathspec item that cannot be used: unknown magic, or a
 // path above the root.
-type PathspecError struct {
+type Error struct {
 	Item   string
 	Reason string
 }
 
-func (e *PathspecError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("pathspec %q: %s", e.Item, e.Reason)
 }
 
-// PathspecOptions say where pathspec items were given.
-type PathspecOptions struct {
+// Options say where pathspec items were given.
+type Options struct {
 	// Cwd is the folder the items were given in, relative to the root
 	// (slash-separated; "" or "." for the root itself).
 	Cwd string
@@ -64,8 +70,8 @@ type PathspecOptions struct {
 	Root string
 }
 
-// ParsePathspec reads pathspec items given as o says.
-func ParsePathspec(items []string, o PathspecOptions) (*Pathspec, error) {
+// Parse reads pathspec items given as o says.
+func Parse(items []string, o Options) (*Pathspec, error) {
 	o.Cwd = strings.Trim(path.Clean("/"+o.Cwd), "/")
 	ps := &Pathspec{}
 	for _, raw := range items {
@@ -79,9 +85,9 @@ func ParsePathspec(items []string, o PathspecOptions) (*Pathspec, error) {
 	return ps, nil
 }
 
-func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
+func parseSpecItem(raw string, o Options) (specItem, error) {
 	if raw == "" {
-		return specItem{}, ErrEmptyPathspec
+		return specItem{}, ErrEmpty
 	}
 	it := specItem{raw: raw}
 	top, literal := false, false
@@ -89,7 +95,7 @@ func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
 	if strings.HasPrefix(rest, ":(") {
 		end := strings.IndexByte(rest, ')')
 		if end < 0 {
-			return it, &PathspecError{Item: raw, Reason: "the magic has no closing parenthesis"}
+			return it, &Error{Item: raw, Reason: "the magic has no closing parenthesis"}
 		}
 		for m := range strings.SplitSeq(rest[2:end], ",") {
 			switch strings.TrimSpace(m) {
@@ -105,7 +111,7 @@ func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
 				it.exclude = true
 			case "":
 			default:
-				return it, &PathspecError{Item: raw, Reason: fmt.Sprintf("magic %q is not known (top, literal, glob, icase, exclude are)", m)}
+				return it, &Error{Item: raw, Reason: fmt.Sprintf("magic %q is not known (top, literal, glob, icase, exclude are)", m)}
 			}
 		}
 		rest = rest[end+1:]
@@ -128,18 +134,18 @@ func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
 		}
 	}
 	if literal && it.glob {
-		return it, &PathspecError{Item: raw, Reason: "literal and glob exclude each other"}
+		return it, &Error{Item: raw, Reason: "literal and glob exclude each other"}
 	}
 	it.dirOnly = strings.HasSuffix(rest, "/")
 	joined := rest
 	switch {
 	case strings.HasPrefix(rest, "/") || filepath.IsAbs(rest):
 		if o.Root == "" {
-			return it, &PathspecError{Item: raw, Reason: "an absolute path; name paths relative to the current folder (or :/PATH from the project's root)"}
+			return it, &Error{Item: raw, Reason: "an absolute path; name paths relative to the current folder (or :/PATH from the project's root)"}
 		}
 		rel, ok := underRoot(o.Root, rest)
 		if !ok {
-			return it, &PathspecError{Item: raw, Reason: fmt.Sprintf("it is outside the project %s", o.Root)}
+			return it, &Error{Item: raw, Reason: fmt.Sprintf("it is outside the project %s", o.Root)}
 		}
 		joined = rel
 	case !top && o.Cwd != "":
@@ -150,7 +156,7 @@ func parseSpecItem(raw string, o PathspecOptions) (specItem, error) {
 	}
 	clean := path.Clean(joined)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return it, &PathspecError{Item: raw, Reason: "it is outside the project"}
+		return it, &Error{Item: raw, Reason: "it is outside the project"}
 	}
 	if clean == "." {
 		clean, it.dirOnly = "", false
@@ -243,8 +249,8 @@ func (ps *Pathspec) Unmatched() []string {
 	return out
 }
 
-// forget clears what Unmatched remembers, for a new use of the pathspec.
-func (ps *Pathspec) forget() {
+// Forget clears what Unmatched remembers, for a new use of the pathspec.
+func (ps *Pathspec) Forget() {
 	if ps != nil {
 		clear(ps.used)
 	}
@@ -287,8 +293,8 @@ func (it *specItem) match(name string, isDir bool) bool {
 		return false
 	case it.glob:
 		// * and ? stop at a slash, ** spans folders.
-		return wildmatch(p, n, true) == wmMatch
+		return wildmatch.Match(p, n, true)
 	}
 	// Without the glob magic, * and ? match slashes too.
-	return wildmatch(p[literal:], n[literal:], false) == wmMatch
+	return wildmatch.Match(p[literal:], n[literal:], false)
 }

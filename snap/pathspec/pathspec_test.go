@@ -1,4 +1,4 @@
-package snap
+package pathspec
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ var pathspecFiles = []string{
 	"x/y/z/w.go", "sp ace/f.go", "ü.md",
 }
 
-func selected(t *testing.T, specs []string, o PathspecOptions) []string {
+func selected(t *testing.T, specs []string, o Options) []string {
 	t.Helper()
-	ps, err := ParsePathspec(specs, o)
+	ps, err := Parse(specs, o)
 	if err != nil {
-		t.Fatalf("ParsePathspec(%q, %+v): %v", specs, o, err)
+		t.Fatalf("Parse(%q, %+v): %v", specs, o, err)
 	}
 	var out []string
 	for _, f := range pathspecFiles {
@@ -97,7 +97,7 @@ var pathspecCases = []struct {
 
 // The pathspecs select what git ls-files selects with them, from the same
 // folder.
-func TestPathspecLikeGit(t *testing.T) {
+func TestLikeGit(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is the oracle here")
@@ -139,15 +139,15 @@ func TestPathspecLikeGit(t *testing.T) {
 			want[i] = strings.ReplaceAll(want[i], "\x00", " ")
 		}
 		slices.Sort(want)
-		if got := selected(t, specs, PathspecOptions{Cwd: c.cwd, Root: dir}); !slices.Equal(got, want) {
+		if got := selected(t, specs, Options{Cwd: c.cwd, Root: dir}); !slices.Equal(got, want) {
 			t.Errorf("in %q, %q selects\n  %q\ngit selects\n  %q", c.cwd, c.specs, got, want)
 		}
 	}
 }
 
-func TestPathspecFolders(t *testing.T) {
+func TestFolders(t *testing.T) {
 	t.Parallel()
-	ps, err := ParsePathspec([]string{"src/", "docs/guide.md"}, PathspecOptions{})
+	ps, err := Parse([]string{"src/", "docs/guide.md"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +169,14 @@ func TestPathspecFolders(t *testing.T) {
 	if got := ps.Unmatched(); len(got) != 0 {
 		t.Errorf("Unmatched() = %q, want none", got)
 	}
-	ps, _ = ParsePathspec([]string{"a", ":!b", "c"}, PathspecOptions{})
+	ps, _ = Parse([]string{"a", ":!b", "c"}, Options{})
 	ps.Match("a/x", false)
 	if got := ps.Unmatched(); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("Unmatched() = %q, want [c]", got)
 	}
 }
 
-func TestPathspecRefused(t *testing.T) {
+func TestRefused(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	for _, c := range []struct {
@@ -195,13 +195,13 @@ func TestPathspecRefused(t *testing.T) {
 		{":(top", "", "", "no closing parenthesis"},
 		{":(literal,glob)x", "", "", "exclude each other"},
 	} {
-		_, err := ParsePathspec([]string{c.spec}, PathspecOptions{Cwd: c.cwd, Root: c.root})
-		var pe *PathspecError
+		_, err := Parse([]string{c.spec}, Options{Cwd: c.cwd, Root: c.root})
+		var pe *Error
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("ParsePathspec(%q, %q in %q) = %v, want a PathspecError saying %q", c.spec, c.cwd, c.root, err, c.want)
+			t.Errorf("Parse(%q, %q in %q) = %v, want an Error saying %q", c.spec, c.cwd, c.root, err, c.want)
 		}
 	}
-	if _, err := ParsePathspec([]string{""}, PathspecOptions{}); !errors.Is(err, ErrEmptyPathspec) {
-		t.Errorf("an empty item: %v, want ErrEmptyPathspec", err)
+	if _, err := Parse([]string{""}, Options{}); !errors.Is(err, ErrEmpty) {
+		t.Errorf("an empty item: %v, want ErrEmpty", err)
 	}
 }
