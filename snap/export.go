@@ -8,41 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 
 	"rewind.dev/internal/ctxio"
-	"rewind.dev/snap/gitignore"
 	"rewind.dev/snap/gzmember"
 )
-
-// Patterns is a list of gitignore-style patterns (gitignore(5), as the walk
-// parses them) matched against paths relative to a tree's root.
-type Patterns struct{ list gitignore.List }
-
-// ParsePatterns parses patterns, one per item.
-func ParsePatterns(items []string) *Patterns {
-	return &Patterns{list: gitignore.List{Patterns: gitignore.Parse([]byte(strings.Join(items, "\n")))}}
-}
-
-// Match reports whether the patterns take path (slash-separated, relative to
-// the root), or a folder above it, as git would take it for ignored.
-func (p *Patterns) Match(path string, isDir bool) bool {
-	if p == nil || len(p.list.Patterns) == 0 {
-		return false
-	}
-	for i := 0; i < len(path); i++ {
-		if path[i] == '/' {
-			if m, neg := p.list.Decide(path[:i], true); m && !neg {
-				return true
-			}
-		}
-	}
-	m, neg := p.list.Decide(path, isDir)
-	return m && !neg
-}
 
 // WriteOptions say what WriteFull leaves out of a tree and changes in it.
 type WriteOptions struct {

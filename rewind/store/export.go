@@ -24,6 +24,7 @@ import (
 	"rewind.dev/rewind/store/record"
 	"rewind.dev/rewind/store/verify"
 	"rewind.dev/snap"
+	"rewind.dev/snap/gitignore"
 )
 
 // ExportOptions say where and how 'rewind export' writes a checkpoint.
@@ -119,8 +120,8 @@ type export struct {
 	project string // the store's
 	cp      *Checkpoint
 	o       ExportOptions
-	m       *snap.Manifest // the checkpoint's tree (written out as it is read: not held)
-	pats    *snap.Patterns // the redact patterns
+	m       *snap.Manifest  // the checkpoint's tree (written out as it is read: not held)
+	pats    *gitignore.List // the redact patterns
 	x       exportScan
 	chain   []string // the transcript's files; nil when it has none
 	md      Metadata // cp's, masked with o.Redact (cp's own is not changed)
@@ -139,8 +140,8 @@ func (s *Store) prepareExport(ctx context.Context, cp *Checkpoint, o ExportOptio
 		return nil, err
 	}
 	e := &export{project: s.Project, cp: cp, o: o, m: m, md: cp.Metadata, res: &ExportResult{Type: "export", Path: o.Out, Checkpoint: cp.ID},
-		pats: snap.ParsePatterns(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))}
-	if err := e.x.scanTree(ctx, m, func(path string) bool { return !o.Redact || !e.pats.Match(path, false) }); err != nil {
+		pats: gitignore.Lines(append(slices.Clone(cfg.RedactPatterns()), o.Patterns...))}
+	if err := e.x.scanTree(ctx, m, func(path string) bool { return !o.Redact || !e.pats.Excludes(path, false) }); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: scan for secrets: %w", cp.ID, err)
 	}
 	if t := cp.Transcript; t != nil && t.Snapshot != "" {
@@ -233,7 +234,7 @@ func (e *export) treeOptions() snap.WriteOptions {
 // match (or, with o.Redact, a file a secret is named in) is left out with
 // o.Redact, else kept and named in res.Secrets.
 func (e *export) keep(en *snap.Entry) bool {
-	if !e.pats.Match(en.Path, en.Kind == snap.KindDir) && !(e.o.Redact && e.x.named[en.Path]) {
+	if !e.pats.Excludes(en.Path, en.Kind == snap.KindDir) && !(e.o.Redact && e.x.named[en.Path]) {
 		return true
 	}
 	if e.o.Redact {

@@ -169,3 +169,28 @@ func (l *List) Decide(rel string, isDir bool) (matched, negate bool) {
 	}
 	return false, false
 }
+
+// Lines parses patterns given one per item, as the lines of one file at the
+// root.
+func Lines(items []string) *List {
+	return &List{Patterns: Parse([]byte(strings.Join(items, "\n")))}
+}
+
+// Excludes reports whether the list takes path (slash-separated, relative
+// to its folder), or a folder above it, as git would take it for ignored.
+// It is for a path met on its own, not in a walk that stops at an ignored
+// folder.
+func (l *List) Excludes(path string, isDir bool) bool {
+	if l == nil || len(l.Patterns) == 0 {
+		return false
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
+			if m, neg := l.Decide(path[:i], true); m && !neg {
+				return true
+			}
+		}
+	}
+	m, neg := l.Decide(path, isDir)
+	return m && !neg
+}

@@ -28,3 +28,34 @@ func TestParsePattern(t *testing.T) {
 		}
 	}
 }
+
+// TestExcludes: a path is excluded by its own pattern or by a folder above
+// it, and a later "!" pattern takes a path back (not one under an excluded
+// folder: git does not look inside it).
+func TestExcludes(t *testing.T) {
+	l := Lines([]string{"secrets/", "*.env", "!keep.env", "/build"})
+	for _, c := range []struct {
+		path  string
+		isDir bool
+		want  bool
+	}{
+		{"secrets", true, true},
+		{"secrets", false, false},
+		{"secrets/a.txt", false, true},
+		{"app/secrets/key", false, true},
+		{"prod.env", false, true},
+		{"keep.env", false, false},
+		{"secrets/keep.env", false, true},
+		{"build/out", false, true},
+		{"src/build/out", false, false},
+		{"readme.md", false, false},
+	} {
+		if got := l.Excludes(c.path, c.isDir); got != c.want {
+			t.Errorf("Excludes(%q, dir=%v) = %v, want %v", c.path, c.isDir, got, c.want)
+		}
+	}
+	var none *List
+	if none.Excludes("a", false) {
+		t.Error("a nil list excludes a path")
+	}
+}
