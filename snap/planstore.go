@@ -55,10 +55,7 @@ type heldPlan struct {
 	ops     []restoreOp
 	deletes []heldDelete // in the tree, not in the snapshot (or of another kind)
 	n       opCounts
-	// The deletions' list's tuning (see deletions).
-	each bool
-	most int
-	dir  string
+	deleted deletions // the list of deletes, for the result: made when taken
 }
 
 // heldDelete is a tree's entry the plan deletes.
@@ -68,8 +65,10 @@ type heldDelete struct {
 	added  bool // the snapshot has no path the tree's stands for: a diff's added path
 }
 
-func newHeldPlan(ops []restoreOp, each bool, most int, dir string) *heldPlan {
-	h := &heldPlan{ops: ops, each: each, most: most, dir: dir}
+// newHeldPlan holds the plan's operations ops; deleted is the deletions'
+// list to fill, as tuned.
+func newHeldPlan(ops []restoreOp, deleted deletions) *heldPlan {
+	h := &heldPlan{ops: ops, deleted: deleted}
 	for i := range ops {
 		h.n.add(&ops[i])
 	}
@@ -114,7 +113,7 @@ func (h *heldPlan) eachChange(fn func(Change) error) error {
 func (h *heldPlan) counts() *opCounts { return &h.n }
 
 func (h *heldPlan) takeDeleted() deletions {
-	d := deletions{each: h.each, most: h.most, dir: h.dir}
+	d := h.deleted
 	for i := range h.deletes {
 		d.add(&h.deletes[i].Entry)
 	}

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
@@ -541,7 +540,7 @@ func (p *restorePlan) planHeld(ctx context.Context, as *archiveScanner, m *Manif
 	if err != nil {
 		return nil, nil, err
 	}
-	h := newHeldPlan(p.ops, p.paths != nil, p.listHeld, p.tempDir)
+	h := newHeldPlan(p.ops, deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir})
 	p.ops, p.store = nil, h
 	if m != nil && stage {
 		if err := p.fetch(ctx, limits, rules); err != nil {
@@ -1122,20 +1121,6 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		return err
 	})
 	return err
-}
-
-// eachRename calls fn with each of the plan's renames (see eachOp): the
-// operations are read for them only where there are some.
-func (p *restorePlan) eachRename(fn func(op *restoreOp) error) error {
-	if len(p.store.counts().renamed) == 0 {
-		return nil
-	}
-	return p.store.eachOp(func(_ int, op *restoreOp) error {
-		if op.kind != opRename {
-			return nil
-		}
-		return fn(op)
-	})
 }
 
 // fetched tells whether op writes a file whose content the plan has not
@@ -1829,208 +1814,4 @@ func opChanges(ops []restoreOp) []Change {
 		out = append(out, c)
 	}
 	return out
-}
-
-// apply carries out the plan: renames to the snapshot's spelling (on a file
-// system that folds names), deletions (deepest first), new folders
-// (shallowest first; one the fetched files were staged in is renamed into
-// place whole, see newFolders), staged files and links renamed into place,
-// then mode changes. Every parent of a path written is checked to be a real folder,
-// so an existing symlink never redirects a write. Folder modes are set
-// last, deepest first: a folder the snapshot holds read-only is filled
-// before it becomes so, and a read-only folder of the tree is opened for the
-// owner while its entries change, then given its mode back. It is not
-// interrupted: stopping half way would leave a tree half restored, and
-// renames of staged files are quick.
-func (p *restorePlan) apply() (kept []string, err error) {
-	final := map[string]fs.FileMode{} // folder -> the mode it ends with
-	opened := map[string]bool{}       // folders known to be writable now
-	writable := func(name string) error {
-		dir := path.Dir(name)
-		if dir == "." || opened[dir] {
-			return nil
-		}
-		opened[dir] = true
-		fi, err := p.r.Lstat(filepath.FromSlash(dir))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o300 == 0o300 {
-			return nil
-		}
-		if _, ok := final[dir]; !ok {
-			final[dir] = fi.Mode().Perm()
-		}
-		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
-	}
-	if err := p.eachRename(func(op *restoreOp) error {
-		// Spelt either way, the path leads to the same file: the one
-		// renamed, or the folder above it renamed before.
-		if err := writable(op.entry.Path); err != nil {
-			return fmt.Errorf("rename %s: %w", op.from, err)
-		}
-		if err := p.r.Rename(filepath.FromSlash(op.from), filepath.FromSlash(op.entry.Path)); err != nil {
-			return fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
-		}
-		return nil
-	}); err != nil {
-		return kept, err
-	}
-	// Deepest first: a folder once the entries in it are (they follow it
-	// in walk order, the deletions' order).
-	type folder struct {
-		path   string
-		inSnap bool
-	}
-	var folders []folder
-	leaveFor := func(name string) error {
-		for len(folders) > 0 {
-			d := folders[len(folders)-1]
-			if name != "" && strings.HasPrefix(name, d.path+"/") {
-				return nil
-			}
-			folders = folders[:len(folders)-1]
-			if err := writable(d.path); err != nil {
-				return fmt.Errorf("remove %s: %w", d.path, err)
-			}
-			if err := p.r.Remove(filepath.FromSlash(d.path)); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				if d.inSnap || !isNotEmpty(err) {
-					return fmt.Errorf("remove folder %s: %w", d.path, err)
-				}
-				kept = append(kept, d.path) // holds ignored files: kept
-			}
-			delete(final, d.path)
-			delete(opened, d.path)
-		}
-		return nil
-	}
-	err = p.store.eachDelete(func(d *Entry, inSnap bool) error {
-		if err := leaveFor(d.Path); err != nil {
-			return err
-		}
-		if d.Kind == KindDir {
-			folders = append(folders, folder{d.Path, inSnap})
-			return nil
-		}
-		if err := writable(d.Path); err != nil {
-			return fmt.Errorf("remove %s: %w", d.Path, err)
-		}
-		if err := p.r.Remove(filepath.FromSlash(d.Path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", d.Path, err)
-		}
-		return nil
-	})
-	if err == nil {
-		err = leaveFor("")
-	}
-	if err != nil {
-		return kept, err
-	}
-	checked := map[string]bool{".": true}
-	var nf newFolders
-	err = p.store.eachOp(func(i int, op *restoreOp) error {
-		inside := nf.step(op)
-		if op.kind == opRename {
-			return nil // done first
-		}
-		if inside && (fetched(op) || op.staged == inStagedTree(op.entry.Path)) {
-			return nil // staged in place: moved in with the new folder above it
-		}
-		if err := p.checkParents(op.entry.Path, checked); err != nil {
-			return err
-		}
-		name := filepath.FromSlash(op.entry.Path)
-		if op.kind != opChmod {
-			if err := writable(op.entry.Path); err != nil {
-				return fmt.Errorf("write %s: %w", op.entry.Path, err)
-			}
-		}
-		switch {
-		case op.kind == opMkdir:
-			if err := p.mkdirStaged(op.entry.Path, inside); err != nil {
-				return fmt.Errorf("create folder %s: %w", op.entry.Path, err)
-			}
-			final[op.entry.Path] = op.entry.Mode
-			opened[op.entry.Path] = true
-			checked[op.entry.Path] = true
-		case op.kind == opWrite:
-			staged := op.staged
-			if staged == "" {
-				staged = stagedAt(i, op, inside)
-			}
-			if err := p.r.Rename(p.stagedIn(op.entry.Path)+"/"+staged, name); err != nil {
-				return fmt.Errorf("write %s: %w", op.entry.Path, err)
-			}
-		case op.entry.Kind == KindDir:
-			final[op.entry.Path] = op.entry.Mode
-		default:
-			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
-				return fmt.Errorf("chmod %s: %w", op.entry.Path, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return kept, err
-	}
-	dirs := make([]string, 0, len(final))
-	for d := range final {
-		dirs = append(dirs, d)
-	}
-	sort.Slice(dirs, func(i, j int) bool { return comparePaths(dirs[i], dirs[j]) > 0 })
-	for _, d := range dirs {
-		// Mkdir applied the umask and a read-only folder was opened: the
-		// snapshot's (or the tree's own) bits win.
-		if err := p.r.Chmod(filepath.FromSlash(d), final[d]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return kept, fmt.Errorf("chmod %s: %w", d, err)
-		}
-	}
-	return kept, nil
-}
-
-// mkdirStaged creates the plan's new folder name: the one staged at its
-// path, with the files fetched into it, moved in whole; one inside a folder
-// moved in that way is there already unless it holds none of them. A
-// name taken meanwhile is never replaced.
-func (p *restorePlan) mkdirStaged(name string, inside bool) error {
-	at := filepath.FromSlash(name)
-	if inside {
-		if err := p.r.Mkdir(at, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		return nil
-	}
-	staged := p.stagedIn(name) + "/" + inStagedTree(name)
-	if _, err := p.r.Lstat(staged); err != nil {
-		return p.r.Mkdir(at, 0o700)
-	}
-	if _, err := p.r.Lstat(at); !errors.Is(err, fs.ErrNotExist) {
-		return fs.ErrExist
-	}
-	return p.r.Rename(staged, at)
-}
-
-// checkParents makes sure every folder above name is a real folder, not a
-// symlink.
-func (p *restorePlan) checkParents(name string, checked map[string]bool) error {
-	dir := path.Dir(name)
-	if checked[dir] {
-		return nil
-	}
-	if err := p.checkParents(dir, checked); err != nil {
-		return err
-	}
-	fi, err := p.r.Lstat(filepath.FromSlash(dir))
-	if err != nil {
-		return fmt.Errorf("folder %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("cannot write under %s: it is a %s, not a folder; move it aside and retry", dir, describeMode(fi.Mode()))
-	}
-	checked[dir] = true
-	return nil
-}
-
-func isNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }

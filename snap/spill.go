@@ -26,7 +26,8 @@ import (
 // Past spillAt entries, the plan is made a block at a time. Each block's operations are
 // written to files in the staging folder (spillFile). The staging and the changes to the tree
 // are then done from those files as they are read back, so memory holds one block whatever the
-// tree's size.
+// tree's size. Those files are the plan's store (spilledPlan, a planStore): what reads the plan
+// reads it the same way as one held in memory.
 //
 // The checks are the same ones, over the same entries. A block is planned with the entries
 // above it as context: the folders open at its start, and the last entry of each side. A
@@ -96,20 +97,24 @@ func (s *spilledPlan) close() {
 	}
 }
 
-// putOp writes the operation op, and counts it.
-func (s *spilledPlan) putOp(op *restoreOp) error {
-	tag := byte(op.kind)
-	if op.existed {
-		tag |= tagExisted
+// keepBlock writes a block's operations, and counts them.
+func (s *spilledPlan) keepBlock(ops []restoreOp) error {
+	for i := range ops {
+		op := &ops[i]
+		tag := byte(op.kind)
+		if op.existed {
+			tag |= tagExisted
+		}
+		extra := op.staged
+		if op.from != "" { // (no staged name holds a NUL)
+			extra += "\x00" + op.from
+		}
+		if err := s.ops.put(tag, &op.entry, extra); err != nil {
+			return err
+		}
+		s.n.add(op)
 	}
-	extra := op.staged
-	if op.from != "" { // (no staged name holds a NUL)
-		extra += "\x00" + op.from
-	}
-	if err := s.ops.put(tag, &op.entry, extra); err != nil {
-		return err
-	}
-	s.n.add(op)
+	s.blockOps = append(s.blockOps, s.ops.n)
 	return nil
 }
 
@@ -439,13 +444,10 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		if err := p.checkSelection(p.ops, replaced); err != nil {
 			return err
 		}
-		for i := range p.ops {
-			if err := s.putOp(&p.ops[i]); err != nil {
-				return err
-			}
+		if err := s.keepBlock(p.ops); err != nil {
+			return err
 		}
 		p.ops = p.ops[:0]
-		s.blockOps = append(s.blockOps, s.ops.n)
 		snapUp, treeUp = stillAbove(snapUp, snap), stillAbove(treeUp, tree)
 		known = known[:0]
 		for _, d := range snapUp {
