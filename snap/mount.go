@@ -229,7 +229,7 @@ func (p *restorePlan) checkMounts(stage bool) error {
 		}
 		return nil
 	}
-	err := p.eachOp(func(_ int, op *restoreOp) error {
+	err := p.store.eachOp(func(_ int, op *restoreOp) error {
 		switch op.kind {
 		case opRename:
 			if err := touch(op.from, true); err != nil {
@@ -244,7 +244,7 @@ func (p *restorePlan) checkMounts(stage bool) error {
 	if err != nil {
 		return err
 	}
-	return p.eachDelete(func(d *Entry, _ bool) error { return touch(d.Path, true) })
+	return p.store.eachDelete(func(d *Entry, _ bool) error { return touch(d.Path, true) })
 }
 
 // touchMount checks that the plan may change name on the mount m: that it

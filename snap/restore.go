@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"rewind.dev/internal/ctxio"
 	"rewind.dev/internal/durable"
@@ -229,7 +228,7 @@ func (e *StoppedError) Unwrap() error { return e.Err }
 // the tree at root, in path order, comparing file contents byte for byte.
 // They are what a dry run of the restore plans: a plan too big to hold is
 // written to a temporary folder (TMPDIR) as it is made, and its changes
-// handed on as it is read back (see eachChange). An error from fn ends it
+// handed on as it is read back (see planStore.eachChange). An error from fn ends it
 // and is returned.
 func diffArchive(ctx context.Context, root, archive string, opts RestoreOptions, fn func(Change) error) error {
 	return withArchiveInOrder(ctx, root, archive, &opts, func(archive string) error {
@@ -238,7 +237,7 @@ func diffArchive(ctx context.Context, root, archive string, opts RestoreOptions,
 			return err
 		}
 		defer p.close()
-		return p.eachChange(fn)
+		return p.store.eachChange(fn)
 	})
 }
 
@@ -268,7 +267,7 @@ type restorePlan struct {
 	mounts         []*mountStage // file systems mounted inside the root, outermost first (see mount)
 	archive        string        // the archive read whole, for errors about its entries ("" from a manifest)
 	gitRoots       []string      // the root's paths, as given and resolved, once a .git file needs them (see gitFileOK)
-	spillOut       bool          // a dry run's plan too big to hold is written outside the tree (see planSpill)
+	spillOut       bool          // a dry run's plan too big to hold is written outside the tree (see spilledPlan)
 	stageLock      *os.File
 	snapshot       map[string]Kind
 	state          map[string]bool // state folders inside the root: never compared or written
@@ -289,9 +288,8 @@ type restorePlan struct {
 	leftUnreadableKeys map[string]bool
 	inputKeys          map[string]bool
 	special            map[string]bool
-	ops                []restoreOp
-	deletes            []Entry  // in the tree, not in the snapshot (or of another kind)
-	leftIgnored        []string // not in the snapshot, but ignored under its rules: left alone
+	ops                []restoreOp // made, not yet kept in store (in a plan made in blocks: the block's)
+	leftIgnored        []string    // not in the snapshot, but ignored under its rules: left alone
 	unchanged          int
 	nstaged            int
 	stagedDir          string    // the staging folder's folder a file was last staged in (see stageAs)
@@ -314,9 +312,11 @@ type restorePlan struct {
 	spillAt, prefetchAfter int
 	listHeld               int    // RestoreOptions.listHeld (0: listHeld)
 	tempDir                string // RestoreOptions.tempDir ("": TMPDIR's)
-	// spill, when set, holds what the plan wrote to the staging folder, for
-	// it differs from the tree in too many entries to hold (see spill.go).
-	spill *planSpill
+	// store keeps the plan's operations and deletions once they are made.
+	store planStore
+	// spill, when set, is store written to the staging folder, for the
+	// plan differs from the tree in too many entries to hold (see spill.go).
+	spill *spilledPlan
 	// compared is a plan over an archive whose files were compared with
 	// the tree's as it was read (sparseArchive): each file's Src tells
 	// what the comparison found (see inTree).
@@ -503,23 +503,15 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	default:
 		rules = newSnapshotRules(p.root, opts.Walk, nil)
 	}
-	switch {
-	case p.spill != nil:
-		err = p.planSpilled(ctx, m, limits, rules, sp)
-	case m != nil:
-		err = p.fromManifest(ctx, m, limits, stage, rules, sp)
-	default:
-		err = p.fromArchive(ctx, as, stage, rules)
+	var held *heldPlan
+	var replaced []Entry // the folders the snapshot replaces that a plan held deletes
+	if p.spill != nil {
+		err = p.planSpilled(ctx, m, limits, rules, sp) // (checked a block at a time)
+	} else {
+		held, replaced, err = p.planHeld(ctx, as, m, limits, stage, rules, sp)
 	}
 	if err != nil {
 		return err
-	}
-	for i := range p.current {
-		c := &p.current[i]
-		k, ok := p.snapshot[p.snapName(c.Path)]
-		if p.isDeleted(c, ok, k == c.Kind, rules) {
-			p.deletes = append(p.deletes, *c)
-		}
 	}
 	if sp != nil {
 		p.unchanged += sp.dropped
@@ -527,10 +519,47 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 	if un := p.paths.Unmatched(); len(un) > 0 {
 		return &UnmatchedError{Items: un}
 	}
-	if err := p.checkSelection(p.deletes); err != nil {
-		return err
+	if held != nil {
+		if err := p.checkSelection(held.ops, replaced); err != nil {
+			return err
+		}
 	}
 	return p.checkMounts(stage) // (a diff lists no mounts: see plan)
+}
+
+// planHeld makes the plan in memory: from the archive as read whole, or
+// from the manifest m (then the files that differ are staged, see
+// fetch); then the tree's entries it deletes. In a restore limited to
+// paths, replaced is the folders the snapshot replaces that it deletes,
+// for checkSelection.
+func (p *restorePlan) planHeld(ctx context.Context, as *archiveScanner, m *Manifest, limits Limits, stage bool, rules *snapshotRules, sp *sparsePlan) (_ *heldPlan, replaced []Entry, err error) {
+	if m != nil {
+		err = p.planManifest(ctx, m, limits, stage, rules, sp)
+	} else {
+		err = p.fromArchive(ctx, as, stage, rules)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	h := newHeldPlan(p.ops, deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir})
+	p.ops, p.store = nil, h
+	if m != nil && stage {
+		if err := p.fetch(ctx, limits, rules); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i := range p.current {
+		c := &p.current[i]
+		k, ok := p.snapshot[p.snapName(c.Path)]
+		if p.isDeleted(c, ok, k == c.Kind, rules) {
+			_, inSnap := p.snapshot[c.Path]
+			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: inSnap, added: !ok})
+			if ok && p.paths != nil && c.Kind == KindDir {
+				replaced = append(replaced, *c)
+			}
+		}
+	}
+	return h, replaced, nil
 }
 
 // isDeleted reports whether the tree's entry c is deleted: inSnap says the
@@ -574,16 +603,16 @@ func (e *SelectionError) Error() string {
 
 // checkSelection refuses, before anything changes, a restore limited to paths
 // that would have to delete a path outside them: a file of the tree where a
-// selected path needs a folder, or a folder it replaces (one of deletes)
+// selected path needs a folder (for one of ops), or a folder it replaces (one of deletes)
 // that holds paths outside them. A plan written out in blocks is checked a
 // block at a time: a block holds the tree's entries above its first (see
 // stillAbove); a folder replaced was looked at as the walk went through it
 // (see replaceCheck).
-func (p *restorePlan) checkSelection(deletes []Entry) error {
+func (p *restorePlan) checkSelection(ops []restoreOp, deletes []Entry) error {
 	if p.paths == nil {
 		return nil
 	}
-	for _, op := range p.ops {
+	for _, op := range ops {
 		for d := path.Dir(op.entry.Path); d != "."; d = path.Dir(d) {
 			if c := p.lookup(d); c != nil && c.Kind != KindDir && !p.paths.Match(d, false) {
 				return &SelectionError{Path: op.entry.Path, Outside: c.Path}
@@ -962,18 +991,6 @@ func (p *restorePlan) addFile(e, c *Entry, same bool, staged string) {
 // (seeking to each) before it reads that archive whole instead.
 const fetchAllAt = 64
 
-// fromManifest compares the tree with a manifest (planManifest), then
-// stages what differs, fetched from the archives holding it (fetch).
-func (p *restorePlan) fromManifest(ctx context.Context, m *Manifest, limits Limits, stage bool, rules *snapshotRules, sp *sparsePlan) error {
-	if err := p.planManifest(ctx, m, limits, stage, rules, sp); err != nil {
-		return err
-	}
-	if !stage {
-		return nil
-	}
-	return p.fetch(ctx, limits, rules)
-}
-
 // planManifest compares the tree with a manifest: a file whose metadata is
 // what the manifest recorded (and was not racy then) is unchanged; one of
 // the same size is hashed; the others are written, their content fetched
@@ -1107,45 +1124,10 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 	return err
 }
 
-// eachRename calls fn with each of the plan's renames (see eachOp): a
-// plan written out is read for them only where it has some.
-func (p *restorePlan) eachRename(fn func(op *restoreOp) error) error {
-	if p.spill != nil && len(p.spill.renamed) == 0 {
-		return nil
-	}
-	return p.eachOp(func(_ int, op *restoreOp) error {
-		if op.kind != opRename {
-			return nil
-		}
-		return fn(op)
-	})
-}
-
 // fetched tells whether op writes a file whose content the plan has not
 // staged yet: one read from a manifest.
 func fetched(op *restoreOp) bool {
 	return op.kind == opWrite && op.entry.Kind == KindFile && op.staged == ""
-}
-
-// eachOp calls fn with each of the plan's operations, in order, and its
-// number (op is fn's only for the call).
-func (p *restorePlan) eachOp(fn func(i int, op *restoreOp) error) error {
-	if p.spill == nil {
-		for i := range p.ops {
-			if err := fn(i, &p.ops[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	i := 0
-	var op restoreOp
-	return p.spill.ops.each(func(tag byte, e *Entry, extra string) error {
-		staged, from, _ := strings.Cut(extra, "\x00")
-		op = restoreOp{kind: opKind(tag &^ tagExisted), entry: *e, staged: staged, existed: tag&tagExisted != 0, from: from}
-		i++
-		return fn(i-1, &op)
-	})
 }
 
 // fetch stages the content of the files the plan writes from a manifest,
@@ -1172,7 +1154,7 @@ func (p *restorePlan) fetch(ctx context.Context, limits Limits, rules *snapshotR
 	var order []string
 	var nf newFolders
 	var files, bytes int64 // what is fetched: the progress's totals
-	err := p.eachOp(func(i int, op *restoreOp) error {
+	err := p.store.eachOp(func(i int, op *restoreOp) error {
 		inside := nf.step(op)
 		if !fetched(op) {
 			return nil
@@ -1244,7 +1226,7 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 	)
 	errMissed := errors.New("missed")
 	var nf newFolders
-	err = p.eachOp(func(i int, op *restoreOp) error {
+	err = p.store.eachOp(func(i int, op *restoreOp) error {
 		inside := nf.step(op)
 		if !fetched(op) || op.entry.Src != src {
 			return nil
@@ -1278,7 +1260,7 @@ func (p *restorePlan) stageWhole(ctx context.Context, src string, limits Limits,
 	}
 	want := map[string]need{}
 	nf = newFolders{}
-	err = p.eachOp(func(i int, op *restoreOp) error {
+	err = p.store.eachOp(func(i int, op *restoreOp) error {
 		inside := nf.step(op)
 		if fetched(op) && op.entry.Src == src && i >= missed {
 			want[op.entry.Path] = need{i, op.entry, stagedAt(i, op, inside)}
@@ -1716,12 +1698,9 @@ func copySparse(f *os.File, r io.Reader) (n int64, rerr, werr error) {
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 func (p *restorePlan) close() {
-	if p.spill != nil {
-		p.spill.close()
-		if p.spill.tmp != "" {
-			os.RemoveAll(p.spill.tmp)
-		}
-		p.spill = nil
+	if p.store != nil {
+		p.store.close()
+		p.spill, p.store = nil, nil
 	}
 	p.closeMountStages()
 	if p.stage != "" {
@@ -1741,59 +1720,29 @@ func (p *restorePlan) result(dry, brief bool) (*RestoreResult, error) {
 		res.Unreadable = append(res.Unreadable, u)
 	}
 	sort.Strings(res.Unreadable)
-	list := func(kind opKind, path string) { // what a dry run would write, and change the mode of
-		if !dry || brief {
-			return
-		}
-		switch kind {
-		case opWrite:
-			res.WrittenList.addTuned(path, p.listHeld, p.tempDir)
-		case opMkdir:
-			res.WrittenList.addTuned(path+"/", p.listHeld, p.tempDir)
-		case opChmod:
-			res.ModeList.addTuned(path, p.listHeld, p.tempDir)
-		}
-	}
-	for _, op := range p.ops {
-		switch {
-		case op.kind == opMkdir || op.kind == opChmod && op.entry.Kind == KindDir:
-			res.Folders++
-		case op.kind == opWrite:
-			res.Written++
-		case op.kind == opChmod:
-			res.ModeChanged++
-		case op.kind == opRename:
-			// Listed after a restore too: a person looking for the tree's
-			// spelling needs to be told where it went.
-			res.Renamed++
-			res.RenamedList = append(res.RenamedList, Rename{From: op.from, To: op.entry.Path})
-		}
-		list(op.kind, op.entry.Path)
-	}
-	if s := p.spill; s != nil {
-		res.Written += s.written
-		res.ModeChanged += s.modes
-		res.Folders += s.folders + s.deleted.folders
-		res.Renamed += len(s.renamed)
-		res.RenamedList = append(res.RenamedList, s.renamed...)
-		res.Deleted, res.DeletedList = s.deleted.n, s.deleted.names
-		s.deleted = deletions{} // (the result's now)
-		if dry && !brief {
-			if err := s.ops.each(func(tag byte, e *Entry, _ string) error {
-				list(opKind(tag&^tagExisted), e.Path)
-				return nil
-			}); err != nil {
-				res.Close()
-				return nil, err
+	n := p.store.counts()
+	res.Written, res.ModeChanged, res.Folders = n.written, n.modes, n.folders
+	// Renames are listed after a restore too: a person looking for the
+	// tree's spelling needs to be told where it went.
+	res.Renamed, res.RenamedList = len(n.renamed), n.renamed
+	d := p.store.takeDeleted()
+	res.Deleted, res.DeletedList = d.n, d.names
+	res.Folders += d.folders
+	if dry && !brief { // what a dry run would write, and change the mode of
+		if err := p.store.eachOp(func(_ int, op *restoreOp) error {
+			switch op.kind {
+			case opWrite:
+				res.WrittenList.addTuned(op.entry.Path, p.listHeld, p.tempDir)
+			case opMkdir:
+				res.WrittenList.addTuned(op.entry.Path+"/", p.listHeld, p.tempDir)
+			case opChmod:
+				res.ModeList.addTuned(op.entry.Path, p.listHeld, p.tempDir)
 			}
+			return nil
+		}); err != nil {
+			res.Close()
+			return nil, err
 		}
-	} else {
-		d := deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}
-		for i := range p.deletes {
-			d.add(&p.deletes[i])
-		}
-		res.Deleted, res.DeletedList = d.n, d.names
-		res.Folders += d.folders
 	}
 	if err := errors.Join(res.WrittenList.Err(), res.DeletedList.Err(), res.ModeList.Err()); err != nil {
 		res.Close()
@@ -1838,81 +1787,6 @@ func (d *deletions) add(e *Entry) {
 	d.names.addTuned(name, d.most, d.dir)
 }
 
-// eachChange hands fn the plan's changes in path order, as a diff lists
-// them: each path it writes (modified, or deleted from the tree where
-// nothing was there), changes the mode of or respells, then each it deletes
-// that the snapshot does not have (added). A plan written out (see
-// spill.go) is read back as it is handed on: each block's operations are
-// of paths after the block's before, and its deletions are in walk order,
-// so the two are merged as they are read, a block's changes held at a time.
-func (p *restorePlan) eachChange(fn func(Change) error) error {
-	s := p.spill
-	if s == nil {
-		out := opChanges(p.ops)
-		for _, d := range p.deletes {
-			if _, ok := p.snapshot[p.snapName(d.Path)]; !ok { // (else a kind change, modified above)
-				out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
-			}
-		}
-		slices.SortStableFunc(out, func(a, b Change) int { return comparePaths(a.Path, b.Path) })
-		for i := range out {
-			if err := fn(out[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	r, err := s.ops.reader()
-	if err != nil {
-		return err
-	}
-	var block []Change // the block's changes not yet handed on, in path order
-	var ops []restoreOp
-	read, b := 0, 0 // operations read, blocks
-	// handUpTo hands on the operations' changes at or before path (all of
-	// them, for "").
-	handUpTo := func(path string) error {
-		for {
-			for len(block) == 0 && b < len(s.blockOps) {
-				ops = ops[:0]
-				for ; read < s.blockOps[b]; read++ {
-					var op restoreOp
-					tag, extra, err := r.next(&op.entry)
-					if err != nil {
-						return s.ops.readError(err)
-					}
-					op.kind, op.existed = opKind(tag&^tagExisted), tag&tagExisted != 0
-					_, op.from, _ = strings.Cut(extra, "\x00")
-					ops = append(ops, op)
-				}
-				b++
-				block = opChanges(ops)
-				slices.SortStableFunc(block, func(x, y Change) int { return comparePaths(x.Path, y.Path) })
-			}
-			if len(block) == 0 || path != "" && comparePaths(block[0].Path, path) > 0 {
-				return nil
-			}
-			if err := fn(block[0]); err != nil {
-				return err
-			}
-			block = block[1:]
-		}
-	}
-	err = s.dels.each(func(tag byte, d *Entry, _ string) error {
-		if tag&tagInSnap != 0 {
-			return nil // (a kind change, modified)
-		}
-		if err := handUpTo(d.Path); err != nil {
-			return err
-		}
-		return fn(Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
-	})
-	if err != nil {
-		return err
-	}
-	return handUpTo("")
-}
-
 // opChanges is the changes the operations make, as a diff lists them (not
 // sorted).
 func opChanges(ops []restoreOp) []Change {
@@ -1941,227 +1815,4 @@ func opChanges(ops []restoreOp) []Change {
 		out = append(out, c)
 	}
 	return out
-}
-
-// apply carries out the plan: renames to the snapshot's spelling (on a file
-// system that folds names), deletions (deepest first), new folders
-// (shallowest first; one the fetched files were staged in is renamed into
-// place whole, see newFolders), staged files and links renamed into place,
-// then mode changes. Every parent of a path written is checked to be a real folder,
-// so an existing symlink never redirects a write. Folder modes are set
-// last, deepest first: a folder the snapshot holds read-only is filled
-// before it becomes so, and a read-only folder of the tree is opened for the
-// owner while its entries change, then given its mode back. It is not
-// interrupted: stopping half way would leave a tree half restored, and
-// renames of staged files are quick.
-func (p *restorePlan) apply() (kept []string, err error) {
-	final := map[string]fs.FileMode{} // folder -> the mode it ends with
-	opened := map[string]bool{}       // folders known to be writable now
-	writable := func(name string) error {
-		dir := path.Dir(name)
-		if dir == "." || opened[dir] {
-			return nil
-		}
-		opened[dir] = true
-		fi, err := p.r.Lstat(filepath.FromSlash(dir))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o300 == 0o300 {
-			return nil
-		}
-		if _, ok := final[dir]; !ok {
-			final[dir] = fi.Mode().Perm()
-		}
-		return p.r.Chmod(filepath.FromSlash(dir), fi.Mode().Perm()|0o700)
-	}
-	if err := p.eachRename(func(op *restoreOp) error {
-		// Spelt either way, the path leads to the same file: the one
-		// renamed, or the folder above it renamed before.
-		if err := writable(op.entry.Path); err != nil {
-			return fmt.Errorf("rename %s: %w", op.from, err)
-		}
-		if err := p.r.Rename(filepath.FromSlash(op.from), filepath.FromSlash(op.entry.Path)); err != nil {
-			return fmt.Errorf("rename %s to %s: %w", op.from, op.entry.Path, err)
-		}
-		return nil
-	}); err != nil {
-		return kept, err
-	}
-	// Deepest first: a folder once the entries in it are (they follow it
-	// in walk order, the deletions' order).
-	type folder struct {
-		path   string
-		inSnap bool
-	}
-	var folders []folder
-	leaveFor := func(name string) error {
-		for len(folders) > 0 {
-			d := folders[len(folders)-1]
-			if name != "" && strings.HasPrefix(name, d.path+"/") {
-				return nil
-			}
-			folders = folders[:len(folders)-1]
-			if err := writable(d.path); err != nil {
-				return fmt.Errorf("remove %s: %w", d.path, err)
-			}
-			if err := p.r.Remove(filepath.FromSlash(d.path)); err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					continue
-				}
-				if d.inSnap || !isNotEmpty(err) {
-					return fmt.Errorf("remove folder %s: %w", d.path, err)
-				}
-				kept = append(kept, d.path) // holds ignored files: kept
-			}
-			delete(final, d.path)
-			delete(opened, d.path)
-		}
-		return nil
-	}
-	err = p.eachDelete(func(d *Entry, inSnap bool) error {
-		if err := leaveFor(d.Path); err != nil {
-			return err
-		}
-		if d.Kind == KindDir {
-			folders = append(folders, folder{d.Path, inSnap})
-			return nil
-		}
-		if err := writable(d.Path); err != nil {
-			return fmt.Errorf("remove %s: %w", d.Path, err)
-		}
-		if err := p.r.Remove(filepath.FromSlash(d.Path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", d.Path, err)
-		}
-		return nil
-	})
-	if err == nil {
-		err = leaveFor("")
-	}
-	if err != nil {
-		return kept, err
-	}
-	checked := map[string]bool{".": true}
-	var nf newFolders
-	err = p.eachOp(func(i int, op *restoreOp) error {
-		inside := nf.step(op)
-		if op.kind == opRename {
-			return nil // done first
-		}
-		if inside && (fetched(op) || op.staged == inStagedTree(op.entry.Path)) {
-			return nil // staged in place: moved in with the new folder above it
-		}
-		if err := p.checkParents(op.entry.Path, checked); err != nil {
-			return err
-		}
-		name := filepath.FromSlash(op.entry.Path)
-		if op.kind != opChmod {
-			if err := writable(op.entry.Path); err != nil {
-				return fmt.Errorf("write %s: %w", op.entry.Path, err)
-			}
-		}
-		switch {
-		case op.kind == opMkdir:
-			if err := p.mkdirStaged(op.entry.Path, inside); err != nil {
-				return fmt.Errorf("create folder %s: %w", op.entry.Path, err)
-			}
-			final[op.entry.Path] = op.entry.Mode
-			opened[op.entry.Path] = true
-			checked[op.entry.Path] = true
-		case op.kind == opWrite:
-			staged := op.staged
-			if staged == "" {
-				staged = stagedAt(i, op, inside)
-			}
-			if err := p.r.Rename(p.stagedIn(op.entry.Path)+"/"+staged, name); err != nil {
-				return fmt.Errorf("write %s: %w", op.entry.Path, err)
-			}
-		case op.entry.Kind == KindDir:
-			final[op.entry.Path] = op.entry.Mode
-		default:
-			if err := p.r.Chmod(name, op.entry.Mode); err != nil {
-				return fmt.Errorf("chmod %s: %w", op.entry.Path, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return kept, err
-	}
-	dirs := make([]string, 0, len(final))
-	for d := range final {
-		dirs = append(dirs, d)
-	}
-	sort.Slice(dirs, func(i, j int) bool { return comparePaths(dirs[i], dirs[j]) > 0 })
-	for _, d := range dirs {
-		// Mkdir applied the umask and a read-only folder was opened: the
-		// snapshot's (or the tree's own) bits win.
-		if err := p.r.Chmod(filepath.FromSlash(d), final[d]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return kept, fmt.Errorf("chmod %s: %w", d, err)
-		}
-	}
-	return kept, nil
-}
-
-// mkdirStaged creates the plan's new folder name: the one staged at its
-// path, with the files fetched into it, moved in whole; one inside a folder
-// moved in that way is there already unless it holds none of them. A
-// name taken meanwhile is never replaced.
-func (p *restorePlan) mkdirStaged(name string, inside bool) error {
-	at := filepath.FromSlash(name)
-	if inside {
-		if err := p.r.Mkdir(at, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		}
-		return nil
-	}
-	staged := p.stagedIn(name) + "/" + inStagedTree(name)
-	if _, err := p.r.Lstat(staged); err != nil {
-		return p.r.Mkdir(at, 0o700)
-	}
-	if _, err := p.r.Lstat(at); !errors.Is(err, fs.ErrNotExist) {
-		return fs.ErrExist
-	}
-	return p.r.Rename(staged, at)
-}
-
-// eachDelete calls fn with each of the tree's entries the plan deletes, in
-// walk order; inSnap tells whether the snapshot has its path (as another
-// kind).
-func (p *restorePlan) eachDelete(fn func(d *Entry, inSnap bool) error) error {
-	if p.spill != nil {
-		return p.spill.dels.each(func(tag byte, d *Entry, _ string) error {
-			return fn(d, tag&tagInSnap != 0)
-		})
-	}
-	for i := range p.deletes {
-		d := &p.deletes[i]
-		_, inSnap := p.snapshot[d.Path]
-		if err := fn(d, inSnap); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkParents makes sure every folder above name is a real folder, not a
-// symlink.
-func (p *restorePlan) checkParents(name string, checked map[string]bool) error {
-	dir := path.Dir(name)
-	if checked[dir] {
-		return nil
-	}
-	if err := p.checkParents(dir, checked); err != nil {
-		return err
-	}
-	fi, err := p.r.Lstat(filepath.FromSlash(dir))
-	if err != nil {
-		return fmt.Errorf("folder %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("cannot write under %s: it is a %s, not a folder; move it aside and retry", dir, describeMode(fi.Mode()))
-	}
-	checked[dir] = true
-	return nil
-}
-
-func isNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }

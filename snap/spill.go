@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"rewind.dev/internal/layout"
@@ -25,7 +26,8 @@ import (
 // Past spillAt entries, the plan is made a block at a time. Each block's operations are
 // written to files in the staging folder (spillFile). The staging and the changes to the tree
 // are then done from those files as they are read back, so memory holds one block whatever the
-// tree's size.
+// tree's size. Those files are the plan's store (spilledPlan, a planStore): what reads the plan
+// reads it the same way as one held in memory.
 //
 // The checks are the same ones, over the same entries. A block is planned with the entries
 // above it as context: the folders open at its start, and the last entry of each side. A
@@ -42,17 +44,14 @@ import (
 // blocks of a few entries (RestoreOptions.spillAt).
 const spillAt = 1 << 15
 
-// planSpill is the plan's part written to the staging folder.
-type planSpill struct {
+// spilledPlan is a plan written to the staging folder (a planStore).
+type spilledPlan struct {
 	blocks   *spillFile // the sparse walk's kept entries: blockSnap, blockTree, then blockEnd
 	ops      *spillFile // the plan's operations, a block's after the block's before (tag: kind, existed)
 	blockOps []int      // the operations written when each block ended
 	cands    *spillFile // the tree's entries the snapshot does not have as they are (tag: inSnap)
 	dels     *spillFile // of those, the ones deleted (tag: inSnap)
-	written  int        // operations that write a file
-	modes    int        // operations that change a file's mode
-	folders  int        // operations that make a folder or change its mode
-	renamed  []Rename   // where names fold: the entries given the snapshot's spelling, for the result
+	n        opCounts   // the operations written, counted
 	deleted  deletions  // the paths deleted, for the result
 	tmp      string     // a dry run's: the temporary folder outside the tree its files are in
 	most     int        // the most entries a block held
@@ -76,24 +75,128 @@ const (
 func (p *restorePlan) dropSpill() {
 	if s := p.spill; s != nil {
 		s.close()
-		if s.tmp != "" {
-			os.RemoveAll(s.tmp)
-		} else {
+		if s.tmp == "" {
 			for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
 				p.r.Remove(p.stage + "/" + path.Base(f.f.Name()))
 			}
 		}
-		p.spill = nil
+		p.spill, p.store = nil, nil
 	}
 }
 
-func (s *planSpill) close() {
+// close closes the plan's files, and removes a dry run's temporary folder.
+func (s *spilledPlan) close() {
 	for _, f := range []*spillFile{s.blocks, s.ops, s.cands, s.dels} {
 		if f != nil {
 			f.f.Close()
 		}
 	}
 	s.deleted.names.Close() // (unless the result took it)
+	if s.tmp != "" {
+		os.RemoveAll(s.tmp)
+	}
+}
+
+// keepBlock writes a block's operations, and counts them.
+func (s *spilledPlan) keepBlock(ops []restoreOp) error {
+	for i := range ops {
+		op := &ops[i]
+		tag := byte(op.kind)
+		if op.existed {
+			tag |= tagExisted
+		}
+		extra := op.staged
+		if op.from != "" { // (no staged name holds a NUL)
+			extra += "\x00" + op.from
+		}
+		if err := s.ops.put(tag, &op.entry, extra); err != nil {
+			return err
+		}
+		s.n.add(op)
+	}
+	s.blockOps = append(s.blockOps, s.ops.n)
+	return nil
+}
+
+func (s *spilledPlan) eachOp(fn func(i int, op *restoreOp) error) error {
+	i := 0
+	var op restoreOp
+	return s.ops.each(func(tag byte, e *Entry, extra string) error {
+		staged, from, _ := strings.Cut(extra, "\x00")
+		op = restoreOp{kind: opKind(tag &^ tagExisted), entry: *e, staged: staged, existed: tag&tagExisted != 0, from: from}
+		i++
+		return fn(i-1, &op)
+	})
+}
+
+func (s *spilledPlan) eachDelete(fn func(d *Entry, inSnap bool) error) error {
+	return s.dels.each(func(tag byte, d *Entry, _ string) error {
+		return fn(d, tag&tagInSnap != 0)
+	})
+}
+
+// eachChange reads the plan back as it hands its changes on: each block's
+// operations are of paths after the block's before, and its deletions are
+// in walk order, so the two are merged as they are read, a block's changes
+// held at a time.
+func (s *spilledPlan) eachChange(fn func(Change) error) error {
+	r, err := s.ops.reader()
+	if err != nil {
+		return err
+	}
+	var block []Change // the block's changes not yet handed on, in path order
+	var ops []restoreOp
+	read, b := 0, 0 // operations read, blocks
+	// handUpTo hands on the operations' changes at or before path (all of
+	// them, for "").
+	handUpTo := func(path string) error {
+		for {
+			for len(block) == 0 && b < len(s.blockOps) {
+				ops = ops[:0]
+				for ; read < s.blockOps[b]; read++ {
+					var op restoreOp
+					tag, extra, err := r.next(&op.entry)
+					if err != nil {
+						return s.ops.readError(err)
+					}
+					op.kind, op.existed = opKind(tag&^tagExisted), tag&tagExisted != 0
+					_, op.from, _ = strings.Cut(extra, "\x00")
+					ops = append(ops, op)
+				}
+				b++
+				block = opChanges(ops)
+				slices.SortStableFunc(block, func(x, y Change) int { return comparePaths(x.Path, y.Path) })
+			}
+			if len(block) == 0 || path != "" && comparePaths(block[0].Path, path) > 0 {
+				return nil
+			}
+			if err := fn(block[0]); err != nil {
+				return err
+			}
+			block = block[1:]
+		}
+	}
+	err = s.dels.each(func(tag byte, d *Entry, _ string) error {
+		if tag&tagInSnap != 0 {
+			return nil // (a kind change, modified)
+		}
+		if err := handUpTo(d.Path); err != nil {
+			return err
+		}
+		return fn(Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
+	})
+	if err != nil {
+		return err
+	}
+	return handUpTo("")
+}
+
+func (s *spilledPlan) counts() *opCounts { return &s.n }
+
+func (s *spilledPlan) takeDeleted() deletions {
+	d := s.deleted
+	s.deleted = deletions{}
+	return d
 }
 
 // spillFile is a file of records in the staging folder (a dry run's: in a
@@ -261,8 +364,8 @@ func (r *spillReader) str() (string, error) {
 func (p *restorePlan) spillBlock(sp *sparsePlan, tree []Entry) error {
 	s := p.spill
 	if s == nil {
-		s = &planSpill{deleted: deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}}
-		p.spill = s
+		s = &spilledPlan{deleted: deletions{each: p.paths != nil, most: p.listHeld, dir: p.tempDir}}
+		p.spill, p.store = s, s
 		var err error
 		if p.stage == "" { // a dry run's
 			if s.tmp, err = os.MkdirTemp(p.tempDir, "rewind-plan-"); err != nil {
@@ -338,35 +441,13 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 				return err
 			}
 		}
-		if err := p.checkSelection(replaced); err != nil {
+		if err := p.checkSelection(p.ops, replaced); err != nil {
 			return err
 		}
-		for i := range p.ops {
-			op := &p.ops[i]
-			tag := byte(op.kind)
-			if op.existed {
-				tag |= tagExisted
-			}
-			extra := op.staged
-			if op.from != "" { // (no staged name holds a NUL)
-				extra += "\x00" + op.from
-			}
-			if err := s.ops.put(tag, &op.entry, extra); err != nil {
-				return err
-			}
-			switch {
-			case op.kind == opMkdir || op.kind == opChmod && op.entry.Kind == KindDir:
-				s.folders++
-			case op.kind == opWrite:
-				s.written++
-			case op.kind == opChmod:
-				s.modes++
-			case op.kind == opRename:
-				s.renamed = append(s.renamed, Rename{From: op.from, To: op.entry.Path})
-			}
+		if err := s.keepBlock(p.ops); err != nil {
+			return err
 		}
 		p.ops = p.ops[:0]
-		s.blockOps = append(s.blockOps, s.ops.n)
 		snapUp, treeUp = stillAbove(snapUp, snap), stillAbove(treeUp, tree)
 		known = known[:0]
 		for _, d := range snapUp {
