@@ -693,40 +693,9 @@ func (m *Manifest) Opened() bool { return m.stream != nil }
 // readChain reads the manifest name and its chain; own is its own lines
 // when it is a delta (see ReadManifestDelta).
 func readChain(name string, stream bool) (m *Manifest, own []Entry, err error) {
-	// Read the chain newest first: the newest manifest's header, and for
-	// every path the newest delta line that mentions it.
-	type link struct {
-		m    *Manifest
-		gone map[string]bool
-	}
-	var chain []link
-	seen := map[string]bool{}
-	var base *entryStream
-	for file := name; file != ""; {
-		abs, err := filepath.Abs(file)
-		if err != nil {
-			return nil, nil, err
-		}
-		if seen[abs] || len(chain) > maxManifestChain {
-			return nil, nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
-		}
-		seen[abs] = true
-		m, gone, stm, readErr, err := loadManifestFile(abs, stream)
-		if readErr != nil {
-			if len(chain) > 0 {
-				return nil, nil, &ManifestError{Path: name, Parent: file, Err: readErr}
-			}
-			return nil, nil, &ManifestError{Path: name, Err: readErr}
-		}
-		if err != nil {
-			return nil, nil, &ManifestError{Path: abs, Err: err}
-		}
-		if stm != nil {
-			base = stm
-		}
-		m.File = abs
-		chain = append(chain, link{m, gone})
-		file = m.Header.Parent
+	chain, base, err := loadChain(name, stream)
+	if err != nil {
+		return nil, nil, err
 	}
 	top := chain[0].m
 	top.sizes = map[string]int64{}
@@ -792,6 +761,47 @@ func readChain(name string, stream bool) (m *Manifest, own []Entry, err error) {
 	}
 	top.Entries = overlay(baseEntries, over, removed, added)
 	return top, own, nil
+}
+
+// A chainLink is one manifest of a chain, and the paths its delta lines
+// remove.
+type chainLink struct {
+	m    *Manifest
+	gone map[string]bool
+}
+
+// loadChain reads the manifest name and its parents, newest first, up to
+// the full manifest at the chain's end; base is that manifest's entries
+// read on each pass, when stream asks for it.
+func loadChain(name string, stream bool) (chain []chainLink, base *entryStream, err error) {
+	seen := map[string]bool{}
+	for file := name; file != ""; {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seen[abs] || len(chain) > maxManifestChain {
+			return nil, nil, &ManifestError{Path: name, Err: fmt.Errorf("its chain of parents loops or is longer than %d", maxManifestChain)}
+		}
+		seen[abs] = true
+		m, gone, stm, readErr, err := loadManifestFile(abs, stream)
+		if readErr != nil {
+			if len(chain) > 0 {
+				return nil, nil, &ManifestError{Path: name, Parent: file, Err: readErr}
+			}
+			return nil, nil, &ManifestError{Path: name, Err: readErr}
+		}
+		if err != nil {
+			return nil, nil, &ManifestError{Path: abs, Err: err}
+		}
+		if stm != nil {
+			base = stm
+		}
+		m.File = abs
+		chain = append(chain, chainLink{m, gone})
+		file = m.Header.Parent
+	}
+	return chain, base, nil
 }
 
 // overlay lays the deltas over (newest entry of each path), removed and

@@ -175,27 +175,13 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 	}
 	k := s.newChecker(ctx)
 	defer k.Save()
-	for _, c := range []*Checkpoint{cp, to} {
-		if c == nil {
-			continue
-		}
-		if err := k.Check(c, verify.Code); err != nil {
-			return nil, &DamagedError{Err: err}
-		}
+	before, after, err := stepEnds(k, cp, to)
+	if err != nil {
+		return nil, err
 	}
 	walk, err := s.walkOptions()
 	if err != nil {
 		return nil, err
-	}
-	before, err := readManifest(cp)
-	if err != nil {
-		return nil, err
-	}
-	var after *snap.Manifest
-	if to != nil {
-		if after, err = readManifest(to); err != nil {
-			return nil, err
-		}
 	}
 	// First from the tree as it is: a dry run, or the check that it merges.
 	now, err := s.treeNow(ctx, before, after, walk)
@@ -260,6 +246,29 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 		err = p.conflictError(cp.ID)
 	}
 	return res, err
+}
+
+// stepEnds checks and reads the trees at the two ends of the step Revert
+// takes back: cp's, and to's (nil when to is nil: the step ends at the
+// tree as it is now).
+func stepEnds(k *verify.Checker, cp, to *Checkpoint) (before, after *snap.Manifest, err error) {
+	for _, c := range []*Checkpoint{cp, to} {
+		if c == nil {
+			continue
+		}
+		if err := k.Check(c, verify.Code); err != nil {
+			return nil, nil, &DamagedError{Err: err}
+		}
+	}
+	if before, err = readManifest(cp); err != nil {
+		return nil, nil, err
+	}
+	if to != nil {
+		if after, err = readManifest(to); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
 }
 
 // readManifest opens c's manifest: a revert looks at the few paths the
