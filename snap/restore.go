@@ -552,8 +552,7 @@ func (p *restorePlan) planHeld(ctx context.Context, as *archiveScanner, m *Manif
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
 		if p.isDeleted(c, ok, k == c.Kind, rules) {
-			_, inSnap := p.snapshot[c.Path]
-			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: inSnap, added: !ok})
+			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: ok})
 			if ok && p.paths != nil && c.Kind == KindDir {
 				replaced = append(replaced, *c)
 			}

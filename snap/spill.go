@@ -67,7 +67,7 @@ const (
 // Tags of the ops, cands and dels files.
 const (
 	tagExisted = 1 << 2 // ops: something in scope was at the path
-	tagInSnap  = 1      // cands, dels: the snapshot has the path (as another kind)
+	tagInSnap  = 1      // cands, dels: the snapshot has the path, however it spells it (as another kind)
 )
 
 // dropSpill removes what the plan wrote to the staging folder: the plan is
