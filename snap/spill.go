@@ -410,7 +410,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		p.cur = treeIndex{entries: p.current}
 		if p.spell != nil {
 			// Where names fold, the spellings the block's entries pair
-			// with are in it (see sparseOver's cut).
+			// with are in it (see sparsePass.cut).
 			p.spell = newSpellings(p.fold, p.spell.same)
 			for i := range p.current {
 				p.spell.tree = append(p.spell.tree, &p.current[i])
