@@ -2,11 +2,13 @@ package snap
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -542,6 +544,111 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 				}
 				if between = kindless(between); !reflect.DeepEqual(between, want) {
 					t.Fatalf("edit %d: diff between two snapshots\n%v\nwant\n%v", k, between, want)
+				}
+			}
+		})
+	}
+}
+
+// TestFolderReplacedBySpeltOtherHeldAndSpilled: where names fold, a
+// snapshot may replace a tree's folder (Docs/) by a file spelt otherwise
+// (docs). The path is the snapshot's all the same, whichever spelling
+// looks it up: the plan held and the plan written out a few entries a
+// block give the same result, changes and tree. A folder that cannot go
+// (it holds the restore's own archive) stops the restore where it is
+// deleted, as where the file is spelt as the folder, rather than being
+// kept as a folder the snapshot does not have and refusing the file.
+func TestFolderReplacedBySpeltOtherHeldAndSpilled(t *testing.T) {
+	t.Parallel()
+	gitEnv(t)
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "a", "docs": "now a file", "z/y": "y"})
+	snap := create(t, src, filepath.Join(t.TempDir(), "s.tar.gz"))
+	tree := map[string]string{"a.txt": "a", "Docs/a.txt": "1", "Docs/b.txt": "2", "Docs/Sub/c": "3", "z/y": "y"}
+	staging := regexp.MustCompile(regexp.QuoteMeta(stagingPrefix) + `[0-9a-f]+`)
+	for _, c := range []struct {
+		name               string
+		manifest, dry, own bool // own: the archive restored is inside Docs
+		paths              []string
+	}{
+		{name: "manifest", manifest: true},
+		{name: "archive"},
+		{name: "dry run", manifest: true, dry: true},
+		{name: "paths", manifest: true, paths: []string{":(icase)docs"}},
+		{name: "paths outside", manifest: true, paths: []string{"docs"}},
+		{name: "own archive", own: true},
+		{name: "own archive, manifest", manifest: true, own: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var outs []string
+			var trees []map[string]string
+			var results []*RestoreResult
+			for _, at := range []int{1 << 30, 1, 2, 3} {
+				root := foldingRoot(t)
+				writeTree(t, root, tree)
+				archive := snap.Archive
+				if c.own {
+					b, err := os.ReadFile(snap.Archive)
+					if err != nil {
+						t.Fatal(err)
+					}
+					archive = filepath.Join(root, "Docs", "Sub", "s.tar.gz")
+					if err := os.WriteFile(archive, b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				changes, err := Diff(context.Background(), DiffOptions{FromArchive: archive, Root: root, Restore: RestoreOptions{spillAt: at}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts := RestoreOptions{spillAt: at, DryRun: c.dry}
+				if c.manifest {
+					opts.Manifest = snap.Manifest
+				}
+				if c.paths != nil {
+					if opts.Paths, err = pathspec.Parse(c.paths, pathspec.Options{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				res, err := Restore(context.Background(), root, archive, opts)
+				rj, _ := json.Marshal(res)
+				cj, _ := json.Marshal(changes)
+				outs = append(outs, staging.ReplaceAllString(fmt.Sprintf("%s (%v)\nchanges %s", rj, err, cj), "STAGING"))
+				trees = append(trees, state(t, root))
+				results = append(results, res)
+			}
+			for i := 1; i < len(outs); i++ {
+				if outs[i] != outs[0] {
+					t.Fatalf("held:\n%s\nspilled (%d):\n%s", outs[0], i, outs[i])
+				}
+				if d := diffStates(trees[0], trees[i]); d != "" {
+					t.Fatalf("held and spilled (%d) leave the trees otherwise:\n%s", i, d)
+				}
+			}
+			res, out := results[0], outs[0]
+			if !strings.Contains(out, `{"type":"change","op":"modified","path":"docs","kind":"file","tree_path":"Docs"}`) {
+				t.Errorf("changes, want docs modified (a kind change), not added:\n%s", out)
+			}
+			switch {
+			case c.own:
+				if !strings.Contains(out, "remove folder Docs: ") || slices.Contains(res.Kept, "Docs") {
+					t.Errorf("want the restore stopped at deleting Docs, not kept:\n%s", out)
+				}
+			case c.name == "paths outside":
+				// (Docs/Sub, spelt as no path of the snapshot, is outside docs)
+				if !strings.Contains(out, "holds Docs/Sub, outside the paths restored") {
+					t.Errorf("want a refusal naming Docs/Sub:\n%s", out)
+				}
+			case !strings.Contains(out, `"deleted_paths":["Docs/"`):
+				t.Errorf("want Docs/ deleted:\n%s", out)
+			case c.dry:
+				if d := diffStates(state(t, src), trees[0]); d == "" {
+					t.Error("a dry run changed the tree")
+				}
+			default:
+				if d := diffStates(state(t, src), trees[0]); d != "" {
+					t.Errorf("the tree is not the snapshot's:\n%s", d)
 				}
 			}
 		})

@@ -13,7 +13,9 @@ type planStore interface {
 	eachOp(fn func(i int, op *restoreOp) error) error
 	// eachDelete calls fn with each of the tree's entries deleted, in walk
 	// order; inSnap tells whether the snapshot has its path (as another
-	// kind).
+	// kind), spelt as the tree spells it or, where names fold, otherwise:
+	// then a folder is in the way of what the snapshot puts there, never
+	// kept.
 	eachDelete(fn func(d *Entry, inSnap bool) error) error
 	// eachChange hands fn the plan's changes in path order, as a diff
 	// lists them: each path it writes (modified, or deleted from the tree
@@ -61,8 +63,7 @@ type heldPlan struct {
 // heldDelete is a tree's entry the plan deletes.
 type heldDelete struct {
 	Entry
-	inSnap bool // the snapshot has the path as the tree spells it (as another kind)
-	added  bool // the snapshot has no path the tree's stands for: a diff's added path
+	inSnap bool // the snapshot has the path, however it spells it (as another kind); else a diff's added path
 }
 
 // newHeldPlan holds the plan's operations ops; deleted is the deletions'
@@ -97,7 +98,7 @@ func (h *heldPlan) eachDelete(fn func(d *Entry, inSnap bool) error) error {
 func (h *heldPlan) eachChange(fn func(Change) error) error {
 	out := opChanges(h.ops)
 	for _, d := range h.deletes {
-		if d.added { // (else a kind change, modified above)
+		if !d.inSnap { // (else a kind change, modified above)
 			out = append(out, Change{Type: "change", Op: OpAdded, Path: d.Path, Kind: d.Kind.String()})
 		}
 	}

@@ -368,13 +368,27 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 	if stage || opts.DryRun { // (not for a diff: it changes nothing)
 		p.findMounts()
 	}
-	walk := opts.Walk
+	planned, err := p.planSparse(ctx, archive, m, limits, opts, stage)
+	if !planned && err == nil {
+		err = p.planWhole(ctx, archive, m, limits, opts, stage)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// planSparse plans the restore over what differs, where it can: the tree
+// compared with the manifest m, or with the archive, as it is walked (see
+// sparsePlan). planned is false where the plan must be made over the whole
+// tree instead (see planWhole).
+func (p *restorePlan) planSparse(ctx context.Context, archive string, m *Manifest, limits Limits, opts RestoreOptions, stage bool) (planned bool, err error) {
 	if m != nil && p.index == nil && !opts.planWhole {
 		if stage {
 			// (before the walk, which leaves it out: a plan too big to
 			// hold is written into it as the walk goes)
 			if err := p.openStage(); err != nil {
-				return nil, err
+				return false, err
 			}
 		} else {
 			// A dry run changes nothing in the tree: a plan too big to
@@ -383,21 +397,21 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 		// The tree is compared with the manifest as it is walked, and the
 		// plan made over what differs (see sparsePlan).
-		sp, err := p.sparse(ctx, walk, m, limits)
+		sp, err := p.sparse(ctx, opts.Walk, m, limits)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if sp != nil {
 			if err := p.compare(ctx, sp.tree, nil, m, limits, opts, stage, sp); err != nil {
-				return nil, err
+				return false, err
 			}
-			return p, nil
+			return true, nil
 		}
 	}
 	if m == nil && p.index == nil && !opts.planWhole {
 		if stage {
 			if err := p.openStage(); err != nil {
-				return nil, err
+				return false, err
 			}
 		} else {
 			p.spillOut = true // (as over a manifest, above)
@@ -406,17 +420,24 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		// file staged when it differs, and the plan made over what differs
 		// as it is over a manifest's.
 		rules := newSnapshotRules(p.root, opts.Walk, nil)
-		sp, err := p.sparseArchive(ctx, walk, archive, limits, rules, stage)
+		sp, err := p.sparseArchive(ctx, opts.Walk, archive, limits, rules, stage)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if sp != nil {
 			if err := p.compare(ctx, sp.tree, nil, &Manifest{File: archive}, limits, opts, stage, sp); err != nil {
-				return nil, err
+				return false, err
 			}
-			return p, nil
+			return true, nil
 		}
 	}
+	return false, nil
+}
+
+// planWhole plans the restore over the whole tree, walked beside the
+// archive read whole (or the manifest m).
+func (p *restorePlan) planWhole(ctx context.Context, archive string, m *Manifest, limits Limits, opts RestoreOptions, stage bool) (err error) {
+	walk := opts.Walk
 	if m != nil {
 		p.snapshot = make(map[string]Kind, m.size()) // (every path of it, here)
 	} else if opts.wholePlanned != nil {
@@ -435,7 +456,7 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		walk.Entries = m.size()
 	}
 	go func() {
-		t, err := Walk(ctx, root, walk)
+		t, err := Walk(ctx, p.root, walk)
 		wc <- walked{t, err}
 	}()
 	var as *archiveScanner
@@ -447,18 +468,15 @@ func plan(ctx context.Context, root, archive string, m *Manifest, opts RestoreOp
 		}
 		if err != nil {
 			<-wc
-			return nil, err
+			return err
 		}
 		defer as.Close()
 	}
 	w := <-wc
 	if w.err != nil {
-		return nil, w.err
+		return w.err
 	}
-	if err := p.compare(ctx, w.t, as, m, limits, opts, stage, nil); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.compare(ctx, w.t, as, m, limits, opts, stage, nil)
 }
 
 // compare plans the restore of the snapshot (the archive as, or the
@@ -552,8 +570,7 @@ func (p *restorePlan) planHeld(ctx context.Context, as *archiveScanner, m *Manif
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
 		if p.isDeleted(c, ok, k == c.Kind, rules) {
-			_, inSnap := p.snapshot[c.Path]
-			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: inSnap, added: !ok})
+			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: ok})
 			if ok && p.paths != nil && c.Kind == KindDir {
 				replaced = append(replaced, *c)
 			}
@@ -1051,46 +1068,7 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		if err := p.checkNotInTheWay(e.Path, c); err != nil {
 			return err
 		}
-		if p.compared {
-			// Compared, and staged if it differs, as the archive was read.
-			if e.Src == inTree {
-				p.addFile(e, c, true, "")
-			} else {
-				p.addFile(e, c, false, e.Src)
-			}
-			return nil
-		}
-		same := false
-		if c != nil && c.Kind == KindFile && c.Size == e.Size {
-			if c.sameStat(e) && !m.racy(e) {
-				same = true
-			} else {
-				h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(c.Path)))
-				if err != nil && unreadableErr(err) {
-					p.leaveUnreadable(e.Path) // it cannot be backed up, so it is not replaced
-					return nil
-				}
-				if err != nil && !changed(err) {
-					return err
-				}
-				same = h == e.Hash
-			}
-		}
-		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 && same {
-			if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(c.Path))); err == nil {
-				rules.data[e.Path] = b
-			}
-		}
-		if same {
-			p.addFile(e, c, true, "")
-			return nil
-		}
-		if c != nil && c.Kind == KindFile && p.unreadable(c.Path) {
-			p.leaveUnreadable(e.Path)
-			return nil
-		}
-		p.addFile(e, c, false, "")
-		return nil
+		return p.planManifestFile(ctx, m, rules, e, c)
 	}
 	// own makes what the plan keeps of an entry read as the pass goes its
 	// own: the hashes of the operations and ignore files it added.
@@ -1122,6 +1100,53 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 		return err
 	})
 	return err
+}
+
+// planManifestFile plans the manifest m's file e over the tree's entry c
+// at its path (if any): unchanged where its metadata is what m recorded
+// (and was not racy then) or its content hashes the same, else written;
+// over an archive compared as it was read, as that comparison found.
+func (p *restorePlan) planManifestFile(ctx context.Context, m *Manifest, rules *snapshotRules, e, c *Entry) error {
+	if p.compared {
+		// Compared, and staged if it differs, as the archive was read.
+		if e.Src == inTree {
+			p.addFile(e, c, true, "")
+		} else {
+			p.addFile(e, c, false, e.Src)
+		}
+		return nil
+	}
+	same := false
+	if c != nil && c.Kind == KindFile && c.Size == e.Size {
+		if c.sameStat(e) && !m.racy(e) {
+			same = true
+		} else {
+			h, err := hashFile(ctx, filepath.Join(p.root, filepath.FromSlash(c.Path)))
+			if err != nil && unreadableErr(err) {
+				p.leaveUnreadable(e.Path) // it cannot be backed up, so it is not replaced
+				return nil
+			}
+			if err != nil && !changed(err) {
+				return err
+			}
+			same = h == e.Hash
+		}
+	}
+	if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 && same {
+		if b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(c.Path))); err == nil {
+			rules.data[e.Path] = b
+		}
+	}
+	if same {
+		p.addFile(e, c, true, "")
+		return nil
+	}
+	if c != nil && c.Kind == KindFile && p.unreadable(c.Path) {
+		p.leaveUnreadable(e.Path)
+		return nil
+	}
+	p.addFile(e, c, false, "")
+	return nil
 }
 
 // fetched tells whether op writes a file whose content the plan has not

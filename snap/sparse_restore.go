@@ -87,9 +87,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		return nil, err
 	}
 	p.leftUnreadable = map[string]bool{} // (compare makes it again, with what the walk could not read)
-	var content io.Reader                // the file the archive is at
-	var unreadable []string              // the tree's files compareFile could not read
-	buf, buf2 := make([]byte, 256*1024), make([]byte, 256*1024)
+	at := &archiveTake{p: p, rules: rules, stage: stage, buf: make([]byte, 256*1024), buf2: make([]byte, 256*1024)}
 	each := func(fn func(e *Entry) error) error {
 		for {
 			e, r, err := as.next()
@@ -102,7 +100,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 			if err := as.refuseWhiteout(e); err != nil {
 				return err
 			}
-			content = r
+			at.content = r
 			if err := fn(e); err != nil {
 				return err
 			}
@@ -112,59 +110,7 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 		walk.ahead = pf.add
 		defer pf.stop() // (after sparseOver: the walk is over)
 	}
-	newTop := "" // the topmost folder open that the tree does not have
-	sp, err := p.sparseOver(ctx, walk, each, func(e, c *Entry) (*Entry, bool, error) {
-		// (e is the scanner's, made for this entry: the plan may keep it)
-		if newTop != "" && !strings.HasPrefix(e.Path, newTop+"/") {
-			newTop = ""
-		}
-		if newTop == "" && c == nil && e.Kind == KindDir {
-			newTop = e.Path
-		}
-		if e.Kind != KindFile || underAny(e.Path, p.state) || p.isInput(e.Path) || p.isLeftUnreadable(e.Path) {
-			return e, false, nil // (the plan leaves the last three as they are)
-		}
-		rulesOf := false
-		if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
-			rules.add(e.Path, &content)
-			rulesOf = true
-		}
-		if !p.paths.Match(e.Path, false) {
-			// Outside the paths restored: left as it is, neither compared
-			// nor staged (a pair of one kind is left out; see leftOut),
-			// but for an ignore file's rules, read.
-			if rulesOf {
-				if _, err := io.Copy(io.Discard, content); err != nil {
-					return nil, false, archiveReadErr(e, err)
-				}
-			}
-			return e, true, nil
-		}
-		// A file in a folder the plan will most often create is staged at
-		// its path in the staging folder's tree, to be moved in with that
-		// folder (see stagedAt); elsewhere by number.
-		name := ""
-		if newTop != "" {
-			name = inStagedTree(e.Path)
-		}
-		tc := c
-		if tc == nil && p.spell != nil {
-			tc = p.speltOtherwise(e.Path)
-		}
-		same, staged, err := p.compareFile(e, tc, content, stage, name, buf, buf2)
-		if err != nil {
-			return nil, false, err
-		}
-		switch {
-		case p.leftUnreadable[e.Path]:
-			unreadable = append(unreadable, e.Path)
-		case same:
-			e.Src = inTree
-		default:
-			e.Src = staged
-		}
-		return e, same && c != nil && c.Mode == e.Mode, nil
-	})
+	sp, err := p.sparseOver(ctx, walk, each, at.take)
 	if as.disordered || sp == nil && err == nil && !p.copied {
 		// Out of walk order, or a file before the folder it is in (which
 		// may come later: so it is out of walk order too, or the archive
@@ -175,10 +121,78 @@ func (p *restorePlan) sparseArchive(ctx context.Context, walk WalkOptions, archi
 	if sp == nil || err != nil {
 		return nil, err
 	}
-	sp.tree.Unreadable = append(sp.tree.Unreadable, unreadable...)
+	sp.tree.Unreadable = append(sp.tree.Unreadable, at.unreadable...)
 	sp.rules = rules
 	p.compared = true
 	return sp, nil
+}
+
+// archiveTake is sparseArchive's take (see sparseOver): each file of the
+// archive compared with the tree's as it is read, and staged where it
+// differs.
+type archiveTake struct {
+	p          *restorePlan
+	rules      *snapshotRules
+	stage      bool
+	content    io.Reader // the file the archive is at
+	newTop     string    // the topmost folder open that the tree does not have
+	unreadable []string  // the tree's files compareFile could not read
+	buf, buf2  []byte
+}
+
+// take makes the archive's entry e (the tree's c at its path, or nil) the
+// plan's, and tells whether a file pair has the same content and mode.
+func (a *archiveTake) take(e, c *Entry) (*Entry, bool, error) {
+	// (e is the scanner's, made for this entry: the plan may keep it)
+	if a.newTop != "" && !strings.HasPrefix(e.Path, a.newTop+"/") {
+		a.newTop = ""
+	}
+	if a.newTop == "" && c == nil && e.Kind == KindDir {
+		a.newTop = e.Path
+	}
+	if e.Kind != KindFile || underAny(e.Path, a.p.state) || a.p.isInput(e.Path) || a.p.isLeftUnreadable(e.Path) {
+		return e, false, nil // (the plan leaves the last three as they are)
+	}
+	rulesOf := false
+	if base := path.Base(e.Path); (base == ".gitignore" || base == ".rewindignore") && e.Size <= 1<<20 {
+		a.rules.add(e.Path, &a.content)
+		rulesOf = true
+	}
+	if !a.p.paths.Match(e.Path, false) {
+		// Outside the paths restored: left as it is, neither compared
+		// nor staged (a pair of one kind is left out; see leftOut),
+		// but for an ignore file's rules, read.
+		if rulesOf {
+			if _, err := io.Copy(io.Discard, a.content); err != nil {
+				return nil, false, archiveReadErr(e, err)
+			}
+		}
+		return e, true, nil
+	}
+	// A file in a folder the plan will most often create is staged at
+	// its path in the staging folder's tree, to be moved in with that
+	// folder (see stagedAt); elsewhere by number.
+	name := ""
+	if a.newTop != "" {
+		name = inStagedTree(e.Path)
+	}
+	tc := c
+	if tc == nil && a.p.spell != nil {
+		tc = a.p.speltOtherwise(e.Path)
+	}
+	same, staged, err := a.p.compareFile(e, tc, a.content, a.stage, name, a.buf, a.buf2)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case a.p.leftUnreadable[e.Path]:
+		a.unreadable = append(a.unreadable, e.Path)
+	case same:
+		e.Src = inTree
+	default:
+		e.Src = staged
+	}
+	return e, same && c != nil && c.Mode == e.Mode, nil
 }
 
 // speltOtherwise returns, on a file system that folds names, the tree's
@@ -205,33 +219,7 @@ func (p *restorePlan) speltOtherwise(name string) *Entry {
 // or nil) the plan's own, and tells whether a file pair has the same
 // content and mode.
 func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each func(fn func(e *Entry) error) error, take func(o, c *Entry) (own *Entry, sameFile bool, err error)) (*sparsePlan, error) {
-	sp := &sparsePlan{}
-	var tree []Entry
-	var snapUp, treeUp []sparseFolder   // the folders above the last path met, each side
-	hold := ""                          // a folder the next block must not start inside
-	var rc *replaceCheck                // a folder the snapshot replaces, looked at as the walk goes through it
-	open := spellingsOpen{fold: p.fold} // where names fold: entries a pair may yet be made of (see cut)
-	// cut reports whether a block may end before the entry at: where names
-	// fold, not while an entry on one side may be paired with one at or
-	// after at (the planner pairs spellings within a block), nor inside a
-	// folder of the snapshot's that the tree's file spelt otherwise stands
-	// for (hold).
-	cut := func(at string) bool {
-		if hold != "" {
-			return false
-		}
-		return p.spell == nil || open.closedAt(at)
-	}
-	pop := func(up []sparseFolder, at string) []sparseFolder {
-		for len(up) > 0 {
-			d := up[len(up)-1].e.Path
-			if len(at) > len(d) && at[len(d)] == '/' && strings.HasPrefix(at, d) {
-				break
-			}
-			up = up[:len(up)-1]
-		}
-		return up
-	}
+	w := &sparsePass{p: p, sp: &sparsePlan{}, open: spellingsOpen{fold: p.fold}}
 	t, err := walkMerged(ctx, p.root, walk, each, func(o, c *Entry) error {
 		var own *Entry
 		sameFile := false
@@ -245,89 +233,10 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 		} else {
 			at = c.Path
 		}
-		if hold != "" && !strings.HasPrefix(at, hold+"/") {
-			hold = ""
-		}
-		if rc != nil && !strings.HasPrefix(at, rc.dir+"/") {
-			rc.finish()
-			rc = nil
-		}
-		if rc != nil && c != nil {
-			p.replaceWalked(rc, c)
-		}
-		if (p.stage != "" || p.spillOut) && len(sp.snap)+len(tree) >= p.spillAt && cut(at) {
-			// Too many to hold: written as a block (see spill.go).
-			if err := p.spillBlock(sp, tree); err != nil {
-				return err
-			}
-			sp.snap, tree = sp.snap[:0], tree[:0]
-		}
-		snapUp, treeUp = pop(snapUp, at), pop(treeUp, at)
-		if own != nil {
-			if d := path.Dir(own.Path); d != "." && (len(snapUp) == 0 || snapUp[len(snapUp)-1].e.Path != d) {
-				return errImpliedFolder
-			}
-		}
-		if p.sameInBoth(own, c, sameFile) {
-			// Counted unchanged as the plan counts it: within the paths
-			// restored (and the pathspec told it matched something).
-			// Folders are not counted (only files are).
-			counted := own.Kind != KindDir && p.paths.Match(own.Path, false)
-			if counted {
-				sp.dropped++
-			}
-			if own.Kind == KindDir {
-				snapUp = append(snapUp, sparseFolder{e: *own})
-				treeUp = append(treeUp, sparseFolder{e: *c})
-			}
-			return nil
-		}
-		for i := range snapUp {
-			if f := &snapUp[i]; !f.kept {
-				f.kept = true
-				sp.snap = append(sp.snap, f.e)
-			}
-		}
-		for i := range treeUp {
-			if f := &treeUp[i]; !f.kept {
-				f.kept = true
-				tree = append(tree, f.e)
-			}
-		}
-		if p.spell != nil && own == nil {
-			open.add(c, true) // (left on one side: its other spelling may come)
-		}
-		if p.spell != nil && c == nil {
-			open.add(own, false)
-			if hold == "" && own.Kind == KindDir && open.replacesNotDir(own.Path) {
-				// The tree's file spelt otherwise, before it, is planned
-				// in this block: what the folder holds must be too.
-				hold = own.Path
-			}
-		}
-		if own != nil {
-			sp.snap = append(sp.snap, *own)
-			if own.Kind == KindDir {
-				snapUp = append(snapUp, sparseFolder{e: *own, kept: true})
-			}
-		}
-		if c != nil && c.Kind == KindDir && own != nil && own.Kind != KindDir {
-			// A folder the snapshot replaces: checked as the walk goes
-			// through it, for checkReplaceable and checkSelection (a block
-			// may end inside it).
-			rc = p.startReplaceCheck(c.Path)
-			p.replaceChecked[c.Path] = rc
-		}
-		if c != nil {
-			tree = append(tree, *c)
-			if c.Kind == KindDir {
-				treeUp = append(treeUp, sparseFolder{e: *c, kept: true})
-			}
-		}
-		return nil
+		return w.step(at, own, c, sameFile)
 	})
-	if rc != nil {
-		rc.finish()
+	if w.rc != nil {
+		w.rc.finish()
 	}
 	if errors.Is(err, errImpliedFolder) {
 		p.dropSpill()
@@ -337,9 +246,140 @@ func (p *restorePlan) sparseOver(ctx context.Context, walk WalkOptions, each fun
 	if err != nil {
 		return nil, err
 	}
-	t.Entries = tree
-	sp.tree = t
-	return sp, nil
+	t.Entries = w.tree
+	w.sp.tree = t
+	return w.sp, nil
+}
+
+// sparsePass is sparseOver's pass: what it keeps of each side as the walk
+// goes, and where a block may end.
+type sparsePass struct {
+	p              *restorePlan
+	sp             *sparsePlan
+	tree           []Entry
+	snapUp, treeUp []sparseFolder // the folders above the last path met, each side
+	hold           string         // a folder the next block must not start inside
+	rc             *replaceCheck  // a folder the snapshot replaces, looked at as the walk goes through it
+	open           spellingsOpen  // where names fold: entries a pair may yet be made of (see cut)
+}
+
+// cut reports whether a block may end before the entry at: where names
+// fold, not while an entry on one side may be paired with one at or after
+// at (the planner pairs spellings within a block), nor inside a folder of
+// the snapshot's that the tree's file spelt otherwise stands for (hold).
+func (w *sparsePass) cut(at string) bool {
+	if w.hold != "" {
+		return false
+	}
+	return w.p.spell == nil || w.open.closedAt(at)
+}
+
+// popTo is up without the folders at is not inside.
+func popTo(up []sparseFolder, at string) []sparseFolder {
+	for len(up) > 0 {
+		d := up[len(up)-1].e.Path
+		if len(at) > len(d) && at[len(d)] == '/' && strings.HasPrefix(at, d) {
+			break
+		}
+		up = up[:len(up)-1]
+	}
+	return up
+}
+
+// step takes the walk's next pair, at the path at: the snapshot's entry
+// own (made the plan's) and the tree's c, either nil; sameFile tells
+// whether a file pair has the same content and mode. A pair the same on
+// both sides is dropped; the others are kept, with the folders above
+// them, and written out as a block when there are too many to hold.
+func (w *sparsePass) step(at string, own, c *Entry, sameFile bool) error {
+	p, sp := w.p, w.sp
+	if w.hold != "" && !strings.HasPrefix(at, w.hold+"/") {
+		w.hold = ""
+	}
+	if w.rc != nil && !strings.HasPrefix(at, w.rc.dir+"/") {
+		w.rc.finish()
+		w.rc = nil
+	}
+	if w.rc != nil && c != nil {
+		p.replaceWalked(w.rc, c)
+	}
+	if (p.stage != "" || p.spillOut) && len(sp.snap)+len(w.tree) >= p.spillAt && w.cut(at) {
+		// Too many to hold: written as a block (see spill.go).
+		if err := p.spillBlock(sp, w.tree); err != nil {
+			return err
+		}
+		sp.snap, w.tree = sp.snap[:0], w.tree[:0]
+	}
+	w.snapUp, w.treeUp = popTo(w.snapUp, at), popTo(w.treeUp, at)
+	if own != nil {
+		if d := path.Dir(own.Path); d != "." && (len(w.snapUp) == 0 || w.snapUp[len(w.snapUp)-1].e.Path != d) {
+			return errImpliedFolder
+		}
+	}
+	if p.sameInBoth(own, c, sameFile) {
+		// Counted unchanged as the plan counts it: within the paths
+		// restored (and the pathspec told it matched something).
+		// Folders are not counted (only files are).
+		counted := own.Kind != KindDir && p.paths.Match(own.Path, false)
+		if counted {
+			sp.dropped++
+		}
+		if own.Kind == KindDir {
+			w.snapUp = append(w.snapUp, sparseFolder{e: *own})
+			w.treeUp = append(w.treeUp, sparseFolder{e: *c})
+		}
+		return nil
+	}
+	w.keep(own, c)
+	return nil
+}
+
+// keep keeps the pair own and c (either nil) that differ, and the folders
+// above them not kept yet.
+func (w *sparsePass) keep(own, c *Entry) {
+	p, sp := w.p, w.sp
+	for i := range w.snapUp {
+		if f := &w.snapUp[i]; !f.kept {
+			f.kept = true
+			sp.snap = append(sp.snap, f.e)
+		}
+	}
+	for i := range w.treeUp {
+		if f := &w.treeUp[i]; !f.kept {
+			f.kept = true
+			w.tree = append(w.tree, f.e)
+		}
+	}
+	if p.spell != nil && own == nil {
+		w.open.add(c, true) // (left on one side: its other spelling may come)
+	}
+	if p.spell != nil && c == nil {
+		w.open.add(own, false)
+		if w.hold == "" && own.Kind == KindDir && w.open.replacesNotDir(own.Path) {
+			// The tree's file spelt otherwise, before it, is planned
+			// in this block: what the folder holds must be too.
+			w.hold = own.Path
+		}
+	}
+	if own != nil {
+		sp.snap = append(sp.snap, *own)
+		if own.Kind == KindDir {
+			w.snapUp = append(w.snapUp, sparseFolder{e: *own, kept: true})
+		}
+	}
+	if c != nil && c.Kind == KindDir && own != nil && own.Kind != KindDir {
+		// A folder the snapshot replaces: checked as the walk goes
+		// through it, for checkReplaceable and checkSelection (a block
+		// may end inside it).
+		w.rc = p.startReplaceCheck(c.Path)
+		p.replaceChecked[c.Path] = w.rc
+	}
+	if c != nil {
+		w.tree = append(w.tree, *c)
+		if c.Kind == KindDir {
+			w.treeUp = append(w.treeUp, sparseFolder{e: *c, kept: true})
+		}
+	}
 }
 
 // sameInBoth reports whether the snapshot's entry o and the tree's c are

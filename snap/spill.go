@@ -67,7 +67,7 @@ const (
 // Tags of the ops, cands and dels files.
 const (
 	tagExisted = 1 << 2 // ops: something in scope was at the path
-	tagInSnap  = 1      // cands, dels: the snapshot has the path (as another kind)
+	tagInSnap  = 1      // cands, dels: the snapshot has the path, however it spells it (as another kind)
 )
 
 // dropSpill removes what the plan wrote to the staging folder: the plan is
@@ -410,7 +410,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		p.cur = treeIndex{entries: p.current}
 		if p.spell != nil {
 			// Where names fold, the spellings the block's entries pair
-			// with are in it (see sparseOver's cut).
+			// with are in it (see sparsePass.cut).
 			p.spell = newSpellings(p.fold, p.spell.same)
 			for i := range p.current {
 				p.spell.tree = append(p.spell.tree, &p.current[i])
