@@ -66,6 +66,9 @@ type Store struct {
 	// only large trees take; zero is snap's production value.
 	layerMost int // a layer save's entries at most (snap.CreateOptions.WithLayerMost)
 	spillAt   int // a restore's plan's entries before it is made in blocks (snap.RestoreOptions.WithSpillAt)
+	// Set by tests to split a small store's validate into runs.
+	validatePart int // instead of minValidatePart
+	validateRuns int // the most runs, instead of one per core (GOMAXPROCS)
 }
 
 // FindProject returns the project root for dir: the nearest folder (dir or
