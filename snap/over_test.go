@@ -25,6 +25,7 @@ func TestCreateOverIsCreate(t *testing.T) {
 	for _, budget := range []int64{64 << 20, -1} {
 		for _, chunk := range []int{1 << 20, 61} {
 			t.Run(fmt.Sprintf("budget=%d,chunk=%d", budget, chunk), func(t *testing.T) {
+				t.Parallel()
 				createOverIsCreate(t, budget, chunk)
 			})
 		}
