@@ -142,7 +142,7 @@ func Create(ctx context.Context, root string, opts CreateOptions) (*Result, erro
 		return nil, errors.New("snap: CreateOptions.Adopt takes the tree the restore wrote, walked (Tree)")
 	case opts.Tree != nil && opts.ManifestTo != "":
 		return nil, errors.New("snap: CreateOptions.ManifestTo is written as Create walks the tree, and Tree was walked already")
-	case opts.Tree != nil && (len(opts.Walk.Ignore) > 0 || opts.Walk.Entries != 0):
+	case opts.Tree != nil && (len(opts.Walk.Ignore) > 0 || opts.Walk.Entries != 0 || opts.Walk.Now != nil):
 		return nil, errors.New("snap: CreateOptions.Walk adjusts Create's own walk, and Tree was walked already")
 	case opts.Adopt != nil:
 		return createFromArchive(ctx, opts.Tree, opts.Adopt, opts)

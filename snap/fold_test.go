@@ -347,6 +347,7 @@ func TestSparseRestoreOnAFoldingFileSystem(t *testing.T) {
 	gitEnv(t)
 	for seed := int64(1); seed <= 10; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewSource(seed))
 			root, snaps := foldingRoot(t), t.TempDir()
 			genTree(t, rng, root, 80)
@@ -488,6 +489,7 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 	gitEnv(t)
 	for seed := int64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewSource(seed))
 			root, out := foldingRoot(t), t.TempDir()
 			genTree(t, rng, root, 80)

@@ -27,6 +27,7 @@ func TestLayerOfWhatDiffersIsTheWholeTreesLayer(t *testing.T) {
 	for _, budget := range []int64{64 << 20, -1} {
 		for _, chunk := range []int{1 << 20, 61} {
 			t.Run(fmt.Sprintf("budget=%d,chunk=%d", budget, chunk), func(t *testing.T) {
+				t.Parallel()
 				checkLayerIsTheWholeTreesLayer(t, budget, chunk)
 			})
 		}

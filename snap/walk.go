@@ -25,6 +25,11 @@ type WalkOptions struct {
 	// last snapshot's): the list is made that large at once, and filled in
 	// walk order as the walk goes rather than once it is done.
 	Entries int
+	// Now, when set, is the clock the walk's start is read from instead of
+	// time.Now: Tree.Started, which a manifest keeps as its scan's start
+	// and the next comparison judges an entry's times racy by (tests put
+	// the scan past a file's times without waiting).
+	Now func() time.Time
 
 	// window, when set, is WalkEach's window instead of walkWindow: a
 	// smaller one for an fn much slower than the walk, which the readers
@@ -73,7 +78,11 @@ func WalkEach(ctx context.Context, root string, opts WalkOptions, fn func(e *Ent
 }
 
 func walk(ctx context.Context, root string, opts WalkOptions, each func(e *Entry) error) (*Tree, error) {
-	started := time.Now().UnixNano()
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	started := now().UnixNano()
 	fi, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("root %s: %w", root, err)

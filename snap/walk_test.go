@@ -196,3 +196,35 @@ func TestWalkFolderThatKeepsChanging(t *testing.T) {
 		t.Fatalf("the folder was opened %d times, want %d", opened, maxRetries+1)
 	}
 }
+
+// TestWalkStartsByItsClock: a walk's start is read from WalkOptions.Now,
+// and so is the scan's start a snapshot's manifest keeps, which decides
+// which of its files are racy: none, on a clock past the window.
+func TestWalkStartsByItsClock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"a.txt": "a", "sub/b.txt": "b"})
+	later := time.Now().Add(2 * racyWindow)
+	clock := func() time.Time { return later }
+	tree, err := Walk(context.Background(), dir, WalkOptions{Now: clock})
+	if err != nil || tree.Started != later.UnixNano() {
+		t.Fatalf("walk started %v (%v), want %d", tree, err, later.UnixNano())
+	}
+	for _, now := range []func() time.Time{nil, clock} {
+		res, err := Create(context.Background(), dir, CreateOptions{Walk: WalkOptions{Now: now}, Out: filepath.Join(t.TempDir(), "a.tar.gz")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Manifest
+		if now != nil && m.Header.ScanStarted != later.UnixNano() {
+			t.Errorf("manifest's scan started %d, want %d", m.Header.ScanStarted, later.UnixNano())
+		}
+		i := slices.IndexFunc(tree.Entries, func(e Entry) bool { return e.Path == "a.txt" })
+		if racy := m.racy(&tree.Entries[i]); racy != (now == nil) {
+			t.Errorf("with a clock %v: a.txt racy %v", now != nil, racy)
+		}
+	}
+	if _, err := Create(context.Background(), dir, CreateOptions{Tree: tree, Walk: WalkOptions{Now: clock}, Out: filepath.Join(t.TempDir(), "a.tar.gz")}); err == nil {
+		t.Error("Create took a clock for a walk it does not make (Tree)")
+	}
+}

@@ -7,12 +7,9 @@ import (
 	"testing"
 )
 
-// The tests here take most of the package's time, most of it the file
-// system's (making and restoring tens of thousands of files), not the
-// CPU's. Each does its work in a goroutine it starts before t.Parallel,
-// so that the work goes on while the tests that are not parallel run,
-// and checks the results after: the file sorts first, so that they start
-// first.
+// The tests here take the paths of snap's that only large trees take, over
+// a small one: they set snap's thresholds small (Store.layerMost,
+// Store.spillAt).
 
 // TestSaveAndRestoreOfATreeEmptied: a tree of more entries than a layer
 // holds (snap.ErrLayerTooBig), emptied by hand: the save of it is a full
@@ -20,42 +17,28 @@ import (
 // newest; the restore of the first brings every file back (its plan
 // written to the staging folder a block at a time).
 func TestSaveAndRestoreOfATreeEmptied(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a tree of 35,000 files")
-	}
-	s := project(t)
-	const folders, each = 175, 200 // (past both snap's layer and its plan held)
-	var first, emptied *Checkpoint
-	var res *RestoreResult
-	ran := make(chan error, 1)
-	go func() {
-		ran <- func() (err error) {
-			for d := range folders {
-				dir := filepath.Join(s.Project, fmt.Sprintf("d%03d", d))
-				os.Mkdir(dir, 0o755)
-				for f := range each {
-					if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte{byte(f)}, 0o644); err != nil {
-						return err
-					}
-				}
-			}
-			if first, err = s.Save(ctx, SaveOptions{}); err != nil {
-				return err
-			}
-			for d := range folders {
-				if err := os.RemoveAll(filepath.Join(s.Project, fmt.Sprintf("d%03d", d))); err != nil {
-					return err
-				}
-			}
-			if emptied, err = s.Save(ctx, SaveOptions{}); err != nil {
-				return err
-			}
-			res, err = s.Restore(ctx, first, RestoreOptions{Code: true})
-			return err
-		}()
-	}()
 	t.Parallel()
-	if err := <-ran; err != nil {
+	s := project(t)
+	const folders, each = 8, 25
+	s.layerMost, s.spillAt = 64, 64 // (the tree is past both snap's layer and its plan held)
+	for d := range folders {
+		dir := filepath.Join(s.Project, fmt.Sprintf("d%03d", d))
+		os.Mkdir(dir, 0o755)
+		for f := range each {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", f)), []byte{byte(f)}, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first := save(t, s, SaveOptions{})
+	for d := range folders {
+		if err := os.RemoveAll(filepath.Join(s.Project, fmt.Sprintf("d%03d", d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emptied := save(t, s, SaveOptions{})
+	res, err := s.Restore(ctx, first, RestoreOptions{Code: true})
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := Changes{Deleted: folders * each, Since: first.ID}
@@ -65,8 +48,9 @@ func TestSaveAndRestoreOfATreeEmptied(t *testing.T) {
 	if res.Code.Written != folders*each || res.Code.Folders != folders || res.Code.Deleted != 0 {
 		t.Fatalf("restore of the first: %+v", res.Code)
 	}
-	if got := read(t, filepath.Join(s.Project, "d174/f199")); got != string([]byte{199}) {
-		t.Fatalf("d174/f199 holds %q", got)
+	last := fmt.Sprintf("d%03d/f%03d", folders-1, each-1)
+	if got := read(t, filepath.Join(s.Project, last)); got != string([]byte{each - 1}) {
+		t.Fatalf("%s holds %q", last, got)
 	}
 	if probs, _, err := s.Validate(ctx); err != nil || len(probs) != 0 {
 		t.Fatalf("validate: %+v %v", probs, err)

@@ -52,11 +52,12 @@ func (s *Store) loadConfig() *loadedConfig {
 }
 
 // walkOptions is how this project's tree is walked: with the ignore
-// patterns of its configuration. A broken config is an error: a walk
-// without its patterns would capture, or delete, what the user left out.
+// patterns of its configuration, starting by the store's clock (Now). A
+// broken config is an error: a walk without its patterns would capture,
+// or delete, what the user left out.
 func (s *Store) walkOptions() (snap.WalkOptions, error) {
 	c, err := s.Config()
-	return snap.WalkOptions{Ignore: c.Ignore}, err
+	return snap.WalkOptions{Ignore: c.Ignore, Now: s.Now}, err
 }
 
 // DefaultMode is where a new store goes: the global config's mode, else global

@@ -235,7 +235,7 @@ func (s *Store) importTree(ctx context.Context, b *bundle.Archive, res *ImportRe
 		backup: SaveOptions{Description: "before import of " + b.Info.Checkpoint + " from " + b.Info.SourceFolder, UseSession: true, TranscriptBestEffort: true},
 		entry:  HistoryEntry{Kind: KindImport, Code: true},
 		treeFrom: func(*Checkpoint) (*snap.RestoreResult, error) {
-			return snap.Restore(ctx, s.Project, b.Tree, snap.RestoreOptions{Walk: walk})
+			return snap.Restore(ctx, s.Project, b.Tree, snap.RestoreOptions{Walk: walk}.WithSpillAt(s.spillAt))
 		},
 	}
 	err = s.apply(ctx, k, c, &r, nil)

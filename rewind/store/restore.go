@@ -312,5 +312,5 @@ func (s *Store) restoreWith(ctx context.Context, c *Checkpoint, o snap.RestoreOp
 		return nil, fmt.Errorf("checkpoint %s: %w", c.ID, err)
 	}
 	o.Manifest, o.Walk = m, walk
-	return snap.Restore(ctx, s.Project, "", o)
+	return snap.Restore(ctx, s.Project, "", o.WithSpillAt(s.spillAt))
 }

@@ -238,7 +238,7 @@ func (s *Store) Revert(ctx context.Context, cp *Checkpoint, o RevertOptions) (*R
 			if err != nil {
 				return nil, err
 			}
-			return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{Manifest: m, Walk: walk})
+			return snap.Restore(ctx, s.Project, "", snap.RestoreOptions{Manifest: m, Walk: walk}.WithSpillAt(s.spillAt))
 		},
 	}
 	res, err = applied(res, &res.TreeChange, s.apply(ctx, k, c, &res.TreeChange, &res.Warnings))

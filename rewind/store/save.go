@@ -274,7 +274,7 @@ func (s *Store) layerOver(ctx context.Context, newest *Checkpoint, opts SaveOpti
 	go func() { checked <- k.CheckSnapshot(parent) }() // read only where the verified file does not vouch
 	res, err := snap.Create(ctx, s.Project, snap.CreateOptions{
 		Walk: walk, Out: layerFile, Parent: parent, Layer: true, Reuse: true, Limits: s.Limits(),
-	})
+	}.WithLayerMost(s.layerMost))
 	if damage := <-checked; damage != nil {
 		if err == nil && res.Archive != "" {
 			os.Remove(layerFile)

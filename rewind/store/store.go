@@ -49,7 +49,10 @@ type Store struct {
 	// Waiting, when set, is told who holds the store's lock once Lock has
 	// waited a second for it.
 	Waiting func(holder string)
-	// Now is the clock a save names its checkpoint by; nil is time.Now.
+	// Now is the store's clock; nil is time.Now. A save names its
+	// checkpoint by it, and the walks of the tree start by it: the scan's
+	// start a manifest keeps, which decides which files are racy
+	// (snap.WalkOptions.Now).
 	Now func() time.Time
 	// Homes are the folders outside the project the store uses (the
 	// registry of the stores Rewind made, global storage, the global
@@ -58,6 +61,14 @@ type Store struct {
 
 	configOnce sync.Once
 	config     *loadedConfig // read at the first Config or Limits
+
+	// Set by tests to take over a small tree the paths of snap's that
+	// only large trees take; zero is snap's production value.
+	layerMost int // a layer save's entries at most (snap.CreateOptions.WithLayerMost)
+	spillAt   int // a restore's plan's entries before it is made in blocks (snap.RestoreOptions.WithSpillAt)
+	// Set by tests to split a small store's validate into runs.
+	validatePart int // instead of minValidatePart
+	validateRuns int // the most runs, instead of one per core (GOMAXPROCS)
 }
 
 // FindProject returns the project root for dir: the nearest folder (dir or

@@ -198,14 +198,17 @@ func TestSaveReusesUnchangedSnapshotAndRecordsCursor(t *testing.T) {
 func TestNoopCheckpointSharesTheNewest(t *testing.T) {
 	t.Parallel()
 	s := project(t)
+	var passed time.Duration // how far the store's clock runs ahead
+	s.Now = func() time.Time { return time.Now().Add(passed) }
 	write(t, s.Project, "a.txt", "a\n")
 	write(t, s.Project, "sub/b.txt", "b\n")
 	base := save(t, s, SaveOptions{})
 	write(t, s.Project, "a.txt", "a2\n")
 	save(t, s, SaveOptions{}) // a layer over base
 	// Files changed just before a scan are racy in its manifest and hashed
-	// next time; a scan past that window records them settled.
-	time.Sleep(2100 * time.Millisecond)
+	// next time; a scan past that window records them settled. The
+	// scan's start is read from the store's clock: 2.1 s pass on it.
+	passed = 2100 * time.Millisecond
 	layer := save(t, s, SaveOptions{})
 	noop := save(t, s, SaveOptions{})
 	if noop.Snapshot.ReusedFrom != layer.Snapshot.ReusedFrom || noop.Snapshot.Depth != layer.Snapshot.Depth || noop.Snapshot.TreeHash != layer.Snapshot.TreeHash {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,13 +60,13 @@ func (s *Store) Validate(ctx context.Context) ([]Problem, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	found, err := verify.Checkpoints(ctx, s.checks(), ids, minValidatePart)
+	found, err := verify.Checkpoints(ctx, s.checks(), ids, cmp.Or(s.validatePart, minValidatePart), s.validateRuns)
 	return append(probs, found...), len(ids), err
 }
 
 // minValidatePart is the fewest checkpoints validate checks in a run of
 // their own (see verify.Checkpoints).
-var minValidatePart = 1024 // (a variable for the tests)
+const minValidatePart = 1024
 
 // Damage is the damage the store knows of without reading any archive: the
 // files the verified file records a problem for (as they still are), and

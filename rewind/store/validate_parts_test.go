@@ -2,7 +2,6 @@ package store
 
 import (
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 )
@@ -11,12 +10,11 @@ import (
 // validate split into runs of a checkpoint or two, each on its own
 // checker, flags the same checkpoints as one run over all of them.
 func TestValidateInPartsFindsTheSame(t *testing.T) {
+	t.Parallel()
 	base, _ := chainStore(t)
-	defer func(n int) { minValidatePart = n }(minValidatePart)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	flagged := func(s *Store, part int) []string {
 		t.Helper()
-		minValidatePart = part
+		s.validatePart, s.validateRuns = part, 4
 		probs, _, err := s.Validate(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +34,9 @@ type Problem struct {
 // the metadata, and the transcript chain against its cursor. It returns
 // every problem found, and records what it read in the verified file.
 // minPart is the fewest checkpoints checked in a run of their own: below
-// it, what a run reads again to start costs more than a core saves.
-func Checkpoints(ctx context.Context, st Store, ids []string, minPart int) ([]Problem, error) {
+// it, what a run reads again to start costs more than a core saves. runs
+// is the most runs; zero is one per core (GOMAXPROCS).
+func Checkpoints(ctx context.Context, st Store, ids []string, minPart, runs int) ([]Problem, error) {
 	// Reading the archives is most of the work: they are read in id order
 	// (the order the checks need them) beside the checks.
 	layers := st.layers()
@@ -48,7 +50,7 @@ func Checkpoints(ctx context.Context, st Store, ids []string, minPart int) ([]Pr
 	// as the reading, and on one core they were the bottleneck. Each run
 	// starts cold, reading the manifest and transcript chains its first
 	// checkpoint builds on, and the archives of that chain, again.
-	parts := min(runtime.GOMAXPROCS(0), len(ids)/minPart)
+	parts := min(cmp.Or(runs, runtime.GOMAXPROCS(0)), len(ids)/minPart)
 	if parts < 2 {
 		parts = 1
 	}
