@@ -3,6 +3,7 @@ package snap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -557,9 +558,10 @@ func TestDiffOnAFoldingFileSystemAsPlanned(t *testing.T) {
 // (docs). The path is the snapshot's all the same, whichever spelling
 // looks it up: the plan held and the plan written out a few entries a
 // block give the same result, changes and tree. A folder that cannot go
-// (it holds the restore's own archive) stops the restore where it is
-// deleted, as where the file is spelt as the folder, rather than being
-// kept as a folder the snapshot does not have and refusing the file.
+// (it holds the restore's own archive) is refused while planning, a dry
+// run too, as where the file is spelt as the folder (*LeftAloneError),
+// rather than kept as a folder the snapshot does not have: the tree is as
+// it was.
 func TestFolderReplacedBySpeltOtherHeldAndSpilled(t *testing.T) {
 	t.Parallel()
 	gitEnv(t)
@@ -580,12 +582,15 @@ func TestFolderReplacedBySpeltOtherHeldAndSpilled(t *testing.T) {
 		{name: "paths outside", manifest: true, paths: []string{"docs"}},
 		{name: "own archive", own: true},
 		{name: "own archive, manifest", manifest: true, own: true},
+		{name: "own archive, dry run", manifest: true, dry: true, own: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var outs []string
 			var trees []map[string]string
 			var results []*RestoreResult
+			var errs []error
+			var befores []map[string]string
 			for _, at := range []int{1 << 30, 1, 2, 3} {
 				root := foldingRoot(t)
 				writeTree(t, root, tree)
@@ -613,7 +618,9 @@ func TestFolderReplacedBySpeltOtherHeldAndSpilled(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				befores = append(befores, state(t, root))
 				res, err := Restore(context.Background(), root, archive, opts)
+				errs = append(errs, err)
 				rj, _ := json.Marshal(res)
 				cj, _ := json.Marshal(changes)
 				outs = append(outs, staging.ReplaceAllString(fmt.Sprintf("%s (%v)\nchanges %s", rj, err, cj), "STAGING"))
@@ -634,8 +641,13 @@ func TestFolderReplacedBySpeltOtherHeldAndSpilled(t *testing.T) {
 			}
 			switch {
 			case c.own:
-				if !strings.Contains(out, "remove folder Docs: ") || slices.Contains(res.Kept, "Docs") {
-					t.Errorf("want the restore stopped at deleting Docs, not kept:\n%s", out)
+				var la *LeftAloneError
+				want := LeftAloneError{Folder: "Docs", Path: "Docs/Sub/s.tar.gz", Reason: "input"}
+				if !errors.As(errs[0], &la) || *la != want || res != nil {
+					t.Errorf("want the restore refused for Docs/Sub/s.tar.gz in Docs:\n%s", out)
+				}
+				if d := diffStates(befores[0], trees[0]); d != "" {
+					t.Errorf("refused, yet the tree changed:\n%s", d)
 				}
 			case c.name == "paths outside":
 				// (Docs/Sub, spelt as no path of the snapshot, is outside docs)

@@ -11,7 +11,9 @@ import (
 // deleted with all it holds, which a restore must check first: nothing in
 // it may be what the walk leaves out (an ignored file: see
 // checkReplaceable), and, in a restore limited to paths, nothing in it may
-// be outside them (see checkSelection). A plan over what differs (see
+// be outside them (see checkSelection); and nothing in it may be a path the
+// restore leaves alone (see leftInReplaced), or the folder could not go and
+// the restore would stop half way. A plan over what differs (see
 // sparseOver) checks it as the walk goes through the folder, merging the
 // folder's entries on disk, listed in walk order, with those the walk
 // hands on: memory holds a listing per level, not the folder, and a plan
@@ -135,4 +137,56 @@ func (rc *replaceCheck) refusal() error {
 		return fmt.Errorf("cannot restore %s as a file: the folder there holds ignored files (%s); move them away and retry", rc.dir, strings.Join(rc.extra, ", "))
 	}
 	return nil
+}
+
+// LeftAloneError is a restore that would have to delete a folder of the
+// tree, which the snapshot replaces by a file or symlink, that holds a path
+// the restore leaves alone: the folder could not go, and the restore would
+// stop half way. It is refused while planning, before anything changes.
+type LeftAloneError struct {
+	Folder string // the folder the snapshot replaces, as the tree spells it
+	Path   string // the path in it left alone
+	Reason string // why it is left alone: "input", "unreadable" or "ignored"
+}
+
+func (e *LeftAloneError) Error() string {
+	switch e.Reason {
+	case "input":
+		return fmt.Sprintf("cannot restore %s: the folder there holds %s, the snapshot's own archive or manifest, which the restore reads; move it out of %s, or restore into another folder", e.Folder, e.Path, e.Folder)
+	case "unreadable":
+		return fmt.Sprintf("cannot restore %s: the folder there holds %s, which cannot be read, so no backup could hold it; make it readable or move it out of %s, and retry", e.Folder, e.Path, e.Folder)
+	}
+	return fmt.Sprintf("cannot restore %s: the folder there holds %s, ignored under the snapshot's rules; move it out of %s and retry", e.Folder, e.Path, e.Folder)
+}
+
+// leftInReplaced follows the tree's entries in walk order as the plan
+// decides whether each is deleted (c, deleted), and notes the first folder
+// the snapshot replaces (inSnap) that holds a path left alone, in
+// p.leftAlone: open holds the folders replaced that the walk is in. A
+// path outside the paths restored is checkSelection's to refuse.
+func (p *restorePlan) leftInReplaced(open *[]string, c *Entry, inSnap, deleted bool) {
+	for len(*open) > 0 && !strings.HasPrefix(c.Path, (*open)[len(*open)-1]+"/") {
+		*open = (*open)[:len(*open)-1]
+	}
+	if deleted {
+		if inSnap && c.Kind == KindDir {
+			*open = append(*open, c.Path)
+		}
+		return
+	}
+	if len(*open) == 0 || p.leftAlone != nil || !p.paths.Match(p.snapName(c.Path), c.Kind == KindDir) {
+		return
+	}
+	reason := ""
+	switch {
+	case p.isLeftUnreadable(c.Path):
+		reason = "unreadable"
+	case p.isInput(c.Path):
+		reason = "input"
+	case len(p.leftIgnored) > 0 && p.leftIgnored[len(p.leftIgnored)-1] == c.Path:
+		reason = "ignored"
+	default:
+		return
+	}
+	p.leftAlone = &LeftAloneError{Folder: (*open)[0], Path: c.Path, Reason: reason}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +116,126 @@ func TestReplacedFolderLookedAtAsTheWalkGoes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReplacedFolderHoldingALeftAlonePath: a folder of the tree that the
+// snapshot replaces by a file or symlink, holding a path the restore leaves
+// alone (its own archive, at any depth; a manifest's archive; a file
+// ignored under the snapshot's rules), could not go: the restore is refused
+// while planning (*LeftAloneError), not stopped half way, whether the plan
+// is made whole, over what differs, or written out a few entries a block,
+// and a dry run reports the same; the tree is as it was, byte for byte. A
+// folder the snapshot does not have, holding the archive, is kept instead.
+func TestReplacedFolderHoldingALeftAlonePath(t *testing.T) {
+	t.Parallel()
+	gitEnv(t)
+	for _, tc := range []struct {
+		name     string
+		snap     map[string]string // the snapshot's tree (with Docs, a file, unless link)
+		link     bool              // the snapshot has Docs as a symlink
+		tree     map[string]string
+		own      string // where the archive restored is, in the tree ("": outside it)
+		manifest bool   // restored from the manifest
+		want     *LeftAloneError
+	}{
+		{name: "archive", own: "Docs/s.tar.gz",
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/s.tar.gz", Reason: "input"}},
+		{name: "archive deeper", own: "Docs/Sub/Deep/s.tar.gz",
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/Deep/s.tar.gz", Reason: "input"}},
+		{name: "manifest's archive", own: "Docs/Sub/s.tar.gz", manifest: true,
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/s.tar.gz", Reason: "input"}},
+		{name: "symlink", own: "Docs/Sub/s.tar.gz", link: true,
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/s.tar.gz", Reason: "input"}},
+		{name: "symlink, manifest", own: "Docs/Sub/s.tar.gz", link: true, manifest: true,
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/s.tar.gz", Reason: "input"}},
+		{name: "ignored under the snapshot's rules",
+			snap: map[string]string{".gitignore": "*.log\n", "Docs": "now a file", "a.txt": "a"},
+			tree: map[string]string{".gitignore": "", "Docs/a.txt": "1", "Docs/Sub/x.log": "precious", "a.txt": "a"},
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/x.log", Reason: "ignored"}},
+		{name: "ignored under the snapshot's rules, manifest", manifest: true,
+			snap: map[string]string{".gitignore": "*.log\n", "Docs": "now a file", "a.txt": "a"},
+			tree: map[string]string{".gitignore": "", "Docs/a.txt": "1", "Docs/Sub/x.log": "precious", "a.txt": "a"},
+			want: &LeftAloneError{Folder: "Docs", Path: "Docs/Sub/x.log", Reason: "ignored"}},
+		{name: "a folder the snapshot does not have", own: "Gone/Sub/s.tar.gz",
+			snap: map[string]string{"a.txt": "a", "z/y": "y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := t.TempDir()
+			files := tc.snap
+			if files == nil {
+				files = map[string]string{"a.txt": "a", "z/y": "y"}
+				if !tc.link {
+					files["Docs"] = "now a file"
+				}
+			}
+			writeTree(t, src, files)
+			if tc.link {
+				if err := os.Symlink("a.txt", filepath.Join(src, "Docs")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tree := tc.tree
+			if tree == nil {
+				tree = map[string]string{"a.txt": "A", "Docs/a.txt": "1", "Docs/Sub/c": "3", "Gone/g": "g", "z/y": "y"}
+			}
+			var first string
+			for _, how := range []struct {
+				whole, dry bool
+				at         int
+			}{{false, false, 1 << 30}, {true, false, 1 << 30}, {false, false, 1}, {false, false, 2}, {false, false, 3}, {false, true, 1 << 30}, {false, true, 2}} {
+				if how.whole && tc.manifest {
+					continue // (a manifest Rewind writes is planned over what differs)
+				}
+				if how.dry && tc.manifest && tc.want != nil && tc.want.Reason == "ignored" {
+					// A dry run from a manifest fetches no ignore file: the
+					// snapshot's rules it does not have are not applied.
+					continue
+				}
+				root := t.TempDir()
+				writeTree(t, root, tree)
+				out := filepath.Join(t.TempDir(), "s.tar.gz")
+				if tc.own != "" {
+					out = filepath.Join(root, filepath.FromSlash(tc.own))
+					if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				snap := create(t, src, out)
+				opts := RestoreOptions{DryRun: how.dry, planWhole: how.whole, spillAt: how.at}
+				archive := snap.Archive
+				if tc.manifest {
+					opts.Manifest, archive = snap.Manifest, ""
+				}
+				before := state(t, root)
+				res, err := Restore(context.Background(), root, archive, opts)
+				at := fmt.Sprintf("whole %v, dry run %v, blocks of %d", how.whole, how.dry, how.at)
+				if tc.want == nil {
+					if err != nil {
+						t.Fatalf("%s: %v", at, err)
+					}
+					if !how.dry && !slices.Contains(res.Kept, "Gone") {
+						t.Fatalf("%s: kept folders %v, want Gone", at, res.Kept)
+					}
+					continue
+				}
+				var la *LeftAloneError
+				if !errors.As(err, &la) || *la != *tc.want {
+					t.Fatalf("%s: %v (%#v), want %#v", at, err, la, tc.want)
+				}
+				if msg := err.Error(); !strings.Contains(msg, "move it out of Docs") {
+					t.Fatalf("%s: %q, want it to say what to do", at, msg)
+				}
+				if first == "" {
+					first = err.Error()
+				} else if err.Error() != first {
+					t.Fatalf("%s: %v, want the same error as the first: %s", at, err, first)
+				}
+				if d := diffStates(before, state(t, root)); d != "" {
+					t.Fatalf("%s: refused, yet the tree changed:\n%s", at, d)
+				}
+			}
+		})
 	}
 }

@@ -304,7 +304,11 @@ type restorePlan struct {
 	// replaceChecked holds, in a plan over what differs, the folders the
 	// snapshot replaces, each looked at as the walk went through it.
 	replaceChecked map[string]*replaceCheck
-	rulesOnly      []*Entry
+	// leftAlone is the first folder the snapshot replaces that holds a
+	// path left alone, found as the deletions were decided (see
+	// leftInReplaced): a restore and its dry run are refused for it.
+	leftAlone *LeftAloneError
+	rulesOnly []*Entry
 	// index, when set (RestoreOptions.Index), gets every entry of the archive
 	// read whole, with each file's content hash and place.
 	index *ArchiveIndex
@@ -542,6 +546,9 @@ func (p *restorePlan) compare(ctx context.Context, t *Tree, as *archiveScanner, 
 			return err
 		}
 	}
+	if p.leftAlone != nil && (stage || opts.DryRun) { // (a diff lists the changes all the same)
+		return p.leftAlone
+	}
 	return p.checkMounts(stage) // (a diff lists no mounts: see plan)
 }
 
@@ -566,10 +573,13 @@ func (p *restorePlan) planHeld(ctx context.Context, as *archiveScanner, m *Manif
 			return nil, nil, err
 		}
 	}
+	var open []string // (see leftInReplaced)
 	for i := range p.current {
 		c := &p.current[i]
 		k, ok := p.snapshot[p.snapName(c.Path)]
-		if p.isDeleted(c, ok, k == c.Kind, rules) {
+		deleted := p.isDeleted(c, ok, k == c.Kind, rules)
+		p.leftInReplaced(&open, c, ok, deleted)
+		if deleted {
 			h.deletes = append(h.deletes, heldDelete{Entry: *c, inSnap: ok})
 			if ok && p.paths != nil && c.Kind == KindDir {
 				replaced = append(replaced, *c)

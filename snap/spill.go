@@ -483,8 +483,11 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 			return err
 		}
 	}
+	var open []string // (see leftInReplaced)
 	return s.cands.each(func(tag byte, c *Entry, _ string) error {
-		if !p.isDeleted(c, tag&tagInSnap != 0, false, rules) {
+		deleted := p.isDeleted(c, tag&tagInSnap != 0, false, rules)
+		p.leftInReplaced(&open, c, tag&tagInSnap != 0, deleted)
+		if !deleted {
 			return nil
 		}
 		s.deleted.add(c)

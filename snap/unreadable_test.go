@@ -4,10 +4,12 @@ package snap
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -169,6 +171,57 @@ func TestDiffLeavesOutWhatItCannotReadNow(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("names folding %v: %v, want %v", fold.Folds(), got, want)
+		}
+	}
+}
+
+// TestReplacedFolderHoldingAnUnreadablePath: a folder of the tree that the
+// snapshot replaces by a file, holding a file that cannot be read (left
+// alone: no backup could hold it), could not go: the restore is refused
+// while planning (*LeftAloneError), the plan held or written out in
+// blocks, and the tree is as it was. One holding a folder that cannot be
+// listed is refused too, as it cannot be looked through.
+func TestReplacedFolderHoldingAnUnreadablePath(t *testing.T) {
+	t.Parallel()
+	if !asUnprivileged(t) {
+		return
+	}
+	src := t.TempDir()
+	writeTree(t, src, map[string]string{"a.txt": "a", "Docs": "now a file"})
+	snap := create(t, src, filepath.Join(t.TempDir(), "s.tar.gz"))
+	for _, unreadable := range []string{"Docs/Sub/secret.key", "Docs/Sub/private/notes.txt"} {
+		for _, at := range []int{1 << 30, 1, 2} {
+			for _, manifest := range []bool{false, true} {
+				root := t.TempDir()
+				writeTree(t, root, map[string]string{"a.txt": "A", "Docs/a.txt": "1", unreadable: "mine"})
+				locked := filepath.Join(root, "Docs", "Sub", strings.Split(unreadable, "/")[2])
+				before := state(t, root) // (taken, as after, while it can be read)
+				fi, err := os.Stat(locked)
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.Chmod(locked, 0)
+				opts := RestoreOptions{spillAt: at}
+				archive := snap.Archive
+				if manifest {
+					opts.Manifest, archive = snap.Manifest, ""
+				}
+				_, err = Restore(context.Background(), root, archive, opts)
+				os.Chmod(locked, fi.Mode().Perm())
+				var la *LeftAloneError
+				switch {
+				case strings.HasSuffix(unreadable, "secret.key"):
+					want := LeftAloneError{Folder: "Docs", Path: unreadable, Reason: "unreadable"}
+					if !errors.As(err, &la) || *la != want {
+						t.Fatalf("%s, blocks of %d, manifest %v: %v, want %#v", unreadable, at, manifest, err, want)
+					}
+				case err == nil || !strings.HasPrefix(err.Error(), "cannot restore Docs"):
+					t.Fatalf("%s, blocks of %d, manifest %v: %v, want a refusal", unreadable, at, manifest, err)
+				}
+				if d := diffStates(before, state(t, root)); d != "" {
+					t.Fatalf("%s, blocks of %d, manifest %v: refused, yet the tree changed:\n%s", unreadable, at, manifest, d)
+				}
+			}
 		}
 	}
 }

@@ -79,6 +79,8 @@ func hintOf(err error) string {
 		return "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored"
 	case errors.As(err, new(*snap.SelectionError)):
 		return "add that path to the paths restored, or move it aside; nothing was changed"
+	case errors.As(err, new(*snap.LeftAloneError)):
+		return "nothing was changed; a restore never deletes a path it leaves alone, so that folder cannot go while it holds one"
 	case errors.As(err, new(*pathspec.Error)), errors.Is(err, pathspec.ErrEmpty):
 		return "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out"
 	case errors.As(err, &ie):
