@@ -143,6 +143,9 @@ func (rc *replaceCheck) refusal() error {
 // tree, which the snapshot replaces by a file or symlink, that holds a path
 // the restore leaves alone: the folder could not go, and the restore would
 // stop half way. It is refused while planning, before anything changes.
+//
+// The same holds where the snapshot has a folder at the path left alone
+// itself, one of its own files: then Folder is "".
 type LeftAloneError struct {
 	Folder string // the folder the snapshot replaces, as the tree spells it
 	Path   string // the path in it left alone
@@ -150,6 +153,9 @@ type LeftAloneError struct {
 }
 
 func (e *LeftAloneError) Error() string {
+	if e.Folder == "" {
+		return fmt.Sprintf("cannot restore %s: the snapshot has a folder there, and the tree's %s is the snapshot's own archive or manifest, which the restore reads; move it out of the tree, or restore into another folder", e.Path, e.Path)
+	}
 	switch e.Reason {
 	case "input":
 		return fmt.Sprintf("cannot restore %s: the folder there holds %s, the snapshot's own archive or manifest, which the restore reads; move it out of %s, or restore into another folder", e.Folder, e.Path, e.Folder)

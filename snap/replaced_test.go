@@ -1,6 +1,7 @@
 package snap
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -237,5 +238,115 @@ func TestReplacedFolderHoldingALeftAlonePath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInputWhereTheSnapshotHasAFolder: the snapshot's own archive, in the
+// tree at a path where the snapshot has a folder, cannot give way (a
+// restore never deletes what it reads), so the restore is refused while
+// planning, the same way held, spilled, whole or dry, and the tree is left
+// as it was. Where the snapshot has a symlink or a file, the archive is
+// kept (kept_inputs), as a file is.
+func TestInputWhereTheSnapshotHasAFolder(t *testing.T) {
+	t.Parallel()
+	gitEnv(t)
+	for _, tc := range []struct {
+		name     string
+		link     bool // the snapshot has Docs as a symlink, not a folder
+		manifest bool // restored from the manifest
+	}{
+		{name: "folder"},
+		{name: "folder, manifest", manifest: true},
+		{name: "symlink", link: true},
+		{name: "symlink, manifest", link: true, manifest: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			src := t.TempDir()
+			files := map[string]string{"a.txt": "a", "z/y": "y"}
+			if !tc.link {
+				files["Docs/in"] = "inside"
+			}
+			writeTree(t, src, files)
+			if tc.link {
+				if err := os.Symlink("a.txt", filepath.Join(src, "Docs")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := LeftAloneError{Path: "Docs", Reason: "input"}
+			var first string
+			for _, how := range []struct {
+				whole, dry bool
+				at         int
+			}{{false, false, 1 << 30}, {true, false, 1 << 30}, {false, false, 1}, {false, false, 2}, {false, true, 1 << 30}, {false, true, 1}} {
+				if how.whole && tc.manifest {
+					continue // (a manifest Rewind writes is planned over what differs)
+				}
+				root := t.TempDir()
+				writeTree(t, root, map[string]string{"a.txt": "A", "z/y": "y"})
+				snap := create(t, src, filepath.Join(root, "Docs"))
+				opts := RestoreOptions{DryRun: how.dry, planWhole: how.whole, spillAt: how.at}
+				archive := snap.Archive
+				if tc.manifest {
+					opts.Manifest, archive = snap.Manifest, ""
+				}
+				before := state(t, root)
+				res, err := Restore(context.Background(), root, archive, opts)
+				at := fmt.Sprintf("whole %v, dry run %v, blocks of %d", how.whole, how.dry, how.at)
+				if tc.link {
+					if err != nil {
+						t.Fatalf("%s: %v", at, err)
+					}
+					if !slices.Contains(res.Inputs, "Docs") {
+						t.Fatalf("%s: kept inputs %v, want Docs", at, res.Inputs)
+					}
+					continue
+				}
+				var la *LeftAloneError
+				if !errors.As(err, &la) || *la != want {
+					t.Fatalf("%s: %v (%#v), want %#v", at, err, la, want)
+				}
+				if msg := err.Error(); !strings.Contains(msg, "move it out of the tree") {
+					t.Fatalf("%s: %q, want it to say what to do", at, msg)
+				}
+				if first == "" {
+					first = err.Error()
+				} else if err.Error() != first {
+					t.Fatalf("%s: %v, want the same error as the first: %s", at, err, first)
+				}
+				if d := diffStates(before, state(t, root)); d != "" {
+					t.Fatalf("%s: refused, yet the tree changed:\n%s", at, d)
+				}
+			}
+		})
+	}
+}
+
+// TestInputWhereAnArchiveImpliesAFolder: an archive that does not list a
+// folder still implies it (Docs of Docs/in); where the tree has the
+// archive itself at that path, the restore is refused as where the folder
+// is listed.
+func TestInputWhereAnArchiveImpliesAFolder(t *testing.T) {
+	t.Parallel()
+	for _, how := range []struct {
+		dry bool
+		at  int
+	}{{false, 1 << 30}, {false, 1}, {true, 1 << 30}} {
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{"a.txt": "A"})
+		archive := filepath.Join(root, "Docs")
+		body := craft(t, []tarEntry{{name: "a.txt", typ: tar.TypeReg, body: "a"}, {name: "Docs/in", typ: tar.TypeReg, body: "inside"}})
+		if err := os.WriteFile(archive, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := state(t, root)
+		_, err := Restore(context.Background(), root, archive, RestoreOptions{DryRun: how.dry, spillAt: how.at})
+		var la *LeftAloneError
+		if !errors.As(err, &la) || *la != (LeftAloneError{Path: "Docs", Reason: "input"}) {
+			t.Fatalf("dry run %v, blocks of %d: %v, want the archive named as in the way", how.dry, how.at, err)
+		}
+		if d := diffStates(before, state(t, root)); d != "" {
+			t.Fatalf("dry run %v: refused, yet the tree changed:\n%s", how.dry, d)
+		}
 	}
 }

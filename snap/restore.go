@@ -837,6 +837,7 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 		case c == nil && !p.ignoredDir(d):
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied})
 		case c != nil && c.Kind != KindDir:
+			p.inputInTheWay(c.Path)
 			p.ops = append(p.ops, restoreOp{kind: opMkdir, entry: implied, existed: true, from: treeName(c, d)})
 		default: // (a folder the same: unchanged, but only files are counted)
 			p.respell(&implied, c)
@@ -851,6 +852,16 @@ func (p *restorePlan) enter(e *Entry) (*Entry, error) {
 	}
 	p.respell(e, c)
 	return c, nil
+}
+
+// inputInTheWay notes, in p.leftAlone, a tree's file at name, where the
+// snapshot has a folder, when it is one of the snapshot's own files: the
+// restore never deletes those, so it could not make the folder nor write
+// what is in it, and would stop half way.
+func (p *restorePlan) inputInTheWay(name string) {
+	if p.leftAlone == nil && p.isInput(name) {
+		p.leftAlone = &LeftAloneError{Path: name, Reason: "input"}
+	}
 }
 
 // respell plans the rename of the tree's entry c, of e's kind, to e's
@@ -970,7 +981,7 @@ func (p *restorePlan) fromArchive(ctx context.Context, as *archiveScanner, stage
 			continue
 		}
 		if p.isInput(e.Path) {
-			p.keepInput(e.Path)
+			p.keepInput(e)
 			continue
 		}
 		if p.isLeftUnreadable(e.Path) {
@@ -1062,7 +1073,7 @@ func (p *restorePlan) planManifest(ctx context.Context, m *Manifest, limits Limi
 			return nil
 		}
 		if p.isInput(e.Path) {
-			p.keepInput(e.Path)
+			p.keepInput(e)
 			return nil
 		}
 		if p.isLeftUnreadable(e.Path) {
@@ -1364,10 +1375,15 @@ func (p *restorePlan) stageChecked(src string, me, ae *Entry, content io.Reader,
 	return p.stageAs(me, r, name)
 }
 
-// keepInput leaves the snapshot's entry at one of its own input files alone:
-// the tree keeps the file being read. The entry still counts as in the
-// snapshot, so the file is not deleted either.
-func (p *restorePlan) keepInput(name string) {
+// keepInput leaves the snapshot's entry e at one of its own input files
+// alone: the tree keeps the file being read. The entry still counts as in
+// the snapshot, so the file is not deleted either. Where the snapshot has a
+// folder, the restore is refused (see inputInTheWay).
+func (p *restorePlan) keepInput(e *Entry) {
+	name := e.Path
+	if e.Kind == KindDir {
+		p.inputInTheWay(name)
+	}
 	p.snapshot[name] = KindFile
 	for _, d := range missingParents(name, p.snapshot) {
 		p.snapshot[d] = KindDir

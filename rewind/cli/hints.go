@@ -80,7 +80,7 @@ func hintOf(err error) string {
 	case errors.As(err, new(*snap.SelectionError)):
 		return "add that path to the paths restored, or move it aside; nothing was changed"
 	case errors.As(err, new(*snap.LeftAloneError)):
-		return "nothing was changed; a restore never deletes a path it leaves alone, so that folder cannot go while it holds one"
+		return "nothing was changed; a restore never deletes or replaces a path it leaves alone, nor a folder that holds one"
 	case errors.As(err, new(*pathspec.Error)), errors.Is(err, pathspec.ErrEmpty):
 		return "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out"
 	case errors.As(err, &ie):

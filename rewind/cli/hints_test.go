@@ -59,7 +59,7 @@ func TestHintOf(t *testing.T) {
 		{&store.NoPromptError{Text: "cache", Searched: 3}, "'rewind list --grep TEXT' finds the checkpoints of every session; 'rewind restore :/TEXT' restores one", 1},
 		{&snap.UnmatchedError{Items: []string{"x"}}, "'rewind diff CP --stat' lists the paths that differ; paths are relative to the current folder (:/PATH from the project's root), and ignored files are never restored", 1},
 		{&snap.SelectionError{Path: "a/b", Outside: "a"}, "add that path to the paths restored, or move it aside; nothing was changed", 1},
-		{&snap.LeftAloneError{Folder: "a", Path: "a/b", Reason: "unreadable"}, "nothing was changed; a restore never deletes a path it leaves alone, so that folder cannot go while it holds one", 1},
+		{&snap.LeftAloneError{Folder: "a", Path: "a/b", Reason: "unreadable"}, "nothing was changed; a restore never deletes or replaces a path it leaves alone, nor a folder that holds one", 1},
 		{&pathspec.Error{Item: "../x", Reason: "it is outside the project"}, "paths are git's pathspecs: relative to the current folder, :/PATH from the project's root, :!PATH to leave out", 1},
 		{store.ErrNothingToUndo, "'rewind list' shows the checkpoints", 1},
 		{&store.NoTranscriptError{Checkpoint: "c"}, "restore the code only (--code-only), or pick another checkpoint", 1},

@@ -34,7 +34,7 @@ func hint(err error) string {
 	case errors.As(err, &mnt):
 		return "make it writable and restore again"
 	case errors.As(err, new(*snap.LeftAloneError)):
-		return "nothing was changed; a restore never deletes a path it leaves alone, so that folder cannot go while it holds one"
+		return "nothing was changed; a restore never deletes or replaces a path it leaves alone, nor a folder that holds one"
 	case errors.As(err, &se):
 		return "the restore stopped part way; run it again to finish, or restore a backup"
 	case errors.As(err, &ae):

@@ -24,7 +24,7 @@ func TestHint(t *testing.T) {
 		{&snap.MountError{Path: "m/a", Mount: "m", ReadOnly: true}, "remount it read-write and restore again"},
 		{&snap.MountError{Path: "m/a", Mount: "m", Err: errors.New("permission denied")}, "make it writable and restore again"},
 		{&snap.StoppedError{Err: errors.New("rename: EIO")}, "the restore stopped part way; run it again to finish, or restore a backup"},
-		{&snap.LeftAloneError{Folder: "a", Path: "a/s.tar.gz", Reason: "input"}, "nothing was changed; a restore never deletes a path it leaves alone, so that folder cannot go while it holds one"},
+		{&snap.LeftAloneError{Folder: "a", Path: "a/s.tar.gz", Reason: "input"}, "nothing was changed; a restore never deletes or replaces a path it leaves alone, nor a folder that holds one"},
 		{&snap.ArchiveError{Archive: "a.tar.gz", Reason: "not a gzip file"}, "the tree was not changed; restore from another snapshot"},
 		{&snap.ManifestError{Path: "m", Err: errors.New("not a Rewind manifest (bad header line)")}, "pass what an earlier 'rewind-snap create --manifest' wrote (--parent DIR reads DIR/manifest)"},
 		{snap.ErrNoArchive, "pass --out FILE.tar.gz; run 'rewind-snap create --help'"},
