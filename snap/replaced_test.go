@@ -221,21 +221,7 @@ func TestReplacedFolderHoldingALeftAlonePath(t *testing.T) {
 					}
 					continue
 				}
-				var la *LeftAloneError
-				if !errors.As(err, &la) || *la != *tc.want {
-					t.Fatalf("%s: %v (%#v), want %#v", at, err, la, tc.want)
-				}
-				if msg := err.Error(); !strings.Contains(msg, "move it out of Docs") {
-					t.Fatalf("%s: %q, want it to say what to do", at, msg)
-				}
-				if first == "" {
-					first = err.Error()
-				} else if err.Error() != first {
-					t.Fatalf("%s: %v, want the same error as the first: %s", at, err, first)
-				}
-				if d := diffStates(before, state(t, root)); d != "" {
-					t.Fatalf("%s: refused, yet the tree changed:\n%s", at, d)
-				}
+				checkRefusedAlike(t, at, err, *tc.want, "move it out of Docs", &first, before, root)
 			}
 		})
 	}
@@ -302,21 +288,7 @@ func TestInputWhereTheSnapshotHasAFolder(t *testing.T) {
 					}
 					continue
 				}
-				var la *LeftAloneError
-				if !errors.As(err, &la) || *la != want {
-					t.Fatalf("%s: %v (%#v), want %#v", at, err, la, want)
-				}
-				if msg := err.Error(); !strings.Contains(msg, "move it out of the tree") {
-					t.Fatalf("%s: %q, want it to say what to do", at, msg)
-				}
-				if first == "" {
-					first = err.Error()
-				} else if err.Error() != first {
-					t.Fatalf("%s: %v, want the same error as the first: %s", at, err, first)
-				}
-				if d := diffStates(before, state(t, root)); d != "" {
-					t.Fatalf("%s: refused, yet the tree changed:\n%s", at, d)
-				}
+				checkRefusedAlike(t, at, err, want, "move it out of the tree", &first, before, root)
 			}
 		})
 	}
@@ -348,5 +320,27 @@ func TestInputWhereAnArchiveImpliesAFolder(t *testing.T) {
 		if d := diffStates(before, state(t, root)); d != "" {
 			t.Fatalf("dry run %v: refused, yet the tree changed:\n%s", how.dry, d)
 		}
+	}
+}
+
+// checkRefusedAlike checks that err is the refusal want, says what to do
+// (todo), is the same error as the first way's (first, set by the first
+// call), and left the tree at root as it was (before).
+func checkRefusedAlike(t *testing.T, at string, err error, want LeftAloneError, todo string, first *string, before map[string]string, root string) {
+	t.Helper()
+	var la *LeftAloneError
+	if !errors.As(err, &la) || *la != want {
+		t.Fatalf("%s: %v (%#v), want %#v", at, err, la, want)
+	}
+	if msg := err.Error(); !strings.Contains(msg, todo) {
+		t.Fatalf("%s: %q, want it to say what to do", at, msg)
+	}
+	if *first == "" {
+		*first = err.Error()
+	} else if err.Error() != *first {
+		t.Fatalf("%s: %v, want the same error as the first: %s", at, err, *first)
+	}
+	if d := diffStates(before, state(t, root)); d != "" {
+		t.Fatalf("%s: refused, yet the tree changed:\n%s", at, d)
 	}
 }
