@@ -478,7 +478,7 @@ func (p *restorePlan) planSpilled(ctx context.Context, m *Manifest, limits Limit
 		return err
 	}
 	p.current, p.cur, p.snapshot = nil, treeIndex{}, nil
-	if p.stage != "" { // (a dry run stages nothing, as fromManifest)
+	if p.stage != "" { // (a dry run stages nothing, as planHeld)
 		if err := p.fetch(ctx, limits, rules); err != nil {
 			return err
 		}
